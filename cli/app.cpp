@@ -1,0 +1,239 @@
+#include "app.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "backend/local/local_backend.h"
+#include "config/paths.h"
+#include "core/error.h"
+#include "core/strings.h"
+
+namespace kinetic::cli {
+
+IOStreams& Factory::io() {
+  if (!io_ready_) {
+    io_.quiet = globals_.quiet;
+    io_.verbosity = globals_.verbosity;
+    io_.color = !globals_.no_color && io_.err_tty && !env_.get("NO_COLOR");
+    io_ready_ = true;
+  }
+  return io_;
+}
+
+ConfigFile& Factory::config() {
+  if (!config_) config_ = ConfigFile::load(config_file_path(env_));
+  return *config_;
+}
+
+const Settings& Factory::settings() {
+  if (!settings_) {
+    // gcloud's configuration is read only when a cloud context needs it.
+    GcloudConfig gcloud;
+    Settings probe = resolve_settings(globals_.flags, env_, config(), gcloud);
+    if (probe.backend != "local") gcloud = read_gcloud_config(env_);
+    settings_ = resolve_settings(globals_.flags, env_, config(), gcloud);
+  }
+  return *settings_;
+}
+
+fs::path Factory::state_dir() const { return state_dir_path(env_); }
+
+fs::path Factory::cwd() const {
+  std::error_code ec;
+  auto p = fs::current_path(ec);
+  if (ec) throw Error(Errc::internal, "cannot read the current directory: " + ec.message());
+  return p;
+}
+
+OutputFormat Factory::format(const std::vector<OutputFormat>& allowed) {
+  return parse_output_format(globals_.format, allowed);
+}
+
+Backend* Factory::backend_or_null() {
+  if (!backend_ && settings().backend == "local") {
+    int grace = 10;
+    if (auto g = env_.get_nonempty("KINETIC_KILL_GRACE_SECONDS")) grace = std::atoi(g->c_str());
+    backend_ = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
+  }
+  return backend_.get();
+}
+
+Backend& Factory::backend(const std::string& command) {
+  if (Backend* b = backend_or_null()) return *b;
+  throw Error(Errc::unsupported,
+              "`kinetic " + command + "` on the " + settings().backend + " context '" +
+                  settings().context.value +
+                  "' needs Google Cloud support, which this build of kinetic does not have yet; "
+                  "use --context local");
+}
+
+void needs_cloud(const std::string& command) {
+  throw Error(Errc::unsupported, "`kinetic " + command +
+                                     "` needs Google Cloud support, which this build of "
+                                     "kinetic does not have yet; the local backend needs no "
+                                     "set-up (try `kinetic run examples/hello/train.py`)");
+}
+
+std::unique_ptr<CLI::App> build_app(Factory& f, Action& action) {
+  auto app = std::make_unique<CLI::App>(
+      "kinetic ships a job (a script or program plus its project folder) to a Cloud TPU or GPU "
+      "on GKE, or runs it on this machine, and brings back its logs, files and exit code.",
+      "kinetic");
+  app->fallthrough(true);  // global flags work after the command too
+  app->set_help_flag("-h,--help", "Show help for a command");
+  app->footer(
+      "Examples:\n"
+      "  kinetic run examples/hello/train.py           # run on the current context\n"
+      "  kinetic run train.py --accelerator v5litepod-1 -- --epochs 3\n"
+      "  kinetic run train.py --detach && kinetic logs -f JOB\n"
+      "  kinetic accelerators\n"
+      "\nExit codes: run returns the job's own code, 124 timeout, 125 kinetic failed, 126 job "
+      "could not start, 127 job file or interpreter not found, 130 interrupted; other commands "
+      "0 ok, 1 failed, 2 usage.");
+  Globals& g = f.globals();
+  const char* globals = "Global flags";
+  app->add_option("--context", g.flags.context,
+                  "Context to use (env KINETIC_CONTEXT; default: the current context)")
+      ->group(globals);
+  app->add_option("--project", g.flags.project, "Google Cloud project (env KINETIC_PROJECT)")
+      ->group(globals);
+  app->add_option("--zone", g.flags.zone, "Compute zone (env KINETIC_ZONE)")->group(globals);
+  app->add_option("--region", g.flags.region, "Compute region (env KINETIC_REGION)")
+      ->group(globals);
+  app->add_option("--cluster", g.flags.cluster, "GKE cluster (env KINETIC_CLUSTER)")
+      ->group(globals);
+  app->add_option("--namespace", g.flags.namespace_, "Kubernetes namespace (env KINETIC_NAMESPACE)")
+      ->group(globals);
+  app->add_option("-o,--format", g.format, "Output format: table, wide, json, yaml or name")
+      ->group(globals);
+  app->add_flag("-q,--quiet", g.quiet, "Print only data and errors")->group(globals);
+  app->add_option("-v,--verbosity", g.verbosity, "Log level (6+: HTTP trace, secrets redacted)")
+      ->group(globals);
+  app->add_flag("--no-color", g.no_color, "Never color the output")->group(globals);
+  for (const auto& c : commands()) c.add(*app, f, action);
+  return app;
+}
+
+namespace {
+
+// The deepest subcommand the parser reached.
+CLI::App* deepest(CLI::App* app) {
+  for (CLI::App* sub : app->get_subcommands())
+    if (sub->parsed()) return deepest(sub);
+  return app;
+}
+
+std::string command_path(CLI::App* app) {
+  std::string path;
+  for (CLI::App* a = app; a != nullptr; a = a->get_parent())
+    path = a->get_name() + (path.empty() ? "" : " " + path);
+  return path;
+}
+
+std::vector<std::string> flag_names(CLI::App* app) {
+  std::vector<std::string> names;
+  for (CLI::App* a = app; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+      for (const auto& s : o->get_snames()) names.push_back("-" + s);
+    }
+  }
+  return names;
+}
+
+// One line, with "did you mean", for arguments the parser did not expect.
+std::string explain_extras(CLI::App* root, const std::vector<std::string>& extras) {
+  CLI::App* app = deepest(root);
+  const std::string where = command_path(app);
+  const std::string& word = extras.front();
+  if (!word.empty() && word[0] == '-') {
+    std::string flag = word.substr(0, word.find('='));
+    auto near = closest_matches(flag, flag_names(app));
+    std::string msg = "unknown flag '" + flag + "' for `" + where + "`";
+    if (!near.empty()) msg += "; did you mean " + join_or(near) + "?";
+    if (app->get_name() == "run") msg += " (arguments for the job go after --)";
+    return msg;
+  }
+  std::vector<std::string> subs;
+  for (CLI::App* s : app->get_subcommands({})) subs.push_back(s->get_name());
+  if (!subs.empty()) {
+    auto near = closest_matches(word, subs);
+    return "unknown command '" + word + "' for `" + where + "`" +
+           (near.empty() ? "" : "; did you mean " + join_or(near) + "?") + " (see `" + where +
+           " --help`)";
+  }
+  std::string msg = "unexpected argument '" + word + "' for `" + where + "`";
+  if (app->get_name() == "run")
+    msg += "; pass arguments for the job after --, e.g. kinetic run FILE -- " + word;
+  return msg;
+}
+
+void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", message.c_str()); }
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  Factory f(Env::process());
+  Action action;
+  std::unique_ptr<CLI::App> app;
+  bool is_run = false;
+  try {
+    app = build_app(f, action);
+    // Everything after the first `--` belongs to the job (kinetic run FILE -- ARGS).
+    std::vector<std::string> args;
+    std::vector<std::string> job_args;
+    bool dashdash = false;
+    for (int i = 1; i < argc; ++i) {
+      if (!dashdash && std::strcmp(argv[i], "--") == 0) {
+        dashdash = true;
+        continue;
+      }
+      (dashdash ? job_args : args).push_back(argv[i]);
+    }
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    app->parse(reversed);
+    CLI::App* cmd = deepest(app.get());
+    is_run = cmd->get_name() == "run";
+    if (dashdash && !is_run)
+      throw Error(Errc::usage, "`" + command_path(cmd) + "` takes no arguments after --");
+    f.globals().job_args = job_args;
+    if (!action) {
+      // A command group without its verb, or no command at all: show the help.
+      std::fputs(cmd->help().c_str(), stdout);
+      return cmd == app.get() ? 0 : 2;
+    }
+    int code = action();
+    std::fflush(stdout);
+    return code;
+  } catch (const CLI::CallForHelp& e) {
+    return app->exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app->exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    std::string what = e.what();
+    auto colon = what.find(": ");
+    std::vector<std::string> extras;
+    if (colon != std::string::npos)
+      for (const auto& w : split(what.substr(colon + 2), ' '))
+        if (!w.empty()) extras.push_back(w);
+    print_error(extras.empty() ? what : explain_extras(app.get(), extras));
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    CLI::App* cmd = app ? deepest(app.get()) : nullptr;
+    std::string msg = e.what();
+    if (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    print_error(msg + (cmd ? " (see `" + command_path(cmd) + " --help`)" : ""));
+    return 2;
+  } catch (const Error& e) {
+    print_error(e.what());
+    return exit_code_for(e.code(), is_run);
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error: ") + e.what() +
+                " (please report it with the command you ran)");
+    return exit_code_for(Errc::internal, is_run);
+  }
+}
+
+}  // namespace kinetic::cli

@@ -1,0 +1,83 @@
+// The CLI shell: global flags, the lazily-built dependencies every command draws on, and the one
+// place that turns errors into messages and exit codes. Commands live one per file
+// (cmd_*.cpp) and are listed in commands.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "backend/backend.h"
+#include "config/config_file.h"
+#include "config/settings.h"
+#include "core/env.h"
+#include "render/output.h"
+
+namespace kinetic::cli {
+
+struct Globals {
+  GlobalFlags flags;
+  std::string format;  // -o
+  bool quiet = false;
+  bool no_color = false;
+  int verbosity = 0;
+  std::vector<std::string> job_args;  // everything after `--`
+};
+
+// Dependencies built on first use, so `kinetic --help` or `kinetic accelerators` never read the
+// config, credentials or the network.
+class Factory {
+ public:
+  explicit Factory(Env env) : env_(std::move(env)), io_(IOStreams::system()) {}
+
+  Globals& globals() { return globals_; }
+  const Env& env() const { return env_; }
+  IOStreams& io();
+  ConfigFile& config();
+  const Settings& settings();
+  fs::path state_dir() const;
+  fs::path cwd() const;
+  // -o parsed against the formats the command supports (the first is the default).
+  OutputFormat format(const std::vector<OutputFormat>& allowed);
+  // The backend of the selected context. Throws Error(Errc::unsupported) naming COMMAND when
+  // it is not available in this build.
+  Backend& backend(const std::string& command);
+  // Same, but null instead of throwing.
+  Backend* backend_or_null();
+
+ private:
+  Env env_;
+  Globals globals_;
+  IOStreams io_;
+  bool io_ready_ = false;
+  std::optional<ConfigFile> config_;
+  std::optional<Settings> settings_;
+  std::unique_ptr<Backend> backend_;
+};
+
+// What a parsed command does, set by its callback and run after parsing.
+using Action = std::function<int()>;
+
+struct Command {
+  const char* name;
+  void (*add)(CLI::App& root, Factory& f, Action& action);
+};
+
+// Every command, in help order (commands.cpp).
+const std::vector<Command>& commands();
+
+// Builds the whole command tree (also used to generate completions and the man page).
+std::unique_ptr<CLI::App> build_app(Factory& f, Action& action);
+
+// Runs kinetic with ARGV and returns the exit code.
+int run(int argc, char** argv);
+
+// Throws Error(Errc::unsupported) for a command that needs Google Cloud, which this build
+// cannot reach yet.
+[[noreturn]] void needs_cloud(const std::string& command);
+
+}  // namespace kinetic::cli

@@ -1,0 +1,74 @@
+// kinetic cleanup: remove what finished jobs left behind.
+#include "app.h"
+#include "core/duration.h"
+
+namespace kinetic::cli {
+
+namespace {
+
+struct CleanupOptions {
+  std::string older_than = "0s";
+  bool dry_run = false;
+};
+
+std::string size_text(uint64_t n) {
+  char buf[32];
+  if (n < 1024) return std::to_string(n) + " B";
+  if (n < (1u << 20)) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
+  }
+  return buf;
+}
+
+int run_cleanup(const CleanupOptions& o, Factory& f) {
+  const auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml,
+                                OutputFormat::name});
+  long older = parse_duration(o.older_than, "--older-than");
+  Backend& b = f.backend("cleanup");
+  auto items = b.cleanup(older, o.dry_run);
+  IOStreams& io = f.io();
+  if (format == OutputFormat::json || format == OutputFormat::yaml) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& i : items)
+      list.push_back({{"kind", i.kind}, {"name", i.name}, {"bytes", i.bytes}, {"detail", i.detail}});
+    print_document(io.out, format, {{"dryRun", o.dry_run}, {"items", list}});
+    return 0;
+  }
+  if (format == OutputFormat::name) {
+    for (const auto& i : items) std::fprintf(io.out, "%s/%s\n", i.kind.c_str(), i.name.c_str());
+    return 0;
+  }
+  uint64_t total = 0;
+  Table t({"KIND", "NAME", "SIZE", "DETAIL"});
+  for (const auto& i : items) {
+    t.add_row({i.kind, i.name, size_text(i.bytes), i.detail});
+    total += i.bytes;
+  }
+  if (!t.empty()) {
+    std::string text = t.render(io.out_tty);
+    std::fwrite(text.data(), 1, text.size(), io.out);
+  }
+  io.info(std::string(o.dry_run ? "would remove " : "removed ") + std::to_string(items.size()) +
+          (items.size() == 1 ? " item" : " items") + " (" + size_text(total) + ")");
+  return 0;
+}
+
+}  // namespace
+
+void add_cleanup(CLI::App& root, Factory& f, Action& action) {
+  auto o = std::make_shared<CleanupOptions>();
+  CLI::App* c = root.add_subcommand(
+      "cleanup",
+      "Remove what kinetic left behind: finished jobs' records and logs, unused staged "
+      "contexts, temporary files (on gke also finished Jobs, Secrets and old images)");
+  c->add_option("--older-than", o->older_than,
+                "Only what finished at least this long ago, e.g. 7d (default: everything "
+                "finished)");
+  c->add_flag("--dry-run", o->dry_run, "List what would be removed, remove nothing");
+  c->footer("Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 7d");
+  c->callback([o, &f, &action] { action = [o, &f] { return run_cleanup(*o, f); }; });
+}
+
+}  // namespace kinetic::cli

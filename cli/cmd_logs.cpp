@@ -1,0 +1,59 @@
+// kinetic logs JOB [-f]: the job's output, following it while it runs.
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "app.h"
+#include "job_lookup.h"
+
+namespace kinetic::cli {
+
+namespace {
+
+struct LogsOptions {
+  std::string job;
+  bool follow = false;
+};
+
+// stdout to stdout, stderr to stderr, kinetic's own notes marked as such.
+class StdSink : public LogSink {
+ public:
+  void write(LogStream stream, std::string_view data) override {
+    int fd = stream == LogStream::out ? 1 : 2;
+    std::string buf;
+    if (stream == LogStream::system) {
+      buf = "kinetic: " + std::string(data);
+      data = buf;
+    }
+    while (!data.empty()) {
+      ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+};
+
+int run_logs(const LogsOptions& o, Factory& f) {
+  Backend& b = f.backend("logs");
+  require_job(b, o.job);
+  StdSink sink;
+  b.stream_logs(o.job, o.follow, sink, nullptr);
+  return 0;
+}
+
+}  // namespace
+
+void add_logs(CLI::App& root, Factory& f, Action& action) {
+  auto o = std::make_shared<LogsOptions>();
+  CLI::App* c = root.add_subcommand("logs", "Print a job's logs, following them with -f");
+  c->add_option("job", o->job, "Job id (see `kinetic status`)")->required();
+  c->add_flag("-f,--follow", o->follow, "Keep streaming until the job ends");
+  c->footer(
+      "Examples:\n"
+      "  kinetic logs job-1a2b3c4d\n"
+      "  kinetic logs -f job-1a2b3c4d");
+  c->callback([o, &f, &action] { action = [o, &f] { return run_logs(*o, f); }; });
+}
+
+}  // namespace kinetic::cli

@@ -1,0 +1,84 @@
+// kinetic run FILE [flags] [-- ARGS]: the job's whole journey (job/pipeline.h).
+#include "app.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "config/paths.h"
+#include "job/pipeline.h"
+
+namespace kinetic::cli {
+
+namespace {
+
+struct RunOptions {
+  RunRequest req;
+  std::string timeout;
+  std::vector<std::string> data;
+};
+
+int run_run(RunOptions& o, Factory& f) {
+  o.req.args = f.globals().job_args;
+  if (!o.timeout.empty()) {
+    long t = parse_duration(o.timeout, "--timeout");
+    if (t <= 0) throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
+    o.req.timeout_seconds = t;
+  }
+  if (o.req.retries < 0 || o.req.retries > 100)
+    throw Error(Errc::usage, "--retries must be between 0 and 100");
+  if (!o.data.empty())
+    throw Error(Errc::unsupported,
+                "--data is not supported by this build of kinetic yet; put the data in the "
+                "context directory, or fetch it from the job");
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json,
+                                             OutputFormat::yaml};
+  o.req.format = f.format(formats);
+  o.req.format_given = !f.globals().format.empty();
+  RunEnvironment env{f.settings(), f.env(), f.io(), f.state_dir(), f.cwd(),
+                     home_dir(f.env()), f.backend_or_null()};
+  return run_pipeline(o.req, env);
+}
+
+}  // namespace
+
+void add_run(CLI::App& root, Factory& f, Action& action) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* c = root.add_subcommand(
+      "run",
+      "Run FILE with its project folder on the current context's backend: package, build the "
+      "image when requirements change, submit, stream the logs, fetch outputs into "
+      "./kinetic-out/JOB/, and exit with the job's exit code.");
+  c->add_option("file", o->req.file, "The job: a .py, .sh, .cpp/.cc file or an executable")
+      ->required();
+  c->add_option("-a,--accelerator", o->req.accelerator,
+                "Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic "
+                "accelerators`)");
+  c->add_flag("--spot", o->req.spot, "Run on Spot capacity (same as the :spot suffix)");
+  c->add_option("--requirements", o->req.requirements,
+                "requirements.txt or pyproject.toml (default: found next to FILE)");
+  c->add_option("--context-dir", o->req.context_dir,
+                "Directory shipped with the job (default: nearest ancestor of FILE with .git, "
+                "requirements.txt or pyproject.toml)");
+  c->add_option("-e,--env", o->req.env,
+                "Set K=V in the job, or K from your environment (repeatable; sent as a secret)");
+  c->add_option("--capture-env", o->req.capture_env,
+                "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable)");
+  c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");
+  c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
+  c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
+  c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
+  c->add_option("--retries", o->req.retries, "Run again up to N times if the job fails");
+  c->add_flag("--keep", o->req.keep, "Keep the job's work directory and cloud objects");
+  c->add_flag("--dry-run", o->req.dry_run,
+              "Print what would happen; with a gke context and -o yaml|json, the manifests");
+  c->footer(
+      "Examples:\n"
+      "  kinetic run examples/hello/train.py\n"
+      "  kinetic run train.py --accelerator v5litepod-1 -- --epochs 3\n"
+      "  kinetic run job.cpp --timeout 10m --env WANDB_API_KEY\n"
+      "  kinetic run train.py --detach            # then: kinetic logs -f JOB\n"
+      "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
+      "\nExit code: the job's own; 124 --timeout reached, 125 kinetic failed, 126 the job could "
+      "not start, 127 FILE or its interpreter not found, 130 interrupted.");
+  c->callback([o, &f, &action] { action = [o, &f] { return run_run(*o, f); }; });
+}
+
+}  // namespace kinetic::cli

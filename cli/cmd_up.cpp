@@ -1,0 +1,38 @@
+// kinetic up: provision (or reconcile) the GKE cluster, pools, registry and bucket.
+// Registered with its final flags and help so scripts and completions see the real interface;
+// until the gke backend lands it says so in one line and exits 1 (never a fake success).
+#include "app.h"
+
+namespace kinetic::cli {
+
+namespace {
+// Flags of a command that cannot run yet are parsed (so typos are still caught) but unused.
+bool& flag_sink() {
+  static bool sink = false;
+  return sink;
+}
+}  // namespace
+
+void add_up(CLI::App& root, Factory& f, Action& action) {
+  auto accelerators = std::make_shared<std::vector<std::string>>();
+  CLI::App* c = root.add_subcommand(
+      "up",
+      "Create (or reconcile) everything kinetic needs in a project: services, the GKE cluster, "
+      "accelerator node pools that scale from zero, the image repository and the jobs bucket; "
+      "then make it the current context");
+  c->add_option("-a,--accelerator", *accelerators, "Add a node pool for this accelerator");
+  c->add_flag("--spot", flag_sink(), "Make the node pools Spot");
+  c->add_option("--reservation", "Consume this reservation");
+  c->add_option("--min-nodes", "Minimum nodes per pool (default 0)");
+  c->add_option("--idle-down", "Delete the cluster after this long without jobs, e.g. 2h");
+  c->footer("Examples:\n  kinetic up --project acme-ml --zone us-central1-a --accelerator "
+            "v5litepod-1");
+  c->callback([&f, &action] {
+    action = [&f]() -> int {
+      (void)f;
+      needs_cloud("up");
+    };
+  });
+}
+
+}  // namespace kinetic::cli

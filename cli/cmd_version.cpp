@@ -1,0 +1,24 @@
+// kinetic version: as `kubectl version --client`. Touches nothing but stdout.
+#include <cstdio>
+
+#include "app.h"
+
+namespace kinetic::cli {
+
+void add_version(CLI::App& root, Factory& f, Action& action) {
+  CLI::App* c = root.add_subcommand("version", "Print kinetic's version");
+  c->footer("Examples:\n  kinetic version\n  kinetic version -o json");
+  c->callback([&f, &action] {
+    action = [&f] {
+      auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+      if (format == OutputFormat::table) {
+        std::printf("kinetic %s\n", KINETIC_VERSION);
+      } else {
+        print_document(stdout, format, {{"version", KINETIC_VERSION}});
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace kinetic::cli

@@ -1,0 +1,111 @@
+// A backend supplies the object store, the image and the job runner behind one interface, so the
+// run pipeline (job/pipeline.h) is the same on every backend (DESIGN.md "The job's journey").
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fs.h"
+#include "job/spec.h"
+
+namespace kinetic {
+
+// Job states, as `status` shows them.
+inline constexpr std::string_view kPending = "pending";
+inline constexpr std::string_view kRunning = "running";
+inline constexpr std::string_view kSucceeded = "succeeded";
+inline constexpr std::string_view kFailed = "failed";
+inline constexpr std::string_view kTimedOut = "timeout";
+inline constexpr std::string_view kCancelled = "cancelled";
+inline constexpr std::string_view kLost = "lost";  // the runner vanished without a word
+
+bool is_terminal_state(std::string_view state);
+
+// What status.json holds: how a job ended (or where it stands).
+struct JobStatus {
+  std::string id;
+  std::string state = std::string(kPending);
+  std::optional<int> exit_code;
+  std::string error;  // one line, when the job did not succeed
+  std::string file;
+  std::vector<std::string> args;
+  std::string accelerator;
+  std::string backend;
+  std::string created;
+  std::string started;
+  std::string finished;
+  double duration_seconds = 0;
+  int attempts = 0;
+  std::string output_dir;
+  long pgid = 0;  // local backend: the job's process group
+
+  bool terminal() const { return is_terminal_state(state); }
+};
+
+nlohmann::json to_json(const JobStatus& s);
+JobStatus job_status_from_json(const nlohmann::json& j);
+
+enum class LogStream : unsigned char { out = 1, err = 2, system = 3 };
+
+// Where a job's output goes as it streams.
+class LogSink {
+ public:
+  virtual ~LogSink() = default;
+  virtual void write(LogStream stream, std::string_view data) = 0;
+};
+
+// Lets a long wait be interrupted: when FD becomes readable, ON_INTERRUPT runs (once per wake-up)
+// and the wait goes on until the job ends.
+struct Interrupt {
+  int fd = -1;
+  std::function<void()> on_interrupt;
+};
+
+// One thing `cleanup` found (and removed unless --dry-run).
+struct CleanupItem {
+  std::string kind;  // "job", "context", "temp"
+  std::string name;
+  uint64_t bytes = 0;
+  std::string detail;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+
+  // Step 4: makes the context archive available to the runner. Returns its URI; sets *UPLOADED
+  // to false when the store already had it (content-addressed).
+  virtual std::string stage_context(const fs::path& archive, const std::string& sha256,
+                                    bool* uploaded) = 0;
+  // Step 5: starts the job. SECRETS are the values of spec.secret_env; they never reach the
+  // spec object or any file others can read.
+  virtual void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) = 0;
+  // Steps 6-7: the job's output so far, and with FOLLOW everything until it ends.
+  virtual void stream_logs(const std::string& id, bool follow, LogSink& sink,
+                           const Interrupt* interrupt) = 0;
+  // Step 8: delivers outputs and status.json to spec.output_dir; returns the final status.
+  virtual JobStatus collect(const JobSpec& spec) = 0;
+  // Step 9: removes the job's staging objects and runtime objects unless spec.keep.
+  virtual void clean(const JobSpec& spec) = 0;
+
+  // Stops a running job (its whole process tree / pods). Returns its final status.
+  virtual JobStatus cancel(const std::string& id) = 0;
+  // Asks for the job to stop and returns at once; asking again stops it without grace.
+  virtual void request_cancel(const std::string& id) = 0;
+  virtual std::optional<JobStatus> get(const std::string& id) = 0;
+  virtual std::optional<JobSpec> get_spec(const std::string& id) = 0;
+  // Every job the backend knows, newest first.
+  virtual std::vector<JobStatus> list() = 0;
+  // Finished jobs and unused staging objects older than OLDER_THAN seconds.
+  virtual std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) = 0;
+};
+
+}  // namespace kinetic

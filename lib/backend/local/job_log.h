@@ -1,0 +1,42 @@
+// The local runner's log: one append-only file of framed records (1 byte stream, 4 bytes
+// little-endian length, payload), so stdout and stderr keep their order and their identity and a
+// reader in another process can follow it while it grows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "backend/backend.h"
+#include "core/fs.h"
+
+namespace kinetic {
+
+class JobLogWriter {
+ public:
+  explicit JobLogWriter(const fs::path& path);
+  ~JobLogWriter();
+  JobLogWriter(const JobLogWriter&) = delete;
+  JobLogWriter& operator=(const JobLogWriter&) = delete;
+  void write(LogStream stream, std::string_view data);
+
+ private:
+  int fd_ = -1;
+};
+
+// Decodes records from a growing file; keeps a partial record until the rest arrives.
+class JobLogReader {
+ public:
+  explicit JobLogReader(fs::path path) : path_(std::move(path)) {}
+  ~JobLogReader();
+  // Sends every complete record written since the last call to SINK. Returns false when the
+  // file does not exist yet.
+  bool drain(LogSink& sink);
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+  std::string pending_;
+};
+
+}  // namespace kinetic

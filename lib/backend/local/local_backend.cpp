@@ -1,0 +1,298 @@
+#include "backend/local/local_backend.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "backend/local/job_log.h"
+#include "backend/local/supervisor.h"
+#include "core/error.h"
+#include "core/strings.h"
+
+namespace kinetic {
+
+namespace {
+
+std::optional<nlohmann::json> read_json(const fs::path& p) {
+  std::optional<std::string> text;
+  try {
+    text = read_file(p);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!text) return std::nullopt;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+double mtime_age_seconds(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return 0;
+  return now_unix() - static_cast<double>(st.st_mtim.tv_sec);
+}
+
+uint64_t tree_bytes(const fs::path& p) {
+  uint64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) total += it->file_size(ec);
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> local_job_base_env(
+    const std::vector<std::pair<std::string, std::string>>& caller_env) {
+  static const std::vector<std::string> keep = {"PATH", "HOME",   "USER", "LOGNAME", "SHELL",
+                                                "LANG", "TZ",     "TMPDIR", "TERM"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : caller_env) {
+    if (std::find(keep.begin(), keep.end(), k) != keep.end() || starts_with(k, "LC_"))
+      out.emplace_back(k, v);
+  }
+  return out;
+}
+
+LocalBackend::LocalBackend(fs::path state_dir,
+                           std::vector<std::pair<std::string, std::string>> base_env,
+                           int kill_grace_seconds)
+    : state_dir_(std::move(state_dir)),
+      base_env_(std::move(base_env)),
+      kill_grace_seconds_(kill_grace_seconds) {}
+
+std::string LocalBackend::stage_context(const fs::path& archive, const std::string& sha256,
+                                        bool* uploaded) {
+  fs::path dest = state_dir_ / "store" / "contexts" / (sha256 + ".tar.zst");
+  make_dirs(dest.parent_path());
+  std::error_code ec;
+  if (fs::exists(dest, ec)) {
+    *uploaded = false;
+    fs::remove(archive, ec);
+    ::utimensat(AT_FDCWD, dest.c_str(), nullptr, 0);  // "last used", for cleanup
+  } else {
+    // Same filesystem (the archive was written under STATE/tmp): an atomic rename. A concurrent
+    // run staging the same content renames identical bytes over it, which is harmless.
+    fs::rename(archive, dest, ec);
+    if (ec) throw Error(Errc::internal, "cannot stage context to " + dest.string() + ": " +
+                                            ec.message());
+    *uploaded = true;
+  }
+  return "file://" + dest.string();
+}
+
+void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  fs::path dir = job_dir(spec.id);
+  make_dirs(dir.parent_path());
+  if (::mkdir(dir.c_str(), 0700) != 0) {
+    if (errno == EEXIST) throw Error(Errc::internal, "job id " + spec.id + " is already taken");
+    throw Error(Errc::internal,
+                "cannot create " + dir.string() + ": " + std::strerror(errno));
+  }
+  atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600);
+  SupervisorSetup setup;
+  setup.job_dir = dir;
+  std::string uri = spec.context_uri;
+  setup.context_archive = starts_with(uri, "file://") ? fs::path(uri.substr(7)) : fs::path(uri);
+  setup.spec = spec;
+  setup.secrets = secrets;
+  setup.base_env = base_env_;
+  setup.kill_grace_seconds = kill_grace_seconds_;
+  child_ = start_supervisor(setup);
+}
+
+JobStatus LocalBackend::read_status(const std::string& id) {
+  fs::path dir = job_dir(id);
+  auto j = read_json(status_path(dir));
+  JobStatus st;
+  if (j) {
+    st = job_status_from_json(*j);
+  } else {
+    auto spec = read_json(spec_path(dir));
+    if (!spec) throw Error(Errc::not_found, "job " + id + " has no record in " + dir.string());
+    JobSpec s = job_spec_from_json(*spec);
+    st.id = s.id;
+    st.file = s.file;
+    st.args = s.args;
+    st.accelerator = s.accelerator;
+    st.backend = "local";
+    st.created = s.created;
+    st.output_dir = s.output_dir;
+  }
+  if (!st.terminal() && !supervisor_alive(dir)) {
+    // The runner may have written its final word just before exiting: read once more.
+    if (auto again = read_json(status_path(dir))) st = job_status_from_json(*again);
+    if (!st.terminal()) {
+      // The runner was killed or the machine restarted: say so, and stop what is left.
+      if (st.pgid > 0) ::kill(-static_cast<pid_t>(st.pgid), SIGKILL);
+      st.state = std::string(kLost);
+      st.error = "the job's runner stopped unexpectedly (killed, or the machine restarted)";
+      st.finished = rfc3339(now_unix());
+      try {
+        atomic_write(status_path(dir), to_json(st).dump(2) + "\n", 0600);
+      } catch (const Error&) {
+      }
+    }
+  }
+  return st;
+}
+
+JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt) {
+  fs::path dir = job_dir(id);
+  JobLogReader reader(log_path(dir));
+  int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (ino >= 0) ::inotify_add_watch(ino, dir.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
+  struct NullSink : LogSink {
+    void write(LogStream, std::string_view) override {}
+  } null_sink;
+  LogSink& out = sink ? *sink : null_sink;
+
+  JobStatus st = read_status(id);
+  bool check_status = false;
+  for (;;) {
+    reader.drain(out);
+    if (check_status) st = read_status(id);
+    if (st.terminal()) {
+      reader.drain(out);  // the runner wrote its last record before its final status
+      break;
+    }
+    pollfd p[2] = {{ino, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
+    int r = ::poll(p, 2, 1000);
+    check_status = (r == 0);  // a quiet second: look at the runner (it may have died)
+    if (r > 0 && (p[0].revents & POLLIN)) {
+      alignas(inotify_event) char buf[4096];
+      ssize_t n;
+      while ((n = ::read(ino, buf, sizeof buf)) > 0) {
+        for (char* ptr = buf; ptr < buf + n;) {
+          auto* ev = reinterpret_cast<inotify_event*>(ptr);
+          if (ev->len > 0 && std::strcmp(ev->name, "status.json") == 0) check_status = true;
+          ptr += sizeof(inotify_event) + ev->len;
+        }
+      }
+    }
+    if (r > 0 && interrupt && (p[1].revents & POLLIN)) {
+      char drain[64];
+      while (::read(interrupt->fd, drain, sizeof drain) > 0) {
+      }
+      interrupt->on_interrupt();
+    }
+  }
+  if (ino >= 0) ::close(ino);
+  if (child_ > 0) {
+    ::waitpid(child_, nullptr, 0);  // the runner exits right after its final status
+    child_ = 0;
+  }
+  return st;
+}
+
+void LocalBackend::stream_logs(const std::string& id, bool follow_output, LogSink& sink,
+                               const Interrupt* interrupt) {
+  fs::path dir = job_dir(id);
+  if (!fs::exists(spec_path(dir))) throw Error(Errc::not_found, "no job " + id);
+  if (follow_output) {
+    follow(id, &sink, interrupt);
+    return;
+  }
+  JobLogReader reader(log_path(dir));
+  reader.drain(sink);
+}
+
+JobStatus LocalBackend::collect(const JobSpec& spec) {
+  // The runner shares this machine's filesystem and has already delivered the outputs and
+  // status.json to spec.output_dir; wait for its final word.
+  return follow(spec.id, nullptr, nullptr);
+}
+
+void LocalBackend::clean(const JobSpec& /*spec*/) {
+  // Done by the runner: it removes the work directory unless --keep. The job record stays for
+  // `logs` and `status` until `cleanup`.
+}
+
+JobStatus LocalBackend::cancel(const std::string& id) {
+  JobStatus st = read_status(id);
+  if (st.terminal()) return st;
+  fs::path dir = job_dir(id);
+  if (!signal_supervisor(dir, SIGTERM)) {
+    st = read_status(id);  // marks it lost and kills its process group
+    return st;
+  }
+  return follow(id, nullptr, nullptr);
+}
+
+void LocalBackend::request_cancel(const std::string& id) {
+  signal_supervisor(job_dir(id), SIGTERM);
+}
+
+std::optional<JobStatus> LocalBackend::get(const std::string& id) {
+  if (!fs::exists(spec_path(job_dir(id)))) return std::nullopt;
+  return read_status(id);
+}
+
+std::optional<JobSpec> LocalBackend::get_spec(const std::string& id) {
+  auto j = read_json(spec_path(job_dir(id)));
+  if (!j) return std::nullopt;
+  return job_spec_from_json(*j);
+}
+
+std::vector<JobStatus> LocalBackend::list() {
+  std::vector<JobStatus> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(state_dir_ / "jobs", ec)) {
+    std::string id = e.path().filename().string();
+    if (!looks_like_job_id(id) || !fs::exists(spec_path(e.path()))) continue;
+    try {
+      out.push_back(read_status(id));
+    } catch (const Error&) {
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const JobStatus& a, const JobStatus& b) {
+    return a.created != b.created ? a.created > b.created : a.id < b.id;
+  });
+  return out;
+}
+
+std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry_run) {
+  std::vector<CleanupItem> items;
+  std::vector<std::string> in_use;  // contexts of jobs still running
+  for (const auto& st : list()) {
+    fs::path dir = job_dir(st.id);
+    if (!st.terminal()) {
+      if (auto spec = get_spec(st.id)) in_use.push_back(spec->context_sha256);
+      continue;
+    }
+    if (mtime_age_seconds(status_path(dir)) < static_cast<double>(older_than_seconds)) continue;
+    items.push_back({"job", st.id, tree_bytes(dir), st.state + ", " + st.file});
+    if (!dry_run) remove_all_quiet(dir);
+  }
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(state_dir_ / "store" / "contexts", ec)) {
+    std::string name = e.path().filename().string();
+    std::string sha = name.substr(0, name.find('.'));
+    bool temp = starts_with(name, ".");
+    if (!temp && std::find(in_use.begin(), in_use.end(), sha) != in_use.end()) continue;
+    if (mtime_age_seconds(e.path()) < static_cast<double>(older_than_seconds)) continue;
+    items.push_back({temp ? "temp" : "context", name, e.file_size(ec), "staged context"});
+    if (!dry_run) remove_all_quiet(e.path());
+  }
+  for (const auto& e : fs::directory_iterator(tmp_dir(), ec)) {
+    // Leftovers of runs that were killed while packaging. A minute's grace spares a run that is
+    // packaging right now.
+    if (mtime_age_seconds(e.path()) < std::max<double>(60, older_than_seconds)) continue;
+    items.push_back({"temp", e.path().filename().string(), tree_bytes(e.path()), "temporary"});
+    if (!dry_run) remove_all_quiet(e.path());
+  }
+  return items;
+}
+
+}  // namespace kinetic

@@ -1,0 +1,61 @@
+// The embedded `local` backend: the object store is a directory under the state dir, the image is
+// the host's own tools, and the runner is a local process group (backend/local/supervisor.h).
+//
+//   STATE/store/contexts/SHA256.tar.zst   staged contexts (content-addressed, shared by jobs)
+//   STATE/jobs/JOBID/                     one job: spec.json, log, status.json, supervisor.json,
+//                                         work/ (removed when done unless --keep), output/
+#pragma once
+
+#include <sys/types.h>
+
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace kinetic {
+
+class LocalBackend : public Backend {
+ public:
+  // BASE_ENV is what every job starts from (see local_job_base_env).
+  LocalBackend(fs::path state_dir, std::vector<std::pair<std::string, std::string>> base_env,
+               int kill_grace_seconds = 10);
+
+  std::string name() const override { return "local"; }
+  std::string stage_context(const fs::path& archive, const std::string& sha256,
+                            bool* uploaded) override;
+  void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
+  void stream_logs(const std::string& id, bool follow, LogSink& sink,
+                   const Interrupt* interrupt) override;
+  JobStatus collect(const JobSpec& spec) override;
+  void clean(const JobSpec& spec) override;
+  JobStatus cancel(const std::string& id) override;
+  void request_cancel(const std::string& id) override;
+  std::optional<JobStatus> get(const std::string& id) override;
+  std::optional<JobSpec> get_spec(const std::string& id) override;
+  std::vector<JobStatus> list() override;
+  std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+
+  fs::path job_dir(const std::string& id) const { return state_dir_ / "jobs" / id; }
+  fs::path tmp_dir() const { return state_dir_ / "tmp"; }
+
+ private:
+  // Waits until the job's status is final (or its runner is gone), streaming its log to SINK
+  // when given.
+  JobStatus follow(const std::string& id, LogSink* sink, const Interrupt* interrupt);
+  // The job's status, marking it lost when its runner died without a final word.
+  JobStatus read_status(const std::string& id);
+
+  fs::path state_dir_;
+  std::vector<std::pair<std::string, std::string>> base_env_;
+  int kill_grace_seconds_;
+  pid_t child_ = 0;  // the runner this process started, reaped once it is done
+};
+
+// The part of the caller's environment a local job starts from: PATH, HOME, USER, LOGNAME,
+// SHELL, LANG, LC_*, TZ, TMPDIR, TERM. Nothing else leaks in — just as in a pod — so a job that
+// needs a variable says so with --env, and the local run catches it before a paid one does.
+std::vector<std::pair<std::string, std::string>> local_job_base_env(
+    const std::vector<std::pair<std::string, std::string>>& caller_env);
+
+}  // namespace kinetic

@@ -1,0 +1,444 @@
+#include "backend/local/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <optional>
+
+#include "backend/backend.h"
+#include "backend/local/job_log.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "pack/archive.h"
+
+namespace kinetic {
+
+namespace {
+
+double monotonic() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Field 22 of /proc/PID/stat: the process start time, which tells a reused pid apart. Empty for
+// a process that is gone or a zombie.
+std::string process_start_time(pid_t pid) {
+  std::optional<std::string> stat;
+  try {
+    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  } catch (const Error&) {
+  }
+  if (!stat) return "";
+  auto close = stat->rfind(')');
+  if (close == std::string::npos || close + 2 >= stat->size()) return "";
+  auto fields = split(std::string_view(*stat).substr(close + 2), ' ');
+  // fields[0] is field 3 (state); field 22 is fields[19].
+  if (fields.empty() || fields[0] == "Z" || fields[0] == "X") return "";
+  return fields.size() > 19 ? fields[19] : "";
+}
+
+void write_status(const fs::path& job_dir, const JobStatus& st) {
+  atomic_write(status_path(job_dir), to_json(st).dump(2) + "\n", 0600);
+}
+
+std::optional<std::string> which(const std::string& prog, const std::string& path_var) {
+  if (prog.find('/') != std::string::npos) return prog;
+  for (const auto& dir : split(path_var, ':')) {
+    fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+struct ChildResult {
+  int exit_code = 0;
+  int signal = 0;
+  bool started = true;
+};
+
+enum class Stop { none, cancelled, timed_out };
+
+// Runs one process of the job in its own process group, copying its output to the log, until it
+// and its pipes are done. Cancellation (SIGTERM/SIGINT/SIGHUP to the runner) and the deadline
+// stop the whole group: SIGTERM first, SIGKILL after the grace period.
+class ChildRunner {
+ public:
+  ChildRunner(JobLogWriter& log, int sigfd, int grace, std::optional<double> deadline,
+              Stop& stop)
+      : log_(log), sigfd_(sigfd), grace_(grace), deadline_(deadline), stop_(stop) {}
+
+  ChildResult run(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
+                  const fs::path& cwd, const std::string& path_var, long* pgid_out,
+                  const std::function<void(long)>& on_start) {
+    ChildResult result;
+    auto prog = which(argv[0], path_var);
+    if (!prog) {
+      log_.write(LogStream::system, argv[0] + ": command not found on PATH\n");
+      result.exit_code = 127;
+      result.started = false;
+      return result;
+    }
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+      log_.write(LogStream::system, std::string("cannot create pipes: ") + std::strerror(errno));
+      result.exit_code = 126;
+      result.started = false;
+      return result;
+    }
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : envp) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      sigset_t none;
+      sigemptyset(&none);
+      ::sigprocmask(SIG_SETMASK, &none, nullptr);
+      ::signal(SIGPIPE, SIG_DFL);
+      ::signal(SIGINT, SIG_DFL);
+      ::signal(SIGTERM, SIG_DFL);
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int devnull = ::open("/dev/null", O_RDONLY);
+      ::dup2(devnull, 0);
+      ::dup2(out[1], 1);
+      ::dup2(err[1], 2);
+      if (::chdir(cwd.c_str()) != 0) {
+        dprintf(2, "kinetic: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
+        ::_exit(126);
+      }
+      ::execve(prog->c_str(), cargv.data(), cenv.data());
+      dprintf(2, "kinetic: cannot execute %s: %s\n", prog->c_str(), std::strerror(errno));
+      ::_exit(errno == ENOENT ? 127 : 126);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    if (pid < 0) {
+      ::close(out[0]);
+      ::close(err[0]);
+      log_.write(LogStream::system, std::string("cannot fork: ") + std::strerror(errno) + "\n");
+      result.exit_code = 126;
+      result.started = false;
+      return result;
+    }
+    ::setpgid(pid, pid);  // also here, so the group exists before any kill below
+    *pgid_out = pid;
+    on_start(pid);
+
+    int fds[2] = {out[0], err[0]};
+    bool reaped = false;
+    std::optional<double> kill_at;      // SIGKILL the group after the grace period
+    std::optional<double> drain_until;  // after the main process exits, stragglers get this long
+    char buf[65536];
+    while (fds[0] >= 0 || fds[1] >= 0 || !reaped) {
+      double now = monotonic();
+      if (!reaped && stop_ == Stop::none && deadline_ && now >= *deadline_) {
+        stop_ = Stop::timed_out;
+        terminate(pid, kill_at, now);
+      }
+      if (kill_at && now >= *kill_at) {
+        ::kill(-pid, SIGKILL);
+        kill_at.reset();
+      }
+      if (reaped && drain_until && now >= *drain_until) break;
+      double wait = 1.0;
+      auto until = [&](std::optional<double> t) {
+        if (t) wait = std::min(wait, std::max(0.0, *t - now));
+      };
+      if (!reaped && stop_ == Stop::none) until(deadline_);
+      until(kill_at);
+      until(drain_until);
+      pollfd p[3] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}, {sigfd_, POLLIN, 0}};
+      int r = ::poll(p, 3, static_cast<int>(wait * 1000) + 1);
+      if (r < 0 && errno != EINTR) break;
+      for (int i = 0; i < 2; ++i) {
+        if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t n = ::read(fds[i], buf, sizeof buf);
+        if (n > 0) {
+          log_.write(i == 0 ? LogStream::out : LogStream::err,
+                     std::string_view(buf, static_cast<size_t>(n)));
+        } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+          ::close(fds[i]);
+          fds[i] = -1;
+        }
+      }
+      if (p[2].revents & POLLIN) {
+        signalfd_siginfo si{};
+        while (::read(sigfd_, &si, sizeof si) == sizeof si) {
+          if (si.ssi_signo == SIGCHLD) continue;  // reaped below
+          if (reaped) continue;
+          if (stop_ == Stop::none) {
+            stop_ = Stop::cancelled;
+            terminate(pid, kill_at, monotonic());
+          } else {
+            ::kill(-pid, SIGKILL);  // asked twice: no more grace
+          }
+        }
+      }
+      if (!reaped) {
+        int status = 0;
+        pid_t w = ::waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+          reaped = true;
+          if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+          if (WIFSIGNALED(status)) {
+            result.signal = WTERMSIG(status);
+            result.exit_code = 128 + result.signal;
+          }
+          // Like a container: when the main process ends, whatever it left behind goes too.
+          ::kill(-pid, SIGKILL);
+          drain_until = monotonic() + 2.0;
+        }
+      }
+    }
+    for (int fd : fds)
+      if (fd >= 0) ::close(fd);
+    // Reap whatever else of the group ended up as our child (nothing, normally).
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    return result;
+  }
+
+ private:
+  void terminate(pid_t pgid, std::optional<double>& kill_at, double now) {
+    ::kill(-pgid, SIGTERM);
+    kill_at = now + grace_;
+  }
+
+  JobLogWriter& log_;
+  int sigfd_;
+  int grace_;
+  std::optional<double> deadline_;
+  Stop& stop_;
+};
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+// Moves (or, across filesystems, copies) the contents of FROM into TO.
+void deliver(const fs::path& from, const fs::path& to) {
+  make_dirs(to.parent_path(), 0755);
+  std::error_code ec;
+  if (!fs::exists(to, ec)) {
+    fs::rename(from, to, ec);
+    if (!ec) return;
+  }
+  make_dirs(to, 0755);
+  fs::copy(from, to,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+               fs::copy_options::copy_symlinks,
+           ec);
+  if (ec) throw Error(Errc::internal, "cannot deliver outputs to " + to.string() + ": " +
+                                          ec.message());
+  fs::remove_all(from, ec);
+}
+
+[[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
+  const JobSpec& spec = setup.spec;
+  const fs::path& dir = setup.job_dir;
+  JobLogWriter log(log_path(dir));
+  JobStatus st;
+  st.id = spec.id;
+  st.state = std::string(kRunning);
+  st.file = spec.file;
+  st.args = spec.args;
+  st.accelerator = spec.accelerator;
+  st.backend = "local";
+  st.created = spec.created;
+  st.output_dir = spec.output_dir;
+  const double t0 = now_unix();
+  const double m0 = monotonic();
+  st.started = rfc3339(t0);
+
+  auto finish = [&](std::string_view state, std::optional<int> code, std::string error) {
+    st.state = std::string(state);
+    st.exit_code = code;
+    st.error = std::move(error);
+    st.finished = rfc3339(now_unix());
+    st.duration_seconds = monotonic() - m0;
+  };
+
+  const fs::path work = dir / "work";
+  const fs::path output = dir / "output";
+  const fs::path checkpoints = dir / "checkpoints";
+  try {
+    write_status(dir, st);
+    unpack_archive(setup.context_archive, work);
+    make_dirs(output, 0755);
+    make_dirs(checkpoints, 0755);
+
+    std::vector<std::string> envp;
+    std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+    for (const auto& [k, v] : setup.base_env) {
+      envp.push_back(k + "=" + v);
+      if (k == "PATH") path_var = v;
+    }
+    auto add = [&](const std::string& k, const std::string& v) { envp.push_back(k + "=" + v); };
+    add("KINETIC_JOB_ID", spec.id);
+    add("KINETIC_OUTPUT_DIR", output.string());
+    add("KINETIC_CHECKPOINT_DIR", checkpoints.string());
+    add("KINETIC_ACCELERATOR", spec.accelerator);
+    add("KINETIC_BACKEND", "local");
+    add("PYTHONUNBUFFERED", "1");
+    for (const auto& [k, v] : spec.env) add(k, v);
+    for (const auto& k : spec.secret_env) {
+      auto it = setup.secrets.find(k);
+      if (it != setup.secrets.end()) add(k, it->second);
+    }
+
+    const fs::path cwd = spec.workdir.empty() ? work : work / spec.workdir;
+    const fs::path file = work / spec.file;
+    std::optional<double> deadline;
+    if (spec.timeout_seconds) deadline = m0 + static_cast<double>(*spec.timeout_seconds);
+    Stop stop = Stop::none;
+    ChildRunner runner(log, sigfd, setup.kill_grace_seconds, deadline, stop);
+    auto on_start = [&](long pgid) {
+      st.pgid = pgid;
+      write_status(dir, st);
+    };
+
+    std::vector<std::string> argv;
+    switch (spec.kind) {
+      case JobKind::python:
+        argv = {"python3", "-u", file.string()};
+        break;
+      case JobKind::shell:
+        argv = {"bash", file.string()};
+        break;
+      case JobKind::executable:
+        argv = {file.string()};
+        break;
+      case JobKind::cpp: {
+        // Compiled where it runs, as part of the job: a compile error is the job's failure.
+        fs::path bin = work / ".kinetic" / "bin" / fs::path(spec.file).stem();
+        make_dirs(bin.parent_path(), 0755);
+        ChildResult cc =
+            runner.run({"g++", "-O2", "-std=c++20", "-o", bin.string(), file.string()}, envp,
+                       cwd, path_var, &st.pgid, on_start);
+        if (stop != Stop::none || cc.exit_code != 0) {
+          argv.clear();
+          if (stop == Stop::none)
+            finish(kFailed, cc.exit_code,
+                   cc.started ? "compiling " + spec.file + " failed (g++ exit " +
+                                    std::to_string(cc.exit_code) + ")"
+                              : "g++ not found on PATH; install g++ to run C++ jobs");
+        } else {
+          argv = {bin.string()};
+        }
+        break;
+      }
+    }
+
+    if (!argv.empty()) {
+      for (const auto& a : spec.args) argv.push_back(a);
+      for (int attempt = 0; attempt <= spec.retries; ++attempt) {
+        st.attempts = attempt + 1;
+        if (attempt > 0)
+          log.write(LogStream::system, "retrying (attempt " + std::to_string(attempt + 1) +
+                                           " of " + std::to_string(spec.retries + 1) + ")\n");
+        ChildResult r = runner.run(argv, envp, cwd, path_var, &st.pgid, on_start);
+        if (stop != Stop::none) break;
+        if (r.exit_code == 0) {
+          finish(kSucceeded, 0, "");
+          break;
+        }
+        std::string why = r.signal ? "killed by " + signal_name(r.signal)
+                                   : "exited with code " + std::to_string(r.exit_code);
+        if (!r.started) why = "could not start " + argv[0];
+        finish(kFailed, r.exit_code, "job " + why);
+        if (!r.started) break;
+      }
+    }
+    if (stop == Stop::cancelled) finish(kCancelled, 130, "cancelled");
+    if (stop == Stop::timed_out)
+      finish(kTimedOut, 124,
+             "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) +
+                 "s (--timeout); the job's processes were stopped");
+  } catch (const std::exception& e) {
+    log.write(LogStream::system, std::string(e.what()) + "\n");
+    finish(kFailed, 126, e.what());
+  }
+
+  // Collect: outputs and status.json go to the caller's output directory, even on failure.
+  try {
+    if (!spec.output_dir.empty()) {
+      if (fs::exists(output)) deliver(output, spec.output_dir);
+      make_dirs(spec.output_dir, 0755);
+      atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644);
+    }
+  } catch (const std::exception& e) {
+    log.write(LogStream::system, std::string(e.what()) + "\n");
+    if (st.error.empty()) st.error = e.what();
+  }
+  // Clean: the work directory goes unless --keep.
+  if (!spec.keep) remove_all_quiet(work);
+  write_status(dir, st);  // last: a reader that sees a final state finds everything in place
+  ::_exit(0);
+}
+
+}  // namespace
+
+pid_t start_supervisor(const SupervisorSetup& setup) {
+  // Block the signals the runner handles through its signalfd before forking, so a cancel that
+  // arrives right away is queued rather than fatal.
+  sigset_t handled, old;
+  sigemptyset(&handled);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
+  ::sigprocmask(SIG_BLOCK, &handled, &old);
+  pid_t pid = ::fork();
+  if (pid != 0) {
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    if (pid < 0)
+      throw Error(Errc::job_start, std::string("cannot start the job runner: ") +
+                                       std::strerror(errno));
+    // Written by the parent, before anyone can ask whether the runner is alive.
+    atomic_write(supervisor_path(setup.job_dir),
+                 nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() +
+                     "\n",
+                 0600);
+    return pid;
+  }
+  ::setsid();
+  ::signal(SIGPIPE, SIG_IGN);
+  int devnull = ::open("/dev/null", O_RDWR);
+  ::dup2(devnull, 0);
+  ::dup2(devnull, 1);
+  ::dup2(devnull, 2);
+  ::close_range(3, ~0U, 0);
+  int sigfd = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  supervise(setup, sigfd);
+}
+
+bool supervisor_alive(const fs::path& job_dir) {
+  auto text = read_file(supervisor_path(job_dir));
+  if (!text) return false;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return false;
+  pid_t pid = j.value("pid", 0);
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  std::string started = process_start_time(pid);
+  return !started.empty() && started == j.value("start_time", "");
+}
+
+bool signal_supervisor(const fs::path& job_dir, int sig) {
+  if (!supervisor_alive(job_dir)) return false;
+  auto j = nlohmann::json::parse(*read_file(supervisor_path(job_dir)));
+  return ::kill(j.value("pid", 0), sig) == 0;
+}
+
+}  // namespace kinetic

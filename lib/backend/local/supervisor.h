@@ -1,0 +1,45 @@
+// The local runner: a process of its own session that unpacks the staged context into a fresh
+// work directory, runs the job in its own process group, records its output, enforces the
+// timeout, passes cancellation on, delivers the outputs and writes status.json — the local
+// counterpart of a pod running the in-pod bootstrap.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/fs.h"
+#include "job/spec.h"
+
+namespace kinetic {
+
+struct SupervisorSetup {
+  fs::path job_dir;          // state/jobs/JOBID: spec.json, log, status.json, work/, output/
+  fs::path context_archive;  // the staged context
+  JobSpec spec;
+  std::map<std::string, std::string> secrets;  // values of spec.secret_env
+  // The job's environment before kinetic's and the user's variables (PATH, HOME, locale...).
+  std::vector<std::pair<std::string, std::string>> base_env;
+  int kill_grace_seconds = 10;  // SIGTERM, then SIGKILL this much later
+};
+
+// Forks the runner and returns its pid. The runner starts a new session with stdio on /dev/null,
+// so it outlives the caller (--detach) and a terminal's Ctrl-C reaches only the caller.
+pid_t start_supervisor(const SupervisorSetup& setup);
+
+// Files of a job directory.
+inline fs::path status_path(const fs::path& job_dir) { return job_dir / "status.json"; }
+inline fs::path spec_path(const fs::path& job_dir) { return job_dir / "spec.json"; }
+inline fs::path log_path(const fs::path& job_dir) { return job_dir / "log"; }
+inline fs::path supervisor_path(const fs::path& job_dir) { return job_dir / "supervisor.json"; }
+
+// True while the job's runner process is alive (checked by pid and start time, so a reused pid
+// does not count).
+bool supervisor_alive(const fs::path& job_dir);
+// Asks the runner to cancel the job (SIGTERM). False when no runner is alive.
+bool signal_supervisor(const fs::path& job_dir, int sig);
+
+}  // namespace kinetic

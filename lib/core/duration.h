@@ -1,0 +1,14 @@
+// Durations as users type them: "90", "90s", "5m", "2h", "1d", "1h30m".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kinetic {
+
+// Seconds; throws Error(Errc::usage) naming FLAG for anything else.
+long parse_duration(std::string_view text, std::string_view flag);
+// "1.2s", "3m04s", "2h05m", "3d4h" for display.
+std::string format_duration(double seconds);
+
+}  // namespace kinetic

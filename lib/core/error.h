@@ -1,0 +1,40 @@
+// Errors: typed exceptions thrown by the library and caught once, at the CLI's edge, which maps
+// them to the documented exit codes and prints the one-line message.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace kinetic {
+
+// What went wrong, coarse enough to choose an exit code from.
+enum class Errc {
+  usage,             // bad flags or arguments (exit 2)
+  refused,           // a confirmation was needed and not given (exit 2)
+  not_found,         // a job, context or object that does not exist
+  config,            // a malformed or inconsistent configuration
+  auth,              // credentials missing or rejected
+  api,               // a cloud API answered with an error
+  packaging,         // the context could not be packaged or unpacked
+  unsupported,       // the command needs a backend that is not available yet
+  job_file_missing,  // run: the job file or its interpreter is missing (exit 127)
+  job_start,         // run: the job could not start (exit 126)
+  timeout,           // run: --timeout reached (exit 124)
+  interrupted,       // run: Ctrl-C or cancelled (exit 130)
+  internal,          // anything else
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(Errc code, std::string message) : std::runtime_error(std::move(message)), code_(code) {}
+  Errc code() const { return code_; }
+
+ private:
+  Errc code_;
+};
+
+// Exit code for an error. `run` has its own table (DESIGN.md "Exit codes"); every other command
+// uses 1 for failures and 2 for usage errors and refusals.
+int exit_code_for(Errc code, bool is_run_command);
+
+}  // namespace kinetic

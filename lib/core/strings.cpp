@@ -1,0 +1,85 @@
+#include "core/strings.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace kinetic {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  // Optimal string alignment distance: Levenshtein plus transpositions, which are the most
+  // common typo ("v5ltiepod").
+  const size_t n = a.size(), m = b.size();
+  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
+  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
+  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    for (size_t j = 1; j <= m; ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[n][m];
+}
+
+std::vector<std::string> closest_matches(std::string_view word,
+                                         const std::vector<std::string>& candidates,
+                                         size_t max) {
+  std::string w = to_lower(word);
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const auto& c : candidates) {
+    std::string lc = to_lower(c);
+    size_t d = edit_distance(w, lc);
+    size_t limit = std::max<size_t>(2, std::max(w.size(), lc.size()) / 3);
+    bool prefix = !w.empty() && w.size() >= 2 && starts_with(lc, w);
+    if (d <= limit || prefix) scored.emplace_back(prefix ? std::min(d, limit) : d, c);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (auto& [d, c] : scored) {
+    if (std::find(out.begin(), out.end(), c) != out.end()) continue;
+    out.push_back(c);
+    if (out.size() == max) break;
+  }
+  return out;
+}
+
+std::string join_or(const std::vector<std::string>& words) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += (i + 1 == words.size()) ? " or " : ", ";
+    out += words[i];
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t pos = s.find(sep, start);
+    out.emplace_back(s.substr(start, pos == std::string_view::npos ? s.npos : pos - start));
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
+}  // namespace kinetic

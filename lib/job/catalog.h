@@ -1,0 +1,46 @@
+// The accelerator catalog: every name `kinetic run --accelerator` accepts, resolved to what GKE
+// needs (machine type, node labels, per-host resources) and what it costs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kinetic {
+
+enum class AcceleratorFamily { cpu, gpu, tpu };
+
+std::string_view family_name(AcceleratorFamily f);  // "cpu", "gpu", "tpu"
+
+struct Accelerator {
+  std::string name;  // canonical name: "cpu", "l4", "a100x8", "v5litepod-4", "v6e-16"
+  AcceleratorFamily family = AcceleratorFamily::cpu;
+  std::string kind;          // "cpu", "l4", "a100-80gb", "v5litepod", "v5p", ...
+  int chips = 0;             // chips (TPU) or GPUs in the whole slice; 0 for cpu
+  int hosts = 1;             // nodes the job spans; > 1 means a multi-host TPU slice (JobSet)
+  int chips_per_host = 0;    // google.com/tpu or nvidia.com/gpu requested by each pod
+  std::string topology;      // TPU topology, e.g. "2x2" or "2x2x4"; empty otherwise
+  std::string machine_type;  // GCE machine type of one node, e.g. "ct5lp-hightpu-4t"
+  std::string gke_accelerator;  // value of the GKE accelerator label: "tpu-v5-lite-podslice",
+                                // "nvidia-l4"; empty for cpu
+  std::string resource_name;    // "google.com/tpu", "nvidia.com/gpu"; empty for cpu
+  // Node selector the job's pods need (excluding the spot label, see `spot`).
+  std::map<std::string, std::string> node_selector;
+  double price_per_hour = 0;  // on-demand list price in USD for the whole slice, us-central1
+  bool spot = false;          // run on Spot VMs (the `:spot` suffix or --spot)
+};
+
+// Resolves a user's accelerator string: case-insensitive; "cpu"; GPU names with counts ("l4",
+// "a100x8", "gpu-h100x8", "nvidia-l4"); TPU names by chips or topology ("v5litepod-4",
+// "tpu-v5e-1", "v5litepod-2x2", "v4-2x2x2"); a ":spot" suffix. Throws Error(Errc::usage) for an
+// unknown name, with the closest catalog names ("did you mean ...?").
+Accelerator resolve_accelerator(std::string_view spec);
+
+// Every canonical entry, in display order (cpu, GPUs, TPUs), spot = false.
+const std::vector<Accelerator>& accelerator_catalog();
+
+// The date the prices in the catalog were read from Google's public price lists (YYYY-MM-DD).
+std::string_view catalog_price_date();
+
+}  // namespace kinetic

@@ -1,0 +1,264 @@
+// The Kubernetes objects of a job. Keys are in the order people write manifests in (apiVersion,
+// kind, metadata, spec; name before labels; a container's name, image and command first), which
+// nlohmann::ordered_json keeps through to the JSON and YAML printers.
+//
+// Choices, for the record:
+// - Accelerator resources (google.com/tpu, nvidia.com/gpu) are set as limits only: for extended
+//   resources the API server defaults requests to the limits, and the two may not differ.
+// - CPU jobs request a modest cpu "1" and memory "2Gi", with no limits, so they are not
+//   BestEffort (first to be evicted) and may use the rest of the node. Accelerator jobs request
+//   no cpu or memory: they get a whole host.
+// - JAX_PLATFORMS is set to tpu, gpu or cpu as Kinetic does ("gpu" is JAX's alias for the CUDA
+//   or ROCm backend), so JAX neither probes for missing backends nor silently falls back to
+//   the CPU; a JAX_PLATFORMS in the job's own environment (plain or secret) replaces it.
+// - Secret values never appear in the Job: secret variables are secretKeyRefs into the Secret.
+
+#include "job/manifest.h"
+
+#include <set>
+
+#include "core/error.h"
+
+namespace kinetic {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr long kTerminationGracePeriodSeconds = 30;
+
+json labels_for(const ManifestInput& in) {
+  json labels = json::object();
+  labels["app.kubernetes.io/managed-by"] = "kinetic";
+  labels["kinetic.dev/job"] = in.job_id;
+  // Kinetic's own labels win: cleanup and status find objects by them.
+  for (const auto& [key, value] : in.labels) {
+    if (!labels.contains(key)) labels[key] = value;
+  }
+  return labels;
+}
+
+json metadata_for(const ManifestInput& in) {
+  json metadata = json::object();
+  metadata["name"] = k8s_object_name(in.job_id);
+  metadata["namespace"] = in.namespace_;
+  metadata["labels"] = labels_for(in);
+  return metadata;
+}
+
+const char* jax_platform(AcceleratorFamily family) {
+  switch (family) {
+    case AcceleratorFamily::tpu:
+      return "tpu";
+    case AcceleratorFamily::gpu:
+      return "gpu";
+    case AcceleratorFamily::cpu:
+      break;
+  }
+  return "cpu";
+}
+
+json env_var(const std::string& name, const std::string& value) {
+  json e = json::object();
+  e["name"] = name;
+  e["value"] = value;
+  return e;
+}
+
+json container_env(const ManifestInput& in) {
+  std::set<std::string> names;
+  for (const auto& [name, value] : in.env) names.insert(name);
+  names.insert(in.secret_env.begin(), in.secret_env.end());
+
+  json env = json::array();
+  if (!names.contains("JAX_PLATFORMS")) {
+    env.push_back(env_var("JAX_PLATFORMS", jax_platform(in.accelerator.family)));
+  }
+  for (const auto& [name, value] : in.env) env.push_back(env_var(name, value));
+  for (const auto& name : in.secret_env) {
+    json ref = json::object();
+    ref["name"] = k8s_object_name(in.job_id);
+    ref["key"] = name;
+    json e = json::object();
+    e["name"] = name;
+    e["valueFrom"]["secretKeyRef"] = ref;
+    env.push_back(e);
+  }
+  return env;
+}
+
+json container_resources(const Accelerator& acc) {
+  json resources = json::object();
+  if (!acc.resource_name.empty() && acc.chips_per_host > 0) {
+    resources["limits"][acc.resource_name] = std::to_string(acc.chips_per_host);
+  } else if (acc.family == AcceleratorFamily::cpu) {
+    resources["requests"]["cpu"] = "1";
+    resources["requests"]["memory"] = "2Gi";
+  }
+  return resources;
+}
+
+json toleration(const std::string& key, const char* op, const char* value) {
+  json t = json::object();
+  t["key"] = key;
+  t["operator"] = op;
+  if (value != nullptr) t["value"] = value;
+  t["effect"] = "NoSchedule";
+  return t;
+}
+
+json pod_template(const ManifestInput& in) {
+  const Accelerator& acc = in.accelerator;
+
+  json container = json::object();
+  container["name"] = "main";
+  container["image"] = in.image;
+  if (!in.command.empty()) container["command"] = in.command;
+  container["env"] = container_env(in);
+  container["resources"] = container_resources(acc);
+
+  json spec = json::object();
+  spec["restartPolicy"] = "Never";
+  spec["terminationGracePeriodSeconds"] = kTerminationGracePeriodSeconds;
+
+  json selector = json::object();
+  for (const auto& [key, value] : acc.node_selector) selector[key] = value;
+  if (acc.spot) selector["cloud.google.com/gke-spot"] = "true";
+  if (!selector.empty()) spec["nodeSelector"] = selector;
+
+  // GKE taints TPU nodes (google.com/tpu=present), GPU nodes in mixed clusters
+  // (nvidia.com/gpu=present) and Spot nodes (cloud.google.com/gke-spot=true), all NoSchedule.
+  json tolerations = json::array();
+  if (acc.family == AcceleratorFamily::tpu) {
+    tolerations.push_back(toleration("google.com/tpu", "Exists", nullptr));
+  } else if (acc.family == AcceleratorFamily::gpu) {
+    tolerations.push_back(toleration("nvidia.com/gpu", "Exists", nullptr));
+  }
+  if (acc.spot) tolerations.push_back(toleration("cloud.google.com/gke-spot", "Equal", "true"));
+  if (!tolerations.empty()) spec["tolerations"] = tolerations;
+
+  spec["containers"] = json::array({container});
+
+  json tmpl = json::object();
+  tmpl["metadata"]["labels"] = labels_for(in);
+  tmpl["spec"] = spec;
+  return tmpl;
+}
+
+void check_input(const ManifestInput& in) {
+  if (in.job_id.empty()) throw Error(Errc::internal, "manifest: the job id is empty");
+  // The name is also a label value and a DNS label (JobSet pod host names): 63 characters of
+  // [a-z0-9-], starting and ending alphanumeric.
+  const std::string name = k8s_object_name(in.job_id);
+  bool valid = name.size() <= 63 && name.back() != '-';
+  for (char c : name) {
+    valid = valid && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
+  }
+  if (!valid) {
+    throw Error(Errc::usage, "invalid job id \"" + in.job_id +
+                                 "\": use lowercase letters, digits and '-', at most " +
+                                 std::to_string(63 - 8) + " characters");
+  }
+  if (in.image.empty()) throw Error(Errc::internal, "manifest: the image is empty");
+  if (in.accelerator.hosts < 1) {
+    throw Error(Errc::internal, "manifest: accelerator " + in.accelerator.name + " has no hosts");
+  }
+}
+
+json build_job(const ManifestInput& in) {
+  json spec = json::object();
+  spec["backoffLimit"] = in.retries;
+  if (in.timeout_seconds) spec["activeDeadlineSeconds"] = *in.timeout_seconds;
+  spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
+  spec["template"] = pod_template(in);
+
+  json job = json::object();
+  job["apiVersion"] = "batch/v1";
+  job["kind"] = "Job";
+  job["metadata"] = metadata_for(in);
+  job["spec"] = spec;
+  return job;
+}
+
+// A multi-host TPU slice: one Indexed Job of HOSTS pods, one per host, wrapped in a JobSet for
+// its headless Service (stable host names, which GKE turns into TPU_WORKER_HOSTNAMES) and
+// exclusive placement of the slice on one node pool. A failed pod fails the slice, and the
+// whole JobSet restarts up to RETRIES times.
+json build_jobset(const ManifestInput& in) {
+  const int hosts = in.accelerator.hosts;
+
+  json job_spec = json::object();
+  job_spec["parallelism"] = hosts;
+  job_spec["completions"] = hosts;
+  job_spec["completionMode"] = "Indexed";
+  job_spec["backoffLimit"] = 0;
+  if (in.timeout_seconds) job_spec["activeDeadlineSeconds"] = *in.timeout_seconds;
+  job_spec["template"] = pod_template(in);
+
+  json job_template = json::object();
+  job_template["metadata"]["labels"] = labels_for(in);
+  job_template["spec"] = job_spec;
+
+  json replicated = json::object();
+  replicated["name"] = "slice";
+  replicated["replicas"] = 1;
+  replicated["template"] = job_template;
+
+  json spec = json::object();
+  spec["failurePolicy"]["maxRestarts"] = in.retries;
+  spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
+  spec["network"]["enableDNSHostnames"] = true;
+  spec["replicatedJobs"] = json::array({replicated});
+
+  json metadata = metadata_for(in);
+  metadata["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] =
+      "cloud.google.com/gke-nodepool";
+
+  json jobset = json::object();
+  jobset["apiVersion"] = "jobset.x-k8s.io/v1alpha2";
+  jobset["kind"] = "JobSet";
+  jobset["metadata"] = metadata;
+  jobset["spec"] = spec;
+  return jobset;
+}
+
+}  // namespace
+
+std::string k8s_object_name(const std::string& job_id) {
+  return "kinetic-" + job_id;
+}
+
+nlohmann::ordered_json build_workload(const ManifestInput& in) {
+  check_input(in);
+  return in.accelerator.hosts > 1 ? build_jobset(in) : build_job(in);
+}
+
+std::optional<nlohmann::ordered_json> build_secret(
+    const ManifestInput& in, const std::map<std::string, std::string>& values) {
+  if (in.secret_env.empty()) return std::nullopt;
+  check_input(in);
+  json data = json::object();
+  for (const auto& name : in.secret_env) {
+    const auto it = values.find(name);
+    if (it == values.end()) {
+      throw Error(Errc::internal, "manifest: no value for the secret variable " + name);
+    }
+    data[name] = it->second;
+  }
+  json secret = json::object();
+  secret["apiVersion"] = "v1";
+  secret["kind"] = "Secret";
+  secret["metadata"] = metadata_for(in);
+  secret["type"] = "Opaque";
+  secret["stringData"] = data;
+  return secret;
+}
+
+std::vector<nlohmann::ordered_json> build_manifests(
+    const ManifestInput& in, const std::map<std::string, std::string>& secret_values) {
+  std::vector<nlohmann::ordered_json> out;
+  if (auto secret = build_secret(in, secret_values)) out.push_back(std::move(*secret));
+  out.push_back(build_workload(in));
+  return out;
+}
+
+}  // namespace kinetic

@@ -1,0 +1,49 @@
+// The Kubernetes objects `run` submits on GKE: a batch/v1 Job (a JobSet for multi-host TPU
+// slices) and the Secret holding the job's environment. Pure functions, shared by `run --dry-run`
+// and the GKE backend.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job/catalog.h"
+
+namespace kinetic {
+
+struct ManifestInput {
+  std::string job_id;                 // "job-1a2b3c4d"; objects are named kinetic-JOBID
+  std::string namespace_ = "default";
+  Accelerator accelerator;
+  std::string image;                  // full image reference
+  std::vector<std::string> command;   // the container command (the in-pod bootstrap)
+  // Plain, non-secret environment (KINETIC_JOB_ID, bucket and object names...), in order.
+  std::vector<std::pair<std::string, std::string>> env;
+  // Names of the variables that come from the job's Secret (--env, --capture-env values).
+  std::vector<std::string> secret_env;
+  std::optional<long> timeout_seconds;  // activeDeadlineSeconds
+  int retries = 0;                      // backoffLimit (JobSet: failurePolicy.maxRestarts)
+  long ttl_seconds_after_finished = 3600;
+  std::map<std::string, std::string> labels;  // extra labels, besides kinetic's own
+};
+
+// "kinetic-" + job id: the name of the Job (or JobSet) and of its Secret.
+std::string k8s_object_name(const std::string& job_id);
+
+// The Job, or the JobSet (with its headless-service networking) when the slice spans hosts.
+nlohmann::ordered_json build_workload(const ManifestInput& in);
+
+// The Secret with the job's secret environment. VALUES maps names to values; pass redacted values
+// when printing. Returns nullopt when there are no secret variables.
+std::optional<nlohmann::ordered_json> build_secret(
+    const ManifestInput& in, const std::map<std::string, std::string>& values);
+
+// Everything `run` would submit, in creation order (Secret first).
+std::vector<nlohmann::ordered_json> build_manifests(
+    const ManifestInput& in, const std::map<std::string, std::string>& secret_values);
+
+}  // namespace kinetic

@@ -1,0 +1,462 @@
+#include "job/pipeline.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "job/bootstrap.h"
+#include "job/catalog.h"
+#include "job/images.h"
+#include "job/job_env.h"
+#include "job/manifest.h"
+#include "pack/archive.h"
+#include "pack/context_dir.h"
+#include "pack/requirements.h"
+#include "render/yaml.h"
+
+namespace kinetic {
+
+namespace {
+
+// Step 1's findings: what runs, from where, on what.
+struct Resolved {
+  Accelerator accel;
+  fs::path file;          // absolute
+  fs::path context_root;  // absolute
+  std::string file_rel;
+  std::string workdir_rel;
+  JobKind kind = JobKind::python;
+  std::optional<Requirements> requirements;
+  std::string image_tag;
+  JobEnv job_env;
+};
+
+std::string fmt_join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string human_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+std::optional<std::string> which(const std::string& prog, const Env& env) {
+  for (const auto& dir : split(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"), ':')) {
+    fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+// Relative to the working directory when inside it, for messages.
+std::string display_path(const fs::path& p, const fs::path& cwd) {
+  auto rel = p.lexically_relative(cwd);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return p.string();
+}
+
+bool is_within(const fs::path& p, const fs::path& dir) {
+  auto rel = p.lexically_relative(dir);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
+  Resolved r;
+  std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
+  r.accel = resolve_accelerator(accel);
+  if (req.spot) r.accel.spot = true;
+  if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
+    throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
+
+  if (req.file.empty()) throw Error(Errc::usage, "no job file given; usage: kinetic run FILE");
+  fs::path file = fs::path(req.file).is_absolute() ? fs::path(req.file) : env.cwd / req.file;
+  file = file.lexically_normal();
+  std::error_code ec;
+  auto st = fs::status(file, ec);
+  if (ec || !fs::exists(st))
+    throw Error(Errc::job_file_missing,
+                "job file '" + req.file + "' not found (looked in " + env.cwd.string() + ")");
+  if (fs::is_directory(st))
+    throw Error(Errc::job_file_missing,
+                "'" + req.file + "' is a directory; pass the file to run, e.g. " +
+                    (fs::path(req.file) / "train.py").string());
+  r.file = file;
+  r.kind = job_kind_for(file.filename().string());
+
+  if (!req.context_dir.empty()) {
+    fs::path c = fs::path(req.context_dir).is_absolute() ? fs::path(req.context_dir)
+                                                         : env.cwd / req.context_dir;
+    c = c.lexically_normal();
+    if (!fs::is_directory(c, ec))
+      throw Error(Errc::usage, "--context " + req.context_dir + ": not a directory");
+    r.context_root = c;
+  } else {
+    r.context_root = find_context_dir(file, env.home).lexically_normal();
+  }
+  if (r.context_root.filename().empty()) r.context_root = r.context_root.parent_path();
+  if (!is_within(file, r.context_root))
+    throw Error(Errc::usage, "job file " + req.file + " is outside the context directory " +
+                                 r.context_root.string() +
+                                 "; pass --context with a directory that contains it");
+  r.file_rel = file.lexically_relative(r.context_root).generic_string();
+  r.workdir_rel = is_within(env.cwd / "x", r.context_root)
+                      ? env.cwd.lexically_relative(r.context_root).generic_string()
+                      : "";
+  if (r.workdir_rel == ".") r.workdir_rel = "";
+
+  if (local) {
+    // What the host needs to start the job; the cloud image brings its own.
+    auto need = [&](const char* prog, const char* what) {
+      if (!which(prog, env.env))
+        throw Error(Errc::job_file_missing, std::string(prog) + " not found on PATH; it runs " +
+                                                what + " jobs (install it, e.g. apt-get install " +
+                                                (std::string(prog) == "g++" ? "g++" : prog) + ")");
+    };
+    if (r.kind == JobKind::python) need("python3", ".py");
+    if (r.kind == JobKind::shell) need("bash", ".sh");
+    if (r.kind == JobKind::cpp) need("g++", ".cpp");
+    if (r.kind == JobKind::executable && ::access(file.c_str(), X_OK) != 0)
+      throw Error(Errc::job_start,
+                  "'" + req.file +
+                      "' is not executable; kinetic runs .py, .sh and .cpp files by their "
+                      "extension and anything else directly (chmod +x " +
+                      req.file + ")");
+  }
+
+  std::optional<fs::path> explicit_reqs;
+  if (!req.requirements.empty()) {
+    fs::path p = fs::path(req.requirements).is_absolute() ? fs::path(req.requirements)
+                                                          : env.cwd / req.requirements;
+    if (!fs::is_regular_file(p, ec))
+      throw Error(Errc::usage, "--requirements " + req.requirements + ": no such file");
+    explicit_reqs = p;
+  }
+  r.requirements = find_requirements(file.parent_path(), r.context_root, explicit_reqs);
+  r.image_tag = image_tag(family_name(r.accel.family), base_image_for(r.accel.family),
+                          r.requirements ? r.requirements->lines : std::vector<std::string>{});
+  r.job_env = build_job_env(req.env, req.capture_env, env.env);
+  return r;
+}
+
+struct Packaged {
+  PackResult result;
+  fs::path archive;
+  fs::path temp_dir;
+};
+
+Packaged package(const Resolved& r, const RunEnvironment& env) {
+  Packaged p;
+  p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
+  p.archive = p.temp_dir / "context.tar.zst";
+  IgnoreRules rules = IgnoreRules::defaults();
+  rules.add_file(r.context_root / ".kineticignore");
+  try {
+    p.result = pack_directory(r.context_root, rules, p.archive);
+  } catch (...) {
+    remove_all_quiet(p.temp_dir);
+    throw;
+  }
+  constexpr uint64_t kWarnBytes = 100ull << 20;
+  if (p.result.input_bytes > kWarnBytes) {
+    std::string largest;
+    for (const auto& [name, size] : p.result.largest)
+      largest += (largest.empty() ? "" : ", ") + name + " (" + human_bytes(size) + ")";
+    env.io.warn("the context " + r.context_root.string() + " holds " +
+                human_bytes(p.result.input_bytes) + "; largest files: " + largest +
+                ". Leave data out with .kineticignore");
+  }
+  return p;
+}
+
+std::string accelerator_summary(const Accelerator& a) {
+  if (a.family == AcceleratorFamily::cpu) return a.name;
+  std::string s = a.name + (a.spot ? ":spot" : "") + " (" + std::string(family_name(a.family)) +
+                  ", " + std::to_string(a.chips) +
+                  (a.family == AcceleratorFamily::tpu ? " chips" : " GPUs");
+  if (a.hosts > 1) s += " on " + std::to_string(a.hosts) + " hosts";
+  return s + ", " + a.machine_type + ")";
+}
+
+// --dry-run: what would happen, or on gke with -o yaml|json the manifests run would submit.
+int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+            const PackResult& pack) {
+  const bool gke = env.settings.backend == "gke";
+  const std::string job_id = new_job_id();
+  const Settings& s = env.settings;
+  std::string image;
+  if (gke) {
+    if (!s.project.set())
+      throw Error(Errc::config, "no project for context '" + s.context.value +
+                                    "'; pass --project or run `kinetic config set project P`");
+    if (!s.region.set())
+      throw Error(Errc::config, "no zone or region for context '" + s.context.value +
+                                    "'; pass --zone or run `kinetic config set zone Z`");
+    image = image_reference(s.region.value, s.project.value, r.image_tag);
+  }
+  if (gke && (req.format == OutputFormat::yaml || req.format == OutputFormat::json)) {
+    ManifestInput in;
+    in.job_id = job_id;
+    in.namespace_ = s.namespace_.set() ? s.namespace_.value : "default";
+    in.accelerator = r.accel;
+    in.image = image;
+    std::string bucket = s.project.value + "-kinetic-" + s.cluster.value;
+    std::string context_uri = "gs://" + bucket + "/contexts/" + pack.sha256 + ".tar.zst";
+    std::string spec_uri = "gs://" + bucket + "/jobs/" + job_id + "/spec.json";
+    in.command = bootstrap_command();
+    in.env = bootstrap_env(job_id, context_uri, pack.sha256, spec_uri,
+                           "gs://" + bucket + "/jobs/" + job_id + "/");
+    in.secret_env = r.job_env.names;
+    in.timeout_seconds = req.timeout_seconds;
+    in.retries = req.retries;
+    in.labels["kinetic.dev/accelerator"] = r.accel.name;
+    std::map<std::string, std::string> redacted;
+    for (const auto& n : r.job_env.names) redacted[n] = "<redacted>";
+    auto docs = build_manifests(in, redacted);
+    if (req.format == OutputFormat::yaml) {
+      std::string y = to_yaml_stream(docs);
+      std::fwrite(y.data(), 1, y.size(), env.io.out);
+    } else {
+      nlohmann::ordered_json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", docs}};
+      print_document(env.io.out, OutputFormat::json, list);
+    }
+    return 0;
+  }
+  nlohmann::ordered_json plan = {
+      {"dryRun", true},
+      {"job", job_id},
+      {"context", s.context.value},
+      {"backend", s.backend},
+      {"file", r.file_rel},
+      {"kind", job_kind_name(r.kind)},
+      {"args", req.args},
+      {"contextDir", r.context_root.string()},
+      {"contextFiles", pack.files},
+      {"contextBytes", pack.input_bytes},
+      {"contextArchiveBytes", pack.archive_bytes},
+      {"contextSha256", pack.sha256},
+      {"requirements", r.requirements ? r.requirements->source.string() : ""},
+      {"imageTag", r.image_tag},
+      {"accelerator", r.accel.name},
+      {"spot", r.accel.spot},
+      {"pricePerHour", r.accel.price_per_hour},
+      {"env", r.job_env.names},
+      {"timeoutSeconds",
+       req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
+      {"retries", req.retries},
+  };
+  if (gke) plan["image"] = image;
+  if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
+    print_document(env.io.out, req.format, plan);
+    return 0;
+  }
+  std::string text;
+  auto line = [&](const std::string& k, const std::string& v) {
+    text += k + std::string(14 - std::min<size_t>(13, k.size()), ' ') + v + "\n";
+  };
+  line("job:", job_id + " (dry run: nothing submitted)");
+  line("context:", s.context.value + " (backend " + s.backend + ")");
+  line("file:", r.file_rel + " (" + std::string(job_kind_name(r.kind)) + ")");
+  line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
+                       human_bytes(pack.input_bytes) + " -> " + human_bytes(pack.archive_bytes) +
+                       ", sha256 " + pack.sha256.substr(0, 12));
+  line("requirements:", r.requirements ? display_path(r.requirements->source, env.cwd) + " (" +
+                                             std::to_string(r.requirements->lines.size()) +
+                                             " lines)"
+                                       : "none");
+  line("image:", gke ? image : r.image_tag + " (local: the host's own tools)");
+  line("accelerator:", accelerator_summary(r.accel));
+  if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
+  if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
+  std::fwrite(text.data(), 1, text.size(), env.io.out);
+  return 0;
+}
+
+// Ctrl-C and termination requests during a foreground run, delivered through a pipe so the
+// wait for the job can react to them.
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int) {
+  int saved = errno;
+  char c = 1;
+  [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &c, 1);
+  errno = saved;
+}
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old_[s]);
+  }
+  ~SignalGuard() {
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &old_[s], nullptr);
+    for (int& fd : g_signal_pipe) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  }
+  int fd() const { return g_signal_pipe[0]; }
+
+ private:
+  struct sigaction old_[NSIG] {};
+};
+
+// The job's output, as it comes, on our own stdout and stderr.
+class TerminalSink : public LogSink {
+ public:
+  void write(LogStream stream, std::string_view data) override {
+    if (stream == LogStream::system) {
+      std::string line = "kinetic: " + std::string(data);
+      write_all(2, line);
+      return;
+    }
+    write_all(stream == LogStream::out ? 1 : 2, data);
+  }
+
+ private:
+  static void write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // our reader went away; the job goes on
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+};
+
+int exit_code_of(const JobStatus& st) {
+  if (st.state == kSucceeded) return 0;
+  if (st.state == kTimedOut) return 124;
+  if (st.state == kCancelled) return 130;
+  if (st.state == kLost) return 125;
+  return st.exit_code.value_or(125) == 0 ? 125 : st.exit_code.value_or(125);
+}
+
+}  // namespace
+
+int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
+  const bool local = env.settings.backend == "local";
+  // 1 resolve
+  Resolved r = resolve(req, env, local);
+  for (const auto& w : r.job_env.warnings) env.io.warn(w);
+  if (!req.dry_run && !env.backend)
+    throw Error(Errc::unsupported,
+                "the " + env.settings.backend + " backend of context '" +
+                    env.settings.context.value +
+                    "' cannot run jobs yet in this version of kinetic; use the local context "
+                    "(--context local) or --dry-run -o yaml to see the manifests");
+
+  // 2 package
+  Packaged pkg = package(r, env);
+  if (req.dry_run) {
+    remove_all_quiet(pkg.temp_dir);
+    return dry_run(req, env, r, pkg.result);
+  }
+  Backend& backend = *env.backend;
+
+  // 3 image: the local backend runs on the host's own tools, so there is nothing to build.
+  if (local && r.requirements && env.io.verbosity > 0)
+    env.io.info("kinetic: local backend: " + display_path(r.requirements->source, env.cwd) +
+                " is not installed; the job uses the host's python3");
+
+  // 4 stage
+  bool uploaded = false;
+  std::string context_uri;
+  try {
+    context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
+  } catch (...) {
+    remove_all_quiet(pkg.temp_dir);
+    throw;
+  }
+  remove_all_quiet(pkg.temp_dir);
+
+  // 5 submit
+  JobSpec spec;
+  spec.id = new_job_id();
+  spec.file = r.file_rel;
+  spec.kind = r.kind;
+  spec.args = req.args;
+  spec.workdir = r.workdir_rel;
+  spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
+  spec.backend = env.settings.backend;
+  spec.context_sha256 = pkg.result.sha256;
+  spec.context_uri = context_uri;
+  spec.image = r.image_tag;
+  spec.secret_env = r.job_env.names;
+  spec.timeout_seconds = req.timeout_seconds;
+  spec.retries = req.retries;
+  spec.keep = req.keep;
+  spec.detached = req.detach;
+  fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id
+                                        : (fs::path(req.output).is_absolute()
+                                               ? fs::path(req.output)
+                                               : env.cwd / req.output);
+  spec.output_dir = out_dir.lexically_normal().string();
+  spec.created = rfc3339(now_unix());
+  if (env.io.err_tty && !env.io.quiet)
+    env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " +
+                accelerator_summary(r.accel) + " via " + env.settings.context.value + " (" +
+                std::to_string(pkg.result.files) + " files, " +
+                human_bytes(pkg.result.input_bytes) + (uploaded ? "" : ", context cached") + ")");
+
+  if (req.detach) {
+    backend.submit(spec, r.job_env.values);
+    if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
+      print_document(env.io.out, req.format,
+                     {{"id", spec.id}, {"state", "running"}, {"outputDir", spec.output_dir}});
+    } else {
+      std::fprintf(env.io.out, "%s\n", spec.id.c_str());
+    }
+    env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " +
+                spec.id + "`");
+    return 0;
+  }
+
+  // 6-7 watch and stream, with Ctrl-C cancelling the job.
+  SignalGuard signals;
+  backend.submit(spec, r.job_env.values);
+  bool interrupted = false;
+  Interrupt intr{signals.fd(), [&] {
+                   if (!interrupted)
+                     env.io.info("kinetic: cancelling " + spec.id +
+                                 " (Ctrl-C again to stop it at once)");
+                   interrupted = true;
+                   backend.request_cancel(spec.id);
+                 }};
+  TerminalSink sink;
+  backend.stream_logs(spec.id, true, sink, &intr);
+
+  // 8 collect, 9 clean
+  JobStatus st = backend.collect(spec);
+  backend.clean(spec);
+
+  int code = exit_code_of(st);
+  std::string where = display_path(spec.output_dir, env.cwd);
+  std::string summary = "kinetic: " + spec.id + " " + st.state + " in " +
+                        format_duration(st.duration_seconds);
+  if (st.state != kSucceeded && !st.error.empty()) summary += ": " + st.error;
+  summary += "; outputs in " + where + "/";
+  env.io.info(summary);
+  return code;
+}
+
+}  // namespace kinetic

@@ -1,0 +1,51 @@
+// The run pipeline (DESIGN.md "The job's journey"): resolve, package, image, stage, submit,
+// watch, stream, collect, clean — the same steps on every backend.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "config/settings.h"
+#include "core/env.h"
+#include "render/output.h"
+
+namespace kinetic {
+
+struct RunRequest {
+  std::string file;
+  std::vector<std::string> args;
+  std::string accelerator;  // empty: cpu
+  bool spot = false;
+  std::string requirements;  // explicit requirements file
+  std::string context_dir;   // explicit context directory
+  std::vector<std::string> env;
+  std::vector<std::string> capture_env;
+  std::string output;  // outputs directory (default ./kinetic-out/JOBID)
+  bool detach = false;
+  bool keep = false;
+  bool dry_run = false;
+  std::optional<long> timeout_seconds;
+  int retries = 0;
+  OutputFormat format = OutputFormat::table;
+  bool format_given = false;
+};
+
+struct RunEnvironment {
+  const Settings& settings;
+  const Env& env;
+  IOStreams& io;
+  fs::path state_dir;
+  fs::path cwd;
+  fs::path home;
+  // The backend of the selected context; null when it is not available (a dry run on gke still
+  // works without one).
+  Backend* backend = nullptr;
+};
+
+// Runs the job and returns the process exit code (DESIGN.md "Exit codes"): the job's own code,
+// or 124/125/126/127/130. Failures before the job starts throw Error.
+int run_pipeline(const RunRequest& req, const RunEnvironment& env);
+
+}  // namespace kinetic

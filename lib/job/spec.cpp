@@ -1,0 +1,132 @@
+#include "job/spec.h"
+
+#include <sys/random.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "core/strings.h"
+
+namespace kinetic {
+
+std::string_view job_kind_name(JobKind k) {
+  switch (k) {
+    case JobKind::python:
+      return "python";
+    case JobKind::shell:
+      return "shell";
+    case JobKind::cpp:
+      return "cpp";
+    case JobKind::executable:
+      return "executable";
+  }
+  return "executable";
+}
+
+JobKind job_kind_for(const std::string& file_name) {
+  std::string f = to_lower(file_name);
+  if (ends_with(f, ".py")) return JobKind::python;
+  if (ends_with(f, ".sh")) return JobKind::shell;
+  if (ends_with(f, ".cpp") || ends_with(f, ".cc") || ends_with(f, ".cxx")) return JobKind::cpp;
+  return JobKind::executable;
+}
+
+static JobKind kind_from_name(const std::string& s) {
+  if (s == "python") return JobKind::python;
+  if (s == "shell") return JobKind::shell;
+  if (s == "cpp") return JobKind::cpp;
+  return JobKind::executable;
+}
+
+nlohmann::json to_json(const JobSpec& s) {
+  nlohmann::json env = nlohmann::json::array();
+  for (const auto& [k, v] : s.env) env.push_back({{"name", k}, {"value", v}});
+  nlohmann::json j = {
+      {"id", s.id},
+      {"file", s.file},
+      {"kind", job_kind_name(s.kind)},
+      {"args", s.args},
+      {"workdir", s.workdir},
+      {"accelerator", s.accelerator},
+      {"backend", s.backend},
+      {"context_sha256", s.context_sha256},
+      {"context_uri", s.context_uri},
+      {"image", s.image},
+      {"env", env},
+      {"secret_env", s.secret_env},
+      {"retries", s.retries},
+      {"keep", s.keep},
+      {"detached", s.detached},
+      {"output_dir", s.output_dir},
+      {"created", s.created},
+  };
+  j["timeout_seconds"] = s.timeout_seconds ? nlohmann::json(*s.timeout_seconds) : nullptr;
+  return j;
+}
+
+JobSpec job_spec_from_json(const nlohmann::json& j) {
+  JobSpec s;
+  s.id = j.value("id", "");
+  s.file = j.value("file", "");
+  s.kind = kind_from_name(j.value("kind", "executable"));
+  s.args = j.value("args", std::vector<std::string>{});
+  s.workdir = j.value("workdir", "");
+  s.accelerator = j.value("accelerator", "cpu");
+  s.backend = j.value("backend", "local");
+  s.context_sha256 = j.value("context_sha256", "");
+  s.context_uri = j.value("context_uri", "");
+  s.image = j.value("image", "");
+  if (j.contains("env"))
+    for (const auto& e : j["env"]) s.env.emplace_back(e.value("name", ""), e.value("value", ""));
+  s.secret_env = j.value("secret_env", std::vector<std::string>{});
+  if (j.contains("timeout_seconds") && j["timeout_seconds"].is_number())
+    s.timeout_seconds = j["timeout_seconds"].get<long>();
+  s.retries = j.value("retries", 0);
+  s.keep = j.value("keep", false);
+  s.detached = j.value("detached", false);
+  s.output_dir = j.value("output_dir", "");
+  s.created = j.value("created", "");
+  return s;
+}
+
+std::string new_job_id() {
+  unsigned char bytes[4];
+  if (::getrandom(bytes, sizeof bytes, 0) != sizeof bytes) {
+    auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+    for (int i = 0; i < 4; ++i) bytes[i] = static_cast<unsigned char>(t >> (8 * i));
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string id = "job-";
+  for (unsigned char b : bytes) {
+    id += hex[b >> 4];
+    id += hex[b & 15];
+  }
+  return id;
+}
+
+bool looks_like_job_id(const std::string& s) {
+  if (s.size() != 12 || !starts_with(s, "job-")) return false;
+  for (size_t i = 4; i < s.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(s[i])) || std::isupper(s[i])) return false;
+  return true;
+}
+
+std::string rfc3339(double unix_seconds) {
+  time_t secs = static_cast<time_t>(std::floor(unix_seconds));
+  int ms = static_cast<int>((unix_seconds - static_cast<double>(secs)) * 1000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, ms);
+  return out;
+}
+
+double now_unix() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace kinetic

@@ -1,0 +1,52 @@
+// A job as submitted: what runs, where, with what. Serialized as the job's spec object; it never
+// holds secret values (only the names of the variables that come from the job's Secret).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic {
+
+// How a job file is started (decided by its extension).
+enum class JobKind { python, shell, cpp, executable };
+std::string_view job_kind_name(JobKind k);
+JobKind job_kind_for(const std::string& file_name);
+
+struct JobSpec {
+  std::string id;           // "job-1a2b3c4d"
+  std::string file;         // job file, relative to the context root ('/'-separated)
+  JobKind kind = JobKind::python;
+  std::vector<std::string> args;  // after `--`
+  std::string workdir;      // working directory relative to the context root ("" = root)
+  std::string accelerator;  // canonical catalog name, ":spot" suffixed when spot
+  std::string backend;      // "local" or "gke"
+  std::string context_sha256;
+  std::string context_uri;  // where the staged context lives
+  std::string image;        // image reference (gke) or environment tag (local)
+  std::vector<std::pair<std::string, std::string>> env;  // plain variables
+  std::vector<std::string> secret_env;                   // names only
+  std::optional<long> timeout_seconds;
+  int retries = 0;
+  bool keep = false;
+  bool detached = false;
+  std::string output_dir;  // where outputs are delivered (absolute path)
+  std::string created;     // RFC 3339 UTC
+};
+
+nlohmann::json to_json(const JobSpec& spec);
+JobSpec job_spec_from_json(const nlohmann::json& j);
+
+// A fresh job id: "job-" + 8 random lowercase hex digits.
+std::string new_job_id();
+// True for strings shaped like a job id.
+bool looks_like_job_id(const std::string& s);
+
+// RFC 3339 UTC with seconds, from a Unix time in seconds (fractional part kept to ms).
+std::string rfc3339(double unix_seconds);
+double now_unix();
+
+}  // namespace kinetic

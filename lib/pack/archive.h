@@ -1,0 +1,33 @@
+// Deterministic context archives (tar + zstd, via libarchive) and their safe extraction.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/fs.h"
+#include "pack/ignore.h"
+
+namespace kinetic {
+
+struct PackResult {
+  std::string sha256;        // of the archive bytes: the context's content address
+  uint64_t archive_bytes = 0;
+  uint64_t files = 0;        // regular files, symlinks and directories written
+  uint64_t input_bytes = 0;  // sum of regular file sizes
+  // The largest regular files (relative path, size), largest first, at most 5.
+  std::vector<std::pair<std::string, uint64_t>> largest;
+};
+
+// Packs ROOT into OUT_FILE as a tar.zst with entries sorted by path, owner 0:0 with empty names,
+// mtime 0, modes kept, symlinks stored as links. Files are streamed in blocks, so memory stays
+// flat whatever the context size. Two runs over the same tree give the same bytes.
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file);
+
+// Extracts ARCHIVE into DEST (created if missing). Refuses, with Error(Errc::packaging), entries
+// with absolute paths, '..' components, hard links, device files, or symlinks that point outside
+// DEST; nothing outside DEST is ever written.
+void unpack_archive(const fs::path& archive, const fs::path& dest);
+
+}  // namespace kinetic

@@ -1,0 +1,534 @@
+#include "pack/requirements.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+#include "core/strings.h"
+#include "pack/sha256.h"
+
+namespace kinetic {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool is_name_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+}
+
+// Runs of whitespace become one space; ends trimmed.
+std::string collapse_ws(std::string_view s) {
+  std::string out;
+  bool space = false;
+  for (char c : trim(s)) {
+    if (is_space(c)) {
+      space = true;
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
+}
+
+// PEP 503: lower-case, runs of '-', '_' and '.' become one '-'.
+std::string canonical_name(std::string_view name) {
+  std::string out;
+  bool sep = false;
+  for (char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      sep = true;
+      continue;
+    }
+    if (sep && !out.empty()) out += '-';
+    sep = false;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// Environment markers: one space between tokens (none inside parentheses), strings in double
+// quotes, so `python_version<'3.11'` and `python_version < "3.11"` read the same.
+std::string normalize_marker(std::string_view m) {
+  std::vector<std::string> tokens;
+  size_t i = 0;
+  while (i < m.size()) {
+    char c = m[i];
+    if (is_space(c)) {
+      ++i;
+    } else if (c == '"' || c == '\'') {
+      size_t end = m.find(c, i + 1);
+      if (end == std::string_view::npos) end = m.size();
+      std::string body(m.substr(i + 1, end - i - 1));
+      char q = body.find('"') == std::string::npos ? '"' : '\'';
+      tokens.push_back(q + body + q);
+      i = end + 1;
+    } else if (c == '<' || c == '>' || c == '=' || c == '!' || c == '~') {
+      size_t j = i;
+      while (j < m.size() && std::string_view("<>=!~").find(m[j]) != std::string_view::npos) ++j;
+      tokens.emplace_back(m.substr(i, j - i));
+      i = j;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
+      size_t j = i;
+      while (j < m.size() && (std::isalnum(static_cast<unsigned char>(m[j])) || m[j] == '_' ||
+                              m[j] == '.'))
+        ++j;
+      tokens.emplace_back(m.substr(i, j - i));
+      i = j;
+    } else {
+      tokens.emplace_back(1, c);
+      ++i;
+    }
+  }
+  std::string out;
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (k > 0 && tokens[k - 1] != "(" && tokens[k] != ")") out += ' ';
+    out += tokens[k];
+  }
+  return out;
+}
+
+bool looks_like_file(std::string_view s) {
+  for (std::string_view ext : {".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz"})
+    if (ends_with(to_lower(s), ext)) return true;
+  return false;
+}
+
+// Finds whitespace followed by "--" (per-requirement options such as --hash).
+size_t options_start(std::string_view s) {
+  for (size_t i = 1; i + 2 < s.size() + 1; ++i) {
+    if (is_space(s[i - 1]) && s.compare(i, 2, "--") == 0) return i - 1;
+  }
+  return std::string_view::npos;
+}
+
+// One logical requirements.txt line, comments already removed and trimmed.
+std::string normalize_line(std::string_view line) {
+  line = trim(line);
+  if (line.empty()) return {};
+  if (line.front() == '-') return collapse_ws(line);  // -r, -e, --index-url ...: kept as written
+  if (!std::isalnum(static_cast<unsigned char>(line.front()))) return collapse_ws(line);
+  size_t i = 0;
+  while (i < line.size() && is_name_char(line[i])) ++i;
+  std::string_view name = line.substr(0, i);
+  // URLs ("https://...", "git+https://...") and paths ("pkg/sub", "x-1.0.whl") are not names.
+  if (i < line.size() && (line[i] == ':' || line[i] == '+' || line[i] == '/'))
+    return collapse_ws(line);
+  std::string_view rest = trim(line.substr(i));
+  if (rest.empty() && looks_like_file(name)) return collapse_ws(line);
+
+  std::string out = canonical_name(name);
+  if (!rest.empty() && rest.front() == '[') {
+    size_t close = rest.find(']');
+    if (close == std::string_view::npos) return collapse_ws(line);  // malformed: leave it
+    std::vector<std::string> extras;
+    for (const auto& x : split(rest.substr(1, close - 1), ',')) {
+      std::string c = canonical_name(trim(x));
+      if (!c.empty()) extras.push_back(c);
+    }
+    std::sort(extras.begin(), extras.end());
+    extras.erase(std::unique(extras.begin(), extras.end()), extras.end());
+    if (!extras.empty()) {
+      out += '[';
+      for (size_t k = 0; k < extras.size(); ++k) out += (k ? "," : "") + extras[k];
+      out += ']';
+    }
+    rest = trim(rest.substr(close + 1));
+  }
+  std::string options;
+  if (size_t o = options_start(rest); o != std::string_view::npos) {
+    options = collapse_ws(rest.substr(o));
+    rest = trim(rest.substr(0, o));
+  }
+  std::string_view marker;
+  if (!rest.empty() && rest.front() == '@') {
+    // PEP 508 URL form: the marker needs whitespace before its ';' (URLs may contain ';').
+    std::string_view url = trim(rest.substr(1));
+    for (size_t k = 1; k < url.size(); ++k) {
+      if (url[k] == ';' && is_space(url[k - 1])) {
+        marker = trim(url.substr(k + 1));
+        url = trim(url.substr(0, k));
+        break;
+      }
+    }
+    out += " @ ";
+    out += url;
+    if (!marker.empty()) out += " ; " + normalize_marker(marker);
+  } else {
+    size_t semi = rest.find(';');
+    std::string_view spec = rest.substr(0, semi);
+    if (semi != std::string_view::npos) marker = trim(rest.substr(semi + 1));
+    std::string compact;
+    for (char c : spec)
+      if (!is_space(c)) compact += c;
+    if (compact.size() >= 2 && compact.front() == '(' && compact.back() == ')')
+      compact = compact.substr(1, compact.size() - 2);
+    std::vector<std::string> parts;
+    for (auto& p : split(compact, ','))
+      if (!p.empty()) parts.push_back(std::move(p));
+    std::sort(parts.begin(), parts.end());
+    for (size_t k = 0; k < parts.size(); ++k) out += (k ? "," : "") + parts[k];
+    if (!marker.empty()) out += "; " + normalize_marker(marker);
+  }
+  if (!options.empty()) out += " " + options;
+  return out;
+}
+
+// pip's comment rule: '#' at the start of a line or after whitespace.
+std::string_view strip_comment(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || is_space(line[i - 1]))) return line.substr(0, i);
+  }
+  return line;
+}
+
+void sort_unique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// ---- a TOML reader just big enough for [project].dependencies ----------------------------
+
+[[noreturn]] void toml_error(std::string_view what) {
+  throw Error(Errc::packaging, "malformed pyproject.toml: " + std::string(what) +
+                                   "; fix the file or pass --requirements");
+}
+
+class TomlScanner {
+ public:
+  explicit TomlScanner(std::string_view s) : s_(s) {}
+
+  // The strings of [project].dependencies, or nullopt when the key is absent.
+  std::optional<std::vector<std::string>> dependencies() {
+    std::string table;
+    while (i_ < s_.size()) {
+      skip_blank();
+      if (i_ >= s_.size()) break;
+      char c = s_[i_];
+      if (c == '\n' || c == '\r') {
+        ++i_;
+      } else if (c == '#') {
+        skip_comment();
+      } else if (c == '[') {
+        bool array_table = i_ + 1 < s_.size() && s_[i_ + 1] == '[';
+        i_ += array_table ? 2 : 1;
+        std::string name = key_path();
+        skip_blank();
+        if (!consume(']') || (array_table && !consume(']'))) toml_error("unterminated table header");
+        table = array_table ? "\x01" + name : name;  // array tables never match
+        end_of_line();
+      } else {
+        std::string key = key_path();
+        skip_blank();
+        if (!consume('=')) toml_error("expected '=' after key " + key);
+        std::string full = table.empty() ? key : table + "." + key;
+        value(full);
+        if (found_) return std::move(deps_);
+        end_of_line();
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void skip_blank() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+  }
+  void skip_comment() {
+    while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+  }
+  // Whitespace, newlines and comments (inside arrays).
+  void skip_all() {
+    for (;;) {
+      while (i_ < s_.size() && is_space(s_[i_])) ++i_;
+      if (i_ < s_.size() && s_[i_] == '#') {
+        skip_comment();
+        continue;
+      }
+      return;
+    }
+  }
+  bool consume(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  void end_of_line() {
+    skip_blank();
+    if (i_ < s_.size() && s_[i_] == '#') skip_comment();
+    if (i_ < s_.size() && s_[i_] != '\n' && s_[i_] != '\r') toml_error("unexpected text after a value");
+  }
+
+  std::string key_path() {
+    std::string out;
+    for (;;) {
+      skip_blank();
+      if (i_ >= s_.size()) toml_error("unexpected end of file in a key");
+      if (s_[i_] == '"' || s_[i_] == '\'') {
+        out += string();
+      } else {
+        size_t start = i_;
+        while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
+                                  s_[i_] == '_' || s_[i_] == '-'))
+          ++i_;
+        if (start == i_) toml_error("bad key");
+        out += s_.substr(start, i_ - start);
+      }
+      skip_blank();
+      if (!consume('.')) return out;
+      out += '.';
+    }
+  }
+
+  std::string string() {
+    char q = s_[i_];
+    bool multi = s_.compare(i_, 3, std::string(3, q)) == 0;
+    i_ += multi ? 3 : 1;
+    if (multi && i_ < s_.size() && s_[i_] == '\n') ++i_;
+    else if (multi && s_.compare(i_, 2, "\r\n") == 0) i_ += 2;
+    std::string out;
+    for (;;) {
+      if (i_ >= s_.size()) toml_error("unterminated string");
+      char c = s_[i_];
+      if (multi ? s_.compare(i_, 3, std::string(3, q)) == 0 : c == q) {
+        i_ += multi ? 3 : 1;
+        // """a"""" : up to two more quotes belong to the string
+        while (multi && i_ < s_.size() && s_[i_] == q) {
+          out += q;
+          ++i_;
+        }
+        return out;
+      }
+      if (!multi && c == '\n') toml_error("newline in a string");
+      if (q == '"' && c == '\\') {
+        if (i_ + 1 >= s_.size()) toml_error("unterminated string");
+        char e = s_[i_ + 1];
+        i_ += 2;
+        switch (e) {
+          case 'n': out += '\n'; break;
+          case 't': out += '\t'; break;
+          case 'r': out += '\r'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case '"': out += '"'; break;
+          case '\\': out += '\\'; break;
+          case 'u':
+          case 'U': {
+            size_t len = e == 'u' ? 4 : 8;
+            if (i_ + len > s_.size()) toml_error("bad escape");
+            unsigned long cp = std::stoul(std::string(s_.substr(i_, len)), nullptr, 16);
+            i_ += len;
+            append_utf8(out, cp);
+            break;
+          }
+          default:
+            if (multi && (is_space(e))) {  // line-ending backslash: trim the following space
+              while (i_ < s_.size() && is_space(s_[i_])) ++i_;
+              break;
+            }
+            toml_error("bad escape in a string");
+        }
+        continue;
+      }
+      out += c;
+      ++i_;
+    }
+  }
+
+  static void append_utf8(std::string& out, unsigned long cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // Parses one value; when KEY is project.dependencies, collects its strings.
+  void value(const std::string& key) {
+    skip_blank();
+    if (i_ >= s_.size()) toml_error("missing value for " + key);
+    bool target = key == "project.dependencies";
+    char c = s_[i_];
+    if (c == '[') {
+      ++i_;
+      for (;;) {
+        skip_all();
+        if (i_ >= s_.size()) toml_error("unterminated array " + key);
+        if (consume(']')) break;
+        if (target) {
+          if (s_[i_] != '"' && s_[i_] != '\'') toml_error("project.dependencies must hold strings");
+          deps_.push_back(string());
+        } else {
+          value(key + "[]");
+        }
+        skip_all();
+        if (consume(',')) continue;
+        if (consume(']')) break;
+        toml_error("expected ',' or ']' in array " + key);
+      }
+      if (target) found_ = true;
+    } else if (target) {
+      toml_error("project.dependencies must be an array");
+    } else if (c == '{') {
+      ++i_;
+      for (;;) {
+        skip_blank();
+        if (consume('}')) break;
+        std::string sub = key_path();
+        skip_blank();
+        if (!consume('=')) toml_error("expected '=' in inline table " + key);
+        value(key + "." + sub);
+        if (found_) return;
+        skip_blank();
+        if (consume(',')) continue;
+        if (consume('}')) break;
+        toml_error("expected ',' or '}' in inline table " + key);
+      }
+    } else if (c == '"' || c == '\'') {
+      string();
+    } else {
+      // Numbers, booleans, dates: up to a delimiter.
+      while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != ']' && s_[i_] != '}' &&
+             s_[i_] != '\n' && s_[i_] != '#')
+        ++i_;
+    }
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  bool found_ = false;
+  std::vector<std::string> deps_;
+};
+
+std::optional<std::vector<std::string>> project_dependencies(std::string_view toml) {
+  auto strings = TomlScanner(toml).dependencies();
+  if (!strings) return std::nullopt;
+  std::vector<std::string> out;
+  for (const auto& s : *strings) {
+    std::string n = normalize_line(strip_comment(s));
+    if (!n.empty()) out.push_back(std::move(n));
+  }
+  sort_unique(out);
+  return out;
+}
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+std::optional<Requirements> load(const fs::path& file, bool explicit_file) {
+  auto text = read_file(file);
+  if (!text) {
+    if (!explicit_file) return std::nullopt;
+    throw Error(Errc::packaging,
+                "requirements file " + file.string() + " does not exist; check --requirements");
+  }
+  Requirements r;
+  r.source = file;
+  if (ends_with(file.filename().string(), ".toml")) {
+    std::optional<std::vector<std::string>> deps;
+    try {
+      deps = project_dependencies(*text);
+    } catch (const Error& e) {
+      throw Error(e.code(), file.string() + ": " + e.what());
+    }
+    // Without [project].dependencies a pyproject.toml is tool configuration, not requirements.
+    if (!deps && !explicit_file) return std::nullopt;
+    if (deps) r.lines = std::move(*deps);
+  } else {
+    r.lines = normalize_requirements(*text);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> normalize_requirements(std::string_view text) {
+  std::vector<std::string> out;
+  std::string logical;
+  auto flush = [&] {
+    std::string n = normalize_line(strip_comment(logical));
+    if (!n.empty()) out.push_back(std::move(n));
+    logical.clear();
+  };
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    bool comment = !trim(line).empty() && trim(line).front() == '#';
+    if (!comment && !line.empty() && line.back() == '\\') {  // continuation
+      line.remove_suffix(1);
+      logical += line;
+      if (!text.empty()) continue;
+    } else {
+      logical += line;
+    }
+    flush();
+  }
+  if (!logical.empty()) flush();
+  sort_unique(out);
+  return out;
+}
+
+std::vector<std::string> pyproject_dependencies(std::string_view toml) {
+  auto deps = project_dependencies(toml);
+  return deps ? std::move(*deps) : std::vector<std::string>{};
+}
+
+std::optional<Requirements> find_requirements(const fs::path& start_dir,
+                                              const fs::path& context_root,
+                                              const std::optional<fs::path>& explicit_file) {
+  if (explicit_file) return load(*explicit_file, true);
+  fs::path dir = fs::absolute(start_dir).lexically_normal();
+  fs::path root = fs::absolute(context_root).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "a/b/" -> "a/b"
+  if (!root.has_filename()) root = root.parent_path();
+  auto rel = dir.lexically_relative(root);
+  bool inside = !rel.empty() && *rel.begin() != "..";
+  for (;;) {
+    for (const char* name : {"requirements.txt", "pyproject.toml"}) {
+      fs::path f = dir / name;
+      if (!is_file(f)) continue;
+      if (auto r = load(f, false)) return r;
+    }
+    if (!inside || dir == root || dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return std::nullopt;
+}
+
+std::string image_tag(std::string_view family, std::string_view base_image,
+                      const std::vector<std::string>& normalized_requirements) {
+  // Normalizing again is a no-op on normalized input, and makes the tag robust to callers that
+  // pass raw lines.
+  std::string joined;
+  for (const auto& l : normalized_requirements) joined += l + "\n";
+  Sha256 h;
+  h.update("base_image=");
+  h.update(base_image);
+  h.update("\nfamily=");
+  h.update(family);
+  h.update("\n");
+  for (const auto& l : normalize_requirements(joined)) {
+    h.update(l);
+    h.update("\n");
+  }
+  return std::string(family) + "-" + h.hex_digest().substr(0, 12);
+}
+
+}  // namespace kinetic

@@ -1,0 +1,141 @@
+#include "cli_harness.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <poll.h>
+
+namespace kinetic::test {
+
+Sandbox::Sandbox() {
+  root_ = make_temp_dir(fs::temp_directory_path(), "kinetic-e2e-");
+  make_dirs(home());
+}
+
+Sandbox::~Sandbox() {
+  if (!std::getenv("KINETIC_KEEP_SANDBOX")) remove_all_quiet(root_);
+}
+
+fs::path Sandbox::project(const std::string& name) {
+  fs::path p = root_ / name;
+  make_dirs(p);
+  return p;
+}
+
+fs::path Sandbox::write(const std::string& file, const std::string& content, unsigned mode) {
+  fs::path p = root_ / file;
+  atomic_write(p, content, mode);
+  return p;
+}
+
+std::vector<std::string> Sandbox::environment(
+    const std::map<std::string, std::string>& extra) const {
+  std::map<std::string, std::string> env = {
+      {"HOME", home().string()},
+      {"XDG_CONFIG_HOME", (root_ / "config").string()},
+      {"KINETIC_HOME", state().string()},
+      {"PATH", std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"},
+      {"LANG", "C.UTF-8"},
+      {"KINETIC_KILL_GRACE_SECONDS", "5"},
+  };
+  for (const auto& [k, v] : extra) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env)
+    if (v != "<unset>") out.push_back(k + "=" + v);
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void exec_kinetic(const std::vector<std::string>& args,
+                               const std::vector<std::string>& env, const fs::path& cwd) {
+  if (::chdir(cwd.c_str()) != 0) ::_exit(99);
+  std::vector<char*> argv = {const_cast<char*>(KINETIC_BINARY)};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  ::execve(KINETIC_BINARY, argv.data(), envp.data());
+  ::_exit(98);
+}
+
+}  // namespace
+
+CliResult Sandbox::run(const std::vector<std::string>& args, const fs::path& cwd,
+                       const std::map<std::string, std::string>& extra_env) const {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
+  auto env = environment(extra_env);
+  fs::path dir = cwd.empty() ? root_ : cwd;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    exec_kinetic(args, env, dir);
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  CliResult r;
+  int fds[2] = {out[0], err[0]};
+  std::string* bufs[2] = {&r.out, &r.err};
+  char buf[65536];
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i], buf, sizeof buf);
+      if (n > 0) {
+        bufs[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        ::close(fds[i]);
+        fds[i] = -1;
+      }
+    }
+  }
+  r.exit_code = wait(pid);
+  return r;
+}
+
+int Sandbox::spawn(const std::vector<std::string>& args, const fs::path& cwd,
+                   const fs::path& out_file, const fs::path& err_file) const {
+  auto env = environment({});
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDONLY);
+    int o = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(devnull, 0);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    exec_kinetic(args, env, cwd);
+  }
+  return pid;
+}
+
+int Sandbox::wait(int pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+size_t line_count(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  if (!s.empty() && s.back() != '\n') ++n;
+  return n;
+}
+
+std::string slurp(const fs::path& file) { return read_file(file).value_or(""); }
+
+}  // namespace kinetic::test

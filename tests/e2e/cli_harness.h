@@ -1,0 +1,55 @@
+// Runs the kinetic binary as a user would: a fresh HOME, config and state per test, stdout and
+// stderr captured, the exit code returned.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/fs.h"
+
+namespace kinetic::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+class Sandbox {
+ public:
+  Sandbox();
+  ~Sandbox();
+  const fs::path& root() const { return root_; }
+  fs::path home() const { return root_ / "home"; }
+  fs::path state() const { return root_ / "state"; }
+  fs::path config_file() const { return root_ / "config" / "kinetic" / "config.yaml"; }
+  // A project directory under the sandbox (created).
+  fs::path project(const std::string& name = "proj");
+
+  // Writes FILE (relative to the sandbox root) with CONTENT and MODE.
+  fs::path write(const std::string& file, const std::string& content, unsigned mode = 0644);
+
+  // Runs kinetic with ARGS in CWD (default: the sandbox root).
+  CliResult run(const std::vector<std::string>& args, const fs::path& cwd = {},
+                const std::map<std::string, std::string>& extra_env = {}) const;
+  // Starts kinetic without waiting; returns the pid. Output goes to files under the sandbox.
+  int spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& out_file,
+            const fs::path& err_file) const;
+  // Waits for PID and returns its exit code (128+N for a signal).
+  static int wait(int pid);
+
+  std::vector<std::string> environment(const std::map<std::string, std::string>& extra) const;
+
+ private:
+  fs::path root_;
+};
+
+// The first line of S.
+std::string first_line(const std::string& s);
+// Number of lines in S.
+size_t line_count(const std::string& s);
+// Reads FILE (empty when missing).
+std::string slurp(const fs::path& file);
+
+}  // namespace kinetic::test

@@ -1,0 +1,458 @@
+// The Job, JobSet and Secret `run` submits on GKE, against golden files and by property.
+//
+// Golden files: tests/golden/manifests/NAME.yaml. After an intended change, regenerate them with
+//   KINETIC_UPDATE_GOLDEN=1 ./build/tests/kinetic_unit_tests --gtest_filter='*Manifest*'
+// and review the diff.
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+#include "job/manifest.h"
+#include "render/yaml.h"
+
+namespace kinetic {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Accelerators as the catalog resolves them (built by hand: these tests are about manifests).
+Accelerator tpu(const std::string& name, int chips, int hosts, const std::string& topology,
+                const std::string& machine_type) {
+  Accelerator a;
+  a.name = name;
+  a.family = AcceleratorFamily::tpu;
+  a.kind = "v5litepod";
+  a.chips = chips;
+  a.hosts = hosts;
+  a.chips_per_host = chips / hosts;
+  a.topology = topology;
+  a.machine_type = machine_type;
+  a.gke_accelerator = "tpu-v5-lite-podslice";
+  a.resource_name = "google.com/tpu";
+  a.node_selector = {{"cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice"},
+                     {"cloud.google.com/gke-tpu-topology", topology}};
+  return a;
+}
+
+Accelerator v5litepod_1() {
+  return tpu("v5litepod-1", 1, 1, "1x1", "ct5lp-hightpu-1t");
+}
+Accelerator v5litepod_4() {
+  return tpu("v5litepod-4", 4, 1, "2x2", "ct5lp-hightpu-4t");
+}
+Accelerator v5litepod_16() {
+  return tpu("v5litepod-16", 16, 4, "4x4", "ct5lp-hightpu-4t");
+}
+
+Accelerator gpu(const std::string& name, const std::string& kind, int count,
+                const std::string& machine_type, const std::string& label) {
+  Accelerator a;
+  a.name = name;
+  a.family = AcceleratorFamily::gpu;
+  a.kind = kind;
+  a.chips = count;
+  a.hosts = 1;
+  a.chips_per_host = count;
+  a.machine_type = machine_type;
+  a.gke_accelerator = label;
+  a.resource_name = "nvidia.com/gpu";
+  a.node_selector = {{"cloud.google.com/gke-accelerator", label}};
+  return a;
+}
+
+Accelerator l4() {
+  return gpu("l4", "l4", 1, "g2-standard-4", "nvidia-l4");
+}
+Accelerator a100x8() {
+  return gpu("a100x8", "a100", 8, "a2-highgpu-8g", "nvidia-tesla-a100");
+}
+
+Accelerator cpu() {
+  Accelerator a;
+  a.name = "cpu";
+  a.family = AcceleratorFamily::cpu;
+  a.kind = "cpu";
+  a.machine_type = "e2-standard-4";
+  return a;
+}
+
+const char* const kBootstrap =
+    "import os, sys, urllib.request\n"
+    "exec(urllib.request.urlopen(os.environ['KINETIC_BOOTSTRAP_URL']).read())\n";
+
+ManifestInput input_for(const Accelerator& accelerator) {
+  ManifestInput in;
+  in.job_id = "job-1a2b3c4d";
+  in.accelerator = accelerator;
+  in.image = "us-central1-docker.pkg.dev/acme-ml/kinetic/base:" +
+             std::string(accelerator.family == AcceleratorFamily::tpu   ? "tpu"
+                         : accelerator.family == AcceleratorFamily::gpu ? "gpu"
+                                                                        : "cpu") +
+             "-0123456789ab";
+  in.command = {"python3", "-c", kBootstrap};
+  in.env = {{"KINETIC_JOB_ID", "job-1a2b3c4d"},
+            {"KINETIC_BUCKET", "acme-ml-kinetic-kinetic"},
+            {"KINETIC_SPEC", "gs://acme-ml-kinetic-kinetic/jobs/job-1a2b3c4d/spec.json"},
+            {"KINETIC_OUTPUT_DIR", "/kinetic/outputs"},
+            {"KINETIC_CHECKPOINT_DIR", "/kinetic/checkpoints"}};
+  in.labels = {{"kinetic.dev/accelerator", accelerator.name}};
+  return in;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::filesystem::path path =
+      std::filesystem::path(KINETIC_GOLDEN_DIR) / "manifests" / (name + ".yaml");
+  const char* update = std::getenv("KINETIC_UPDATE_GOLDEN");
+  if (update != nullptr && std::string(update) == "1") {
+    std::filesystem::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
+    std::fprintf(stderr, "updated golden file %s\n", path.c_str());
+    return;
+  }
+  ASSERT_TRUE(std::filesystem::exists(path))
+      << path << " is missing; run the test with KINETIC_UPDATE_GOLDEN=1 to create it";
+  EXPECT_EQ(read_file(path), actual)
+      << "differs from " << path << "; if the change is intended, rerun with "
+      << "KINETIC_UPDATE_GOLDEN=1 and review the diff";
+}
+
+std::string render(const ManifestInput& in, const std::map<std::string, std::string>& secrets) {
+  return to_yaml_stream(build_manifests(in, secrets));
+}
+
+const json& pod_spec(const json& workload) {
+  if (workload["kind"] == "JobSet") {
+    return workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  }
+  return workload["spec"]["template"]["spec"];
+}
+
+const json& container(const json& workload) {
+  return pod_spec(workload)["containers"][0];
+}
+
+// ---- golden files
+
+TEST(JobManifestGolden, Cpu) {
+  expect_golden("cpu", render(input_for(cpu()), {}));
+}
+TEST(JobManifestGolden, L4) {
+  expect_golden("l4", render(input_for(l4()), {}));
+}
+TEST(JobManifestGolden, A100x8) {
+  expect_golden("a100x8", render(input_for(a100x8()), {}));
+}
+TEST(JobManifestGolden, V5litepod1) {
+  expect_golden("v5litepod-1", render(input_for(v5litepod_1()), {}));
+}
+TEST(JobManifestGolden, V5litepod4) {
+  expect_golden("v5litepod-4", render(input_for(v5litepod_4()), {}));
+}
+TEST(JobManifestGolden, V5litepod16JobSet) {
+  expect_golden("v5litepod-16", render(input_for(v5litepod_16()), {}));
+}
+TEST(JobManifestGolden, V5litepod4Spot) {
+  Accelerator acc = v5litepod_4();
+  acc.spot = true;
+  ManifestInput in = input_for(acc);
+  in.retries = 2;
+  expect_golden("v5litepod-4-spot", render(in, {}));
+}
+TEST(JobManifestGolden, L4SecretsAndTimeout) {
+  ManifestInput in = input_for(l4());
+  in.secret_env = {"KAGGLE_USERNAME", "KAGGLE_KEY", "HF_TOKEN"};
+  in.timeout_seconds = 7200;
+  in.retries = 1;
+  in.ttl_seconds_after_finished = 600;
+  expect_golden("l4-secrets-timeout",
+                render(in, {{"KAGGLE_USERNAME", "alice"},
+                            {"KAGGLE_KEY", "0123456789abcdef"},
+                            {"HF_TOKEN", "hf_xyz: with # yaml-ish\nsecond line"}}));
+}
+TEST(JobManifestGolden, V5litepod16SpotSecretsAndTimeout) {
+  Accelerator acc = v5litepod_16();
+  acc.spot = true;
+  ManifestInput in = input_for(acc);
+  in.secret_env = {"WANDB_API_KEY"};
+  in.timeout_seconds = 3600;
+  in.retries = 3;
+  expect_golden("v5litepod-16-spot-secrets-timeout", render(in, {{"WANDB_API_KEY", "true"}}));
+}
+
+// ---- properties
+
+TEST(JobManifest, ObjectName) {
+  EXPECT_EQ(k8s_object_name("job-1a2b3c4d"), "kinetic-job-1a2b3c4d");
+}
+
+TEST(JobManifest, SingleHostIsAJob) {
+  for (const auto& acc : {cpu(), l4(), a100x8(), v5litepod_1(), v5litepod_4()}) {
+    const json job = build_workload(input_for(acc));
+    EXPECT_EQ(job["apiVersion"], "batch/v1") << acc.name;
+    EXPECT_EQ(job["kind"], "Job") << acc.name;
+    EXPECT_EQ(job["metadata"]["name"], "kinetic-job-1a2b3c4d");
+    EXPECT_EQ(job["metadata"]["namespace"], "default");
+    EXPECT_EQ(job["spec"]["backoffLimit"], 0);
+    EXPECT_EQ(job["spec"]["ttlSecondsAfterFinished"], 3600);
+    EXPECT_FALSE(job["spec"].contains("activeDeadlineSeconds"));
+    EXPECT_EQ(pod_spec(job)["restartPolicy"], "Never");
+    EXPECT_EQ(pod_spec(job)["containers"].size(), 1u);
+    EXPECT_EQ(container(job)["name"], "main");
+    // kubectl-like key order.
+    std::vector<std::string> keys;
+    for (const auto& [key, value] : job.items()) keys.push_back(key);
+    EXPECT_EQ(keys, (std::vector<std::string>{"apiVersion", "kind", "metadata", "spec"}));
+  }
+}
+
+TEST(JobManifest, MultiHostTpuIsAJobSet) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.retries = 2;
+  in.timeout_seconds = 900;
+  const json js = build_workload(in);
+  EXPECT_EQ(js["apiVersion"], "jobset.x-k8s.io/v1alpha2");
+  EXPECT_EQ(js["kind"], "JobSet");
+  EXPECT_EQ(js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"],
+            "cloud.google.com/gke-nodepool");
+  EXPECT_EQ(js["spec"]["failurePolicy"]["maxRestarts"], 2);
+  EXPECT_EQ(js["spec"]["network"]["enableDNSHostnames"], true);
+  ASSERT_EQ(js["spec"]["replicatedJobs"].size(), 1u);
+  const json& rj = js["spec"]["replicatedJobs"][0];
+  EXPECT_EQ(rj["name"], "slice");
+  EXPECT_EQ(rj["replicas"], 1);
+  const json& job = rj["template"]["spec"];
+  EXPECT_EQ(job["parallelism"], 4);
+  EXPECT_EQ(job["completions"], 4);
+  EXPECT_EQ(job["completionMode"], "Indexed");
+  EXPECT_EQ(job["backoffLimit"], 0);
+  EXPECT_EQ(job["activeDeadlineSeconds"], 900);
+  // Each pod asks for its host's chips, not the slice's.
+  EXPECT_EQ(container(js)["resources"]["limits"]["google.com/tpu"], "4");
+  EXPECT_EQ(pod_spec(js)["nodeSelector"]["cloud.google.com/gke-tpu-topology"], "4x4");
+}
+
+TEST(JobManifest, LabelsOnEveryObjectAndPodTemplate) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.secret_env = {"K"};
+  in.labels["kinetic.dev/job"] = "spoofed";  // kinetic's own labels win
+  const json expected = {{"app.kubernetes.io/managed-by", "kinetic"},
+                         {"kinetic.dev/job", "job-1a2b3c4d"},
+                         {"kinetic.dev/accelerator", "v5litepod-16"}};
+  const auto docs = build_manifests(in, {{"K", "v"}});
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0]["metadata"]["labels"], expected);
+  EXPECT_EQ(docs[1]["metadata"]["labels"], expected);
+  const json& rj = docs[1]["spec"]["replicatedJobs"][0];
+  EXPECT_EQ(rj["template"]["metadata"]["labels"], expected);
+  EXPECT_EQ(rj["template"]["spec"]["template"]["metadata"]["labels"], expected);
+
+  const json job = build_workload(input_for(l4()));
+  EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"]["kinetic.dev/job"], "job-1a2b3c4d");
+  EXPECT_EQ(job["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "kinetic");
+}
+
+TEST(JobManifest, PerHostResources) {
+  EXPECT_EQ(container(build_workload(input_for(v5litepod_1())))["resources"],
+            (json{{"limits", {{"google.com/tpu", "1"}}}}));
+  EXPECT_EQ(container(build_workload(input_for(v5litepod_4())))["resources"],
+            (json{{"limits", {{"google.com/tpu", "4"}}}}));
+  EXPECT_EQ(container(build_workload(input_for(l4())))["resources"],
+            (json{{"limits", {{"nvidia.com/gpu", "1"}}}}));
+  EXPECT_EQ(container(build_workload(input_for(a100x8())))["resources"],
+            (json{{"limits", {{"nvidia.com/gpu", "8"}}}}));
+  // Quantities are strings.
+  EXPECT_TRUE(
+      container(build_workload(input_for(a100x8())))["resources"]["limits"]["nvidia.com/gpu"]
+          .is_string());
+  EXPECT_EQ(container(build_workload(input_for(cpu())))["resources"],
+            (json{{"requests", {{"cpu", "1"}, {"memory", "2Gi"}}}}));
+}
+
+TEST(JobManifest, NodeSelectorsAndTolerations) {
+  const json tpu_toleration = {
+      {"key", "google.com/tpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+  const json gpu_toleration = {
+      {"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+  const json spot_toleration = {{"key", "cloud.google.com/gke-spot"},
+                                {"operator", "Equal"},
+                                {"value", "true"},
+                                {"effect", "NoSchedule"}};
+
+  const json tpu_spec = pod_spec(build_workload(input_for(v5litepod_4())));
+  EXPECT_EQ(tpu_spec["nodeSelector"],
+            (json{{"cloud.google.com/gke-tpu-accelerator", "tpu-v5-lite-podslice"},
+                  {"cloud.google.com/gke-tpu-topology", "2x2"}}));
+  EXPECT_EQ(tpu_spec["tolerations"], json::array({tpu_toleration}));
+
+  const json gpu_spec = pod_spec(build_workload(input_for(a100x8())));
+  EXPECT_EQ(gpu_spec["nodeSelector"],
+            (json{{"cloud.google.com/gke-accelerator", "nvidia-tesla-a100"}}));
+  EXPECT_EQ(gpu_spec["tolerations"], json::array({gpu_toleration}));
+
+  const json cpu_spec = pod_spec(build_workload(input_for(cpu())));
+  EXPECT_FALSE(cpu_spec.contains("nodeSelector"));
+  EXPECT_FALSE(cpu_spec.contains("tolerations"));
+
+  Accelerator spot_tpu = v5litepod_16();
+  spot_tpu.spot = true;
+  const json spot_spec = pod_spec(build_workload(input_for(spot_tpu)));
+  EXPECT_EQ(spot_spec["nodeSelector"]["cloud.google.com/gke-spot"], "true");
+  EXPECT_TRUE(spot_spec["nodeSelector"]["cloud.google.com/gke-spot"].is_string());
+  EXPECT_EQ(spot_spec["tolerations"], json::array({tpu_toleration, spot_toleration}));
+
+  Accelerator spot_cpu = cpu();
+  spot_cpu.spot = true;
+  const json spot_cpu_spec = pod_spec(build_workload(input_for(spot_cpu)));
+  EXPECT_EQ(spot_cpu_spec["nodeSelector"], (json{{"cloud.google.com/gke-spot", "true"}}));
+  EXPECT_EQ(spot_cpu_spec["tolerations"], json::array({spot_toleration}));
+
+  // Not spot: no spot selector anywhere.
+  EXPECT_EQ(to_yaml(build_workload(input_for(v5litepod_4()))).find("gke-spot"), std::string::npos);
+}
+
+TEST(JobManifest, EnvironmentOrderJaxPlatformsAndSecretRefs) {
+  ManifestInput in = input_for(l4());
+  in.env = {{"B", "2"}, {"A", "1"}};
+  in.secret_env = {"Z_SECRET", "A_SECRET"};
+  const json env = container(build_workload(in))["env"];
+  ASSERT_EQ(env.size(), 5u);
+  EXPECT_EQ(env[0], (json{{"name", "JAX_PLATFORMS"}, {"value", "gpu"}}));
+  EXPECT_EQ(env[1], (json{{"name", "B"}, {"value", "2"}}));
+  EXPECT_EQ(env[2], (json{{"name", "A"}, {"value", "1"}}));
+  EXPECT_EQ(env[3],
+            (json{{"name", "Z_SECRET"},
+                  {"valueFrom",
+                   {{"secretKeyRef", {{"name", "kinetic-job-1a2b3c4d"}, {"key", "Z_SECRET"}}}}}}));
+  EXPECT_EQ(env[4]["name"], "A_SECRET");
+  EXPECT_EQ(env[4]["valueFrom"]["secretKeyRef"]["key"], "A_SECRET");
+
+  EXPECT_EQ(container(build_workload(input_for(v5litepod_1())))["env"][0]["value"], "tpu");
+  EXPECT_EQ(container(build_workload(input_for(cpu())))["env"][0]["value"], "cpu");
+
+  // The job's own JAX_PLATFORMS (plain or secret) replaces kinetic's.
+  ManifestInput own = input_for(v5litepod_4());
+  own.env = {{"JAX_PLATFORMS", "cpu"}};
+  EXPECT_EQ(container(build_workload(own))["env"],
+            (json::array({{{"name", "JAX_PLATFORMS"}, {"value", "cpu"}}})));
+  own.env.clear();
+  own.secret_env = {"JAX_PLATFORMS"};
+  EXPECT_EQ(container(build_workload(own))["env"].size(), 1u);
+  EXPECT_TRUE(container(build_workload(own))["env"][0].contains("valueFrom"));
+}
+
+TEST(JobManifest, SecretValuesNeverInTheWorkload) {
+  for (const auto& acc : {l4(), v5litepod_16()}) {
+    ManifestInput in = input_for(acc);
+    in.secret_env = {"KAGGLE_KEY", "HF_TOKEN"};
+    const std::map<std::string, std::string> values = {{"KAGGLE_KEY", "s3cr3t-kaggle-value"},
+                                                       {"HF_TOKEN", "hf_s3cr3t_token"}};
+    const auto docs = build_manifests(in, values);
+    ASSERT_EQ(docs.size(), 2u);
+    EXPECT_EQ(docs[0]["kind"], "Secret");
+    const std::string workload_json = docs[1].dump();
+    const std::string workload_yaml = to_yaml(docs[1]);
+    for (const auto& [name, value] : values) {
+      EXPECT_EQ(workload_json.find(value), std::string::npos) << value;
+      EXPECT_EQ(workload_yaml.find(value), std::string::npos) << value;
+    }
+    EXPECT_NE(docs[0].dump().find("s3cr3t-kaggle-value"), std::string::npos);
+  }
+}
+
+TEST(JobManifest, Secret) {
+  ManifestInput in = input_for(v5litepod_4());
+  EXPECT_FALSE(build_secret(in, {{"UNUSED", "x"}}).has_value());
+  EXPECT_EQ(build_manifests(in, {}).size(), 1u);
+
+  in.secret_env = {"ZED", "ALPHA"};
+  in.namespace_ = "ml";
+  const auto secret = build_secret(in, {{"ALPHA", "1"}, {"ZED", "z"}, {"OTHER", "o"}});
+  ASSERT_TRUE(secret.has_value());
+  EXPECT_EQ(secret->dump(),
+            R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"kinetic-job-1a2b3c4d",)"
+            R"("namespace":"ml","labels":{"app.kubernetes.io/managed-by":"kinetic",)"
+            R"("kinetic.dev/job":"job-1a2b3c4d","kinetic.dev/accelerator":"v5litepod-4"}},)"
+            R"("type":"Opaque","stringData":{"ZED":"z","ALPHA":"1"}})");
+  // Redacted values for printing are the caller's: whatever is passed is used.
+  EXPECT_EQ((*build_secret(in, {{"ALPHA", "***"}, {"ZED", "***"}}))["stringData"]["ZED"], "***");
+  // A secret variable without a value is a bug in the caller.
+  EXPECT_THROW(build_secret(in, {{"ALPHA", "1"}}), Error);
+  // Creation order: the Secret first, so the pod never waits on a missing Secret.
+  const auto docs = build_manifests(in, {{"ALPHA", "1"}, {"ZED", "z"}});
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0]["kind"], "Secret");
+  EXPECT_EQ(docs[1]["kind"], "Job");
+  EXPECT_EQ(docs[1]["metadata"]["namespace"], "ml");
+}
+
+TEST(JobManifest, RetriesTimeoutAndTtl) {
+  ManifestInput in = input_for(v5litepod_4());
+  in.retries = 3;
+  in.timeout_seconds = 86400;
+  in.ttl_seconds_after_finished = 600;
+  const json job = build_workload(in);
+  EXPECT_EQ(job["spec"]["backoffLimit"], 3);
+  EXPECT_EQ(job["spec"]["activeDeadlineSeconds"], 86400);
+  EXPECT_EQ(job["spec"]["ttlSecondsAfterFinished"], 600);
+
+  in.accelerator = v5litepod_16();
+  const json js = build_workload(in);
+  EXPECT_EQ(js["spec"]["ttlSecondsAfterFinished"], 600);
+  EXPECT_EQ(js["spec"]["failurePolicy"]["maxRestarts"], 3);
+  EXPECT_EQ(js["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"], 0);
+}
+
+TEST(JobManifest, CommandAndImage) {
+  ManifestInput in = input_for(cpu());
+  const json c = container(build_workload(in));
+  EXPECT_EQ(c["image"], "us-central1-docker.pkg.dev/acme-ml/kinetic/base:cpu-0123456789ab");
+  EXPECT_EQ(c["command"], (json::array({"python3", "-c", kBootstrap})));
+  in.command.clear();  // the image's entrypoint
+  EXPECT_FALSE(container(build_workload(in)).contains("command"));
+}
+
+TEST(JobManifest, RejectsBadInput) {
+  ManifestInput in = input_for(cpu());
+  in.job_id = "Job_1";
+  EXPECT_THROW(build_workload(in), Error);
+  in.job_id = std::string(60, 'a');
+  EXPECT_THROW(build_workload(in), Error);
+  in.job_id = "";
+  EXPECT_THROW(build_workload(in), Error);
+  in = input_for(cpu());
+  in.image.clear();
+  EXPECT_THROW(build_workload(in), Error);
+}
+
+TEST(JobManifest, YamlReadsBackAsTheManifests) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.secret_env = {"TOKEN"};
+  in.timeout_seconds = 60;
+  const auto docs = build_manifests(in, {{"TOKEN", "0x1F"}});
+  const auto parsed = YAML::LoadAll(to_yaml_stream(docs));
+  ASSERT_EQ(parsed.size(), docs.size());
+  EXPECT_EQ(parsed[0]["stringData"]["TOKEN"].Scalar(), "0x1F");
+  EXPECT_EQ(parsed[0]["stringData"]["TOKEN"].Tag(), "!");  // quoted
+  const auto pod = parsed[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["containers"][0]["command"][2].Scalar(), kBootstrap);
+  EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["google.com/tpu"].Tag(), "!");
+  EXPECT_EQ(parsed[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"].as<int>(), 4);
+}
+
+}  // namespace
+}  // namespace kinetic

@@ -1,0 +1,277 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "pack/requirements.h"
+
+namespace kinetic {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+TEST(RequirementsTest, NormalizesNamesSpacingCommentsAndOrder) {
+  EXPECT_EQ(normalize_requirements("# deps\n"
+                                   "\n"
+                                   "  Numpy >= 1.2   # the array lib\n"
+                                   "torch==2.3.0\n"
+                                   "Jax[CUDA12_pip , TPU] ==0.4.30\n"
+                                   "scikit_learn\n"
+                                   "zope.interface ~= 6.0\n"
+                                   "Typing_Extensions\t>=4 , <5\n"),
+            (Lines{"jax[cuda12-pip,tpu]==0.4.30", "numpy>=1.2", "scikit-learn", "torch==2.3.0",
+                   "typing-extensions<5,>=4", "zope-interface~=6.0"}));
+}
+
+TEST(RequirementsTest, DeduplicatesAfterNormalizing) {
+  EXPECT_EQ(normalize_requirements("numpy\nNumPy\nnumpy  \n\n# x\nnumpy # again\n"),
+            Lines{"numpy"});
+  EXPECT_EQ(normalize_requirements("a_b.c==1\nA-B-C == 1\n"), Lines{"a-b-c==1"});
+}
+
+TEST(RequirementsTest, VersionsMarkersAndUrlsKeepTheirCase) {
+  EXPECT_EQ(normalize_requirements("Foo==1.0RC1\n"), Lines{"foo==1.0RC1"});
+  EXPECT_EQ(normalize_requirements("MyPkg @ https://Example.com/MyPkg-1.0.whl#sha256=AbC\n"),
+            Lines{"mypkg @ https://Example.com/MyPkg-1.0.whl#sha256=AbC"});
+}
+
+TEST(RequirementsTest, MarkerSpacingAndQuotesAreCanonical) {
+  const std::string want = "tomli>=2; python_version < \"3.11\"";
+  EXPECT_EQ(normalize_requirements("tomli>=2;python_version<'3.11'"), Lines{want});
+  EXPECT_EQ(normalize_requirements("tomli >= 2 ; python_version  <  \"3.11\""), Lines{want});
+  EXPECT_EQ(normalize_requirements("x; (os_name=='nt' or sys_platform == \"linux\")and extra!='a'"),
+            Lines{"x; (os_name == \"nt\" or sys_platform == \"linux\") and extra != \"a\""});
+  EXPECT_EQ(normalize_requirements("pkg @ https://h/p.whl ; python_version>='3.9'"),
+            Lines{"pkg @ https://h/p.whl ; python_version >= \"3.9\""});
+}
+
+TEST(RequirementsTest, OptionLinesAndPathsAreKeptAsWritten) {
+  EXPECT_EQ(normalize_requirements("--extra-index-url   https://download.pytorch.org/whl/cpu\n"
+                                   "-r  other.txt\n"
+                                   "./local_pkg\n"
+                                   "git+https://github.com/Org/Repo.git@v1#egg=Repo\n"
+                                   "My_Wheel-1.0-py3-none-any.whl\n"
+                                   "torch\n"),
+            (Lines{"--extra-index-url https://download.pytorch.org/whl/cpu", "-r other.txt",
+                   "./local_pkg", "My_Wheel-1.0-py3-none-any.whl",
+                   "git+https://github.com/Org/Repo.git@v1#egg=Repo", "torch"}));
+}
+
+TEST(RequirementsTest, ContinuationLinesAndHashes) {
+  EXPECT_EQ(normalize_requirements("Requests==2.31.0 \\\n"
+                                   "    --hash=sha256:aaa \\\n"
+                                   "    --hash=sha256:bbb\r\n"
+                                   "idna==3.7\r\n"),
+            (Lines{"idna==3.7", "requests==2.31.0 --hash=sha256:aaa --hash=sha256:bbb"}));
+}
+
+TEST(RequirementsTest, NormalizingIsIdempotent) {
+  const char* text =
+      "Jax[tpu]>=0.4 ; python_version >= '3.10'\n"
+      "pkg @ https://h/p.whl ; sys_platform == 'linux'\n"
+      "--index-url https://x\n"
+      "requests==2 --hash=sha256:a\n"
+      "foo (>=1.0)\n";
+  Lines once = normalize_requirements(text);
+  std::string joined;
+  for (const auto& l : once) joined += l + "\n";
+  EXPECT_EQ(normalize_requirements(joined), once);
+}
+
+TEST(RequirementsTest, EmptyOrCommentOnlyTextIsEmpty) {
+  EXPECT_TRUE(normalize_requirements("").empty());
+  EXPECT_TRUE(normalize_requirements("\n  \n# only a comment\n\t# another\n").empty());
+}
+
+TEST(RequirementsTest, PyprojectProjectDependencies) {
+  const char* toml = R"(# top comment
+[build-system]
+requires = ["setuptools>=61", "wheel"]   # not these
+dependencies = ["not-this-one"]
+
+[project]
+name = "demo"
+version = "0.1"
+description = """
+dependencies = ["fake"]
+"""
+dependencies = [
+  "Numpy >= 1.26",  # trailing comment
+  'jax[tpu]==0.4.30',
+  # a comment line
+  "tomli; python_version<'3.11'",
+  "escaped\"quote",
+]
+
+[project.optional-dependencies]
+dev = ["pytest"]
+)";
+  EXPECT_EQ(pyproject_dependencies(toml),
+            (Lines{"escaped\"quote", "jax[tpu]==0.4.30", "numpy>=1.26",
+                   "tomli; python_version < \"3.11\""}));
+}
+
+TEST(RequirementsTest, PyprojectWithoutDependenciesIsEmpty) {
+  EXPECT_TRUE(pyproject_dependencies("[tool.ruff]\nline-length = 100\n").empty());
+  EXPECT_TRUE(pyproject_dependencies("[project]\nname = \"x\"\ndynamic = [\"dependencies\"]\n")
+                  .empty());
+  EXPECT_TRUE(pyproject_dependencies("").empty());
+  // [project.urls] is another table: its keys are not [project]'s.
+  EXPECT_TRUE(pyproject_dependencies("[project.urls]\ndependencies = [\"x\"]\n").empty());
+}
+
+TEST(RequirementsTest, PyprojectDottedAndInlineForms) {
+  EXPECT_EQ(pyproject_dependencies("project.dependencies = [\"a\", \"B\"]\n"), (Lines{"a", "b"}));
+  EXPECT_EQ(pyproject_dependencies("[ project ]\n\"dependencies\" = [ 'c' , ]\n"), Lines{"c"});
+  EXPECT_EQ(pyproject_dependencies("project = { name = \"x\", dependencies = [\"d\"] }\n"),
+            Lines{"d"});
+  EXPECT_EQ(pyproject_dependencies("[project]\ndependencies = []\n"), Lines{});
+}
+
+TEST(RequirementsTest, MalformedPyprojectIsAPackagingError) {
+  try {
+    pyproject_dependencies("[project]\ndependencies = [\n  \"numpy\",\n");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::packaging);
+    EXPECT_NE(std::string(e.what()).find("pyproject.toml"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(pyproject_dependencies("[project]\ndependencies = \"numpy\"\n"), Error);
+}
+
+class FindRequirementsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { root_ = make_temp_dir(fs::temp_directory_path(), "kinetic-req-"); }
+  void TearDown() override { remove_all_quiet(root_); }
+  fs::path root_;
+};
+
+TEST_F(FindRequirementsTest, NearestLevelWinsAndRequirementsTxtBeatsPyproject) {
+  atomic_write(root_ / "requirements.txt", "rootdep\n");
+  atomic_write(root_ / "a" / "pyproject.toml", "[project]\ndependencies = [\"adep\"]\n");
+  atomic_write(root_ / "a" / "b" / "c" / "x.txt", "");
+  auto r = find_requirements(root_ / "a" / "b" / "c", root_, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, root_ / "a" / "pyproject.toml");
+  EXPECT_EQ(r->lines, Lines{"adep"});
+
+  atomic_write(root_ / "a" / "requirements.txt", "txtdep\n");
+  r = find_requirements(root_ / "a" / "b" / "c", root_, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, root_ / "a" / "requirements.txt");
+  EXPECT_EQ(r->lines, Lines{"txtdep"});
+
+  r = find_requirements(root_, root_, std::nullopt);  // the root itself is searched
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->lines, Lines{"rootdep"});
+}
+
+TEST_F(FindRequirementsTest, DoesNotLookAboveTheContextRoot) {
+  atomic_write(root_ / "requirements.txt", "above\n");
+  make_dirs(root_ / "ctx" / "src");
+  EXPECT_FALSE(find_requirements(root_ / "ctx" / "src", root_ / "ctx", std::nullopt));
+}
+
+TEST_F(FindRequirementsTest, PyprojectWithoutDependenciesIsToolConfigAndSkipped) {
+  atomic_write(root_ / "requirements.txt", "numpy\n");
+  atomic_write(root_ / "sub" / "pyproject.toml", "[tool.black]\nline-length = 100\n");
+  auto r = find_requirements(root_ / "sub", root_, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, root_ / "requirements.txt");
+}
+
+TEST_F(FindRequirementsTest, ExplicitFileWins) {
+  atomic_write(root_ / "requirements.txt", "found\n");
+  atomic_write(root_ / "deps" / "gpu.txt", "Torch==2.3\n");
+  atomic_write(root_ / "deps" / "alt.toml", "[project]\ndependencies = [\"Flax\"]\n");
+  auto r = find_requirements(root_, root_, root_ / "deps" / "gpu.txt");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->source, root_ / "deps" / "gpu.txt");
+  EXPECT_EQ(r->lines, Lines{"torch==2.3"});
+  r = find_requirements(root_, root_, root_ / "deps" / "alt.toml");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->lines, Lines{"flax"});
+}
+
+TEST_F(FindRequirementsTest, MissingExplicitFileIsAnErrorNamingIt) {
+  try {
+    find_requirements(root_, root_, root_ / "nope.txt");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::packaging);
+    EXPECT_NE(std::string(e.what()).find("nope.txt"), std::string::npos);
+  }
+}
+
+TEST_F(FindRequirementsTest, MalformedPyprojectErrorNamesTheFile) {
+  atomic_write(root_ / "pyproject.toml", "[project]\ndependencies = [\"a\"\n");
+  try {
+    find_requirements(root_, root_, std::nullopt);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find((root_ / "pyproject.toml").string()), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(FindRequirementsTest, NoneFound) {
+  make_dirs(root_ / "x");
+  EXPECT_FALSE(find_requirements(root_ / "x", root_, std::nullopt));
+}
+
+// ---- image tags ------------------------------------------------------------------------------
+
+const char* kBase = "us-docker.pkg.dev/kinetic/base/python:3.11-tpu";
+
+TEST(RequirementsImageTagTest, GoldenValues) {
+  // Changing these breaks every cached image: only on purpose. Checked independently with
+  // python3: hashlib.sha256(b"base_image=REF\nfamily=FAMILY\n" + b"".join(line + b"\n")).
+
+  EXPECT_EQ(image_tag("tpu", kBase, {}), "tpu-0af4b350e10f");
+  EXPECT_EQ(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n")),
+            "tpu-d9fa6867fc79");
+  EXPECT_EQ(image_tag("gpu", "nvcr.io/nvidia/pytorch:24.05-py3",
+                      normalize_requirements("torch==2.3.0\n")),
+            "gpu-3487f3a8ad08");
+}
+
+TEST(RequirementsImageTagTest, InvariantUnderCommentsOrderCaseAndWhitespace) {
+  const std::string want =
+      image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n"));
+  for (const char* text : {
+           "numpy>=1.26\njax[tpu]==0.4.30\n",
+           "# pinned\n\nJAX[TPU] == 0.4.30   # the framework\n  NumPy >=1.26\n\n",
+           "numpy >= 1.26\r\njax [tpu]==0.4.30\r\nnumpy>=1.26\r\n",
+       }) {
+    EXPECT_EQ(image_tag("tpu", kBase, normalize_requirements(text)), want) << text;
+  }
+  // Lines passed without normalizing still give the same tag.
+  EXPECT_EQ(image_tag("tpu", kBase, {"NumPy >= 1.26", "jax[tpu]==0.4.30"}), want);
+}
+
+TEST(RequirementsImageTagTest, ChangesWithVersionsBaseImageAndFamily) {
+  const auto reqs = normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n");
+  const std::string tag = image_tag("tpu", kBase, reqs);
+  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.31\nnumpy>=1.26\n")),
+            tag);
+  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\n")), tag);
+  EXPECT_NE(image_tag("tpu", std::string(kBase) + "-slim", reqs), tag);
+  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\nx\n")),
+            tag);
+  const std::string other = image_tag("tpux", kBase, reqs);
+  EXPECT_EQ(other.substr(0, 5), "tpux-");
+  EXPECT_NE(other.substr(5), tag.substr(4));
+}
+
+TEST(RequirementsImageTagTest, FormatIsFamilyDashTwelveHex) {
+  std::string tag = image_tag("tpu-v5e", kBase, {});
+  ASSERT_EQ(tag.size(), std::string("tpu-v5e-").size() + 12);
+  EXPECT_EQ(tag.substr(0, 8), "tpu-v5e-");
+  for (char c : tag.substr(8)) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(c)) &&
+                                           !std::isupper(static_cast<unsigned char>(c)));
+}
+
+}  // namespace
+}  // namespace kinetic
