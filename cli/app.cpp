@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -144,10 +145,25 @@ std::vector<std::string> flag_names(CLI::App* app) {
 }
 
 // One line, with "did you mean", for arguments the parser did not expect.
-std::string explain_extras(CLI::App* root, const std::vector<std::string>& extras) {
+// EXTRAS come in the parser's order; ARGS is what the user typed, to report the first of them.
+std::string explain_extras(CLI::App* root, const std::vector<std::string>& extras,
+                           const std::vector<std::string>& args) {
   CLI::App* app = deepest(root);
   const std::string where = command_path(app);
-  const std::string& word = extras.front();
+  std::string word = extras.front();
+  for (const auto& a : args) {
+    if (std::find(extras.begin(), extras.end(), a) != extras.end()) {
+      word = a;
+      break;
+    }
+  }
+  // An unknown flag drags its value into the extras; the flag is what to report.
+  for (const auto& a : args) {
+    if (!a.empty() && a[0] == '-' && std::find(extras.begin(), extras.end(), a) != extras.end()) {
+      word = a;
+      break;
+    }
+  }
   if (!word.empty() && word[0] == '-') {
     std::string flag = word.substr(0, word.find('='));
     auto near = closest_matches(flag, flag_names(app));
@@ -179,10 +195,10 @@ int run(int argc, char** argv) {
   Action action;
   std::unique_ptr<CLI::App> app;
   bool is_run = false;
+  std::vector<std::string> args;
   try {
     app = build_app(f, action);
     // Everything after the first `--` belongs to the job (kinetic run FILE -- ARGS).
-    std::vector<std::string> args;
     std::vector<std::string> job_args;
     bool dashdash = false;
     for (int i = 1; i < argc; ++i) {
@@ -218,7 +234,7 @@ int run(int argc, char** argv) {
     if (colon != std::string::npos)
       for (const auto& w : split(what.substr(colon + 2), ' '))
         if (!w.empty()) extras.push_back(w);
-    print_error(extras.empty() ? what : explain_extras(app.get(), extras));
+    print_error(extras.empty() ? what : explain_extras(app.get(), extras, args));
     return 2;
   } catch (const CLI::ParseError& e) {
     CLI::App* cmd = app ? deepest(app.get()) : nullptr;

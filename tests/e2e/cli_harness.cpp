@@ -139,3 +139,35 @@ size_t line_count(const std::string& s) {
 std::string slurp(const fs::path& file) { return read_file(file).value_or(""); }
 
 }  // namespace kinetic::test
+
+#include <signal.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+namespace kinetic::test {
+
+bool eventually(const std::function<bool()>& cond, double limit_seconds) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cond();
+}
+
+bool process_alive(int pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  return close == std::string::npos || stat.size() < close + 3 || stat[close + 2] != 'Z';
+}
+
+std::string job_id_in(const std::string& s) {
+  std::smatch m;
+  static const std::regex re("job-[0-9a-f]{8}");
+  return std::regex_search(s, m, re) ? m.str() : "";
+}
+
+}  // namespace kinetic::test

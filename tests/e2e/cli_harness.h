@@ -53,3 +53,15 @@ size_t line_count(const std::string& s);
 std::string slurp(const fs::path& file);
 
 }  // namespace kinetic::test
+
+#include <functional>
+
+namespace kinetic::test {
+// Polls COND until it holds or LIMIT_SECONDS pass (a bound against hangs, not a timing
+// assumption). Returns whether it held.
+bool eventually(const std::function<bool()>& cond, double limit_seconds = 30);
+// True while a process with PID exists (and is not a zombie).
+bool process_alive(int pid);
+// The job id in a "kinetic: job-xxxxxxxx ..." line of S, or "".
+std::string job_id_in(const std::string& s);
+}  // namespace kinetic::test

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <clocale>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -66,9 +67,11 @@ std::vector<Entry> read_entries(const fs::path& archive) {
       << archive_error_string(a);
   std::vector<Entry> out;
   archive_entry* e;
-  while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+  for (int rc; (rc = archive_read_next_header(a, &e)) == ARCHIVE_OK || rc == ARCHIVE_WARN;) {
     Entry x;
-    x.name = archive_entry_pathname(e);
+    // In the C locale libarchive cannot convert UTF-8 names (a warning): take them as UTF-8.
+    const char* name = archive_entry_pathname(e);
+    x.name = name ? name : archive_entry_pathname_utf8(e);
     x.type = archive_entry_filetype(e);
     x.perm = archive_entry_perm(e);
     x.uid = archive_entry_uid(e);
@@ -263,6 +266,42 @@ TEST_F(PackArchiveTest, EntriesAreSortedAndCarryNoOwnerOrTime) {
   EXPECT_EQ(by_name["data-link"].type, static_cast<unsigned>(AE_IFLNK));
   EXPECT_EQ(by_name["data/blob.bin"].data, random_bytes(300 * 1024 + 5, 1));
   EXPECT_EQ(by_name["train.py"].data, "print('hi')\n");
+}
+
+TEST_F(PackArchiveTest, PlainNamesNeedNoPaxRecords) {
+  // Short ASCII names fit ustar headers: no extended records that older tars warn about.
+  write(ctx_ / "train.py", "x");
+  write(ctx_ / "pkg" / "m.py", "y");
+  pack_directory(ctx_, IgnoreRules(), tmp_ / "o.tar.zst");
+  struct archive* a = archive_read_new();
+  archive_read_support_filter_zstd(a);
+  archive_read_support_format_raw(a);
+  ASSERT_EQ(archive_read_open_filename(a, (tmp_ / "o.tar.zst").c_str(), 65536), ARCHIVE_OK);
+  archive_entry* e;
+  ASSERT_EQ(archive_read_next_header(a, &e), ARCHIVE_OK);
+  std::string tar;
+  char buf[65536];
+  for (la_ssize_t n; (n = archive_read_data(a, buf, sizeof buf)) > 0;) tar.append(buf, n);
+  archive_read_free(a);
+  EXPECT_EQ(tar.size() % 512, 0u);
+  EXPECT_EQ(tar.find("PaxHeader"), std::string::npos);
+  EXPECT_EQ(tar.find("hdrcharset"), std::string::npos);
+  EXPECT_NE(tar.find("ustar"), std::string::npos);
+}
+
+TEST_F(PackArchiveTest, NamesAreBytesWhateverTheLocale) {
+  const std::string utf8 = "caf\xc3\xa9.txt", latin1 = "na\xefve-\xff.txt";
+  write(ctx_ / utf8, "u");
+  write(ctx_ / latin1, "l");
+  const std::string before = ::setlocale(LC_ALL, nullptr);
+  auto r1 = pack_directory(ctx_, IgnoreRules(), tmp_ / "c.tar.zst");
+  ASSERT_NE(::setlocale(LC_ALL, "C.UTF-8"), nullptr);
+  auto r2 = pack_directory(ctx_, IgnoreRules(), tmp_ / "u.tar.zst");
+  ::setlocale(LC_ALL, before.c_str());
+  EXPECT_EQ(r1.sha256, r2.sha256);
+  unpack_archive(tmp_ / "c.tar.zst", tmp_ / "x");
+  EXPECT_EQ(slurp(tmp_ / "x" / utf8), "u");
+  EXPECT_EQ(slurp(tmp_ / "x" / latin1), "l");
 }
 
 TEST_F(PackArchiveTest, ResultCountsBytesAndLargestFiles) {

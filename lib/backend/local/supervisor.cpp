@@ -309,6 +309,9 @@ void deliver(const fs::path& from, const fs::path& to) {
     ChildRunner runner(log, sigfd, setup.kill_grace_seconds, deadline, stop);
     auto on_start = [&](long pgid) {
       st.pgid = pgid;
+      st.state = std::string(kRunning);  // a retry follows a failed attempt
+      st.exit_code.reset();
+      st.error.clear();
       write_status(dir, st);
     };
 

@@ -1,0 +1,182 @@
+// Detached jobs seen from new processes: logs, status, cancel, cleanup.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+
+namespace kinetic::test {
+namespace {
+
+class JobsTest : public ::testing::Test {
+ protected:
+  Sandbox sb;
+  fs::path proj = sb.project("proj");
+
+  std::string detach(const std::string& file) {
+    auto r = sb.run({"run", file, "--detach"}, proj);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // stdout is the job id alone, so scripts can capture it.
+    EXPECT_EQ(line_count(r.out), 1u) << r.out;
+    std::string id = first_line(r.out);
+    EXPECT_EQ(job_id_in(id), id);
+    return id;
+  }
+  nlohmann::json status(const std::string& id) {
+    auto r = sb.run({"status", id, "-o", "json"}, proj);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  }
+};
+
+TEST_F(JobsTest, DetachThenLogsFollowThenStatusJson) {
+  // The job waits for a file the test creates, so it is surely running while we look.
+  sb.write("proj/slow.sh",
+           "echo line-1\necho err-1 >&2\n"
+           "while [ ! -f go ]; do sleep 0.05; done\n"
+           "echo line-2\necho done > \"$KINETIC_OUTPUT_DIR/result.txt\"\nexit 7\n");
+  // The job looks for `go` in its own work dir: the test creates it there once it has seen the
+  // first line through `logs -f`.
+  std::string id = detach("slow.sh");
+  EXPECT_EQ(status(id)["state"], "running");
+
+  fs::path out = sb.root() / "logs.out", err = sb.root() / "logs.err";
+  int follower = sb.spawn({"logs", "-f", id}, proj, out, err);
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("line-1") != std::string::npos; }));
+  EXPECT_TRUE(process_alive(follower)) << "logs -f returned while the job runs";
+  sb.write("state/jobs/" + id + "/work/go", "");
+  EXPECT_EQ(Sandbox::wait(follower), 0) << slurp(err);
+  EXPECT_EQ(slurp(out), "line-1\nline-2\n");
+  EXPECT_EQ(slurp(err), "err-1\n");
+
+  auto st = status(id);
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 7);
+  EXPECT_EQ(slurp(proj / "kinetic-out" / id / "result.txt"), "done\n");
+
+  // Logs stay readable after the job, and without -f they do not wait.
+  auto logs = sb.run({"logs", id}, proj);
+  EXPECT_EQ(logs.exit_code, 0);
+  EXPECT_EQ(logs.out, "line-1\nline-2\n");
+}
+
+TEST_F(JobsTest, StatusListsJobsInEveryFormat) {
+  sb.write("proj/ok.sh", "true\n");
+  sb.write("proj/bad.sh", "exit 4\n");
+  ASSERT_EQ(sb.run({"run", "ok.sh"}, proj).exit_code, 0);
+  ASSERT_EQ(sb.run({"run", "bad.sh"}, proj).exit_code, 4);
+
+  auto json = sb.run({"status", "-o", "json"}, proj);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["context"], "local");
+  EXPECT_EQ(doc["backend"], "local");
+  ASSERT_EQ(doc["jobs"].size(), 2u);
+  std::set<std::string> states;
+  for (const auto& j : doc["jobs"]) states.insert(j["state"].get<std::string>());
+  EXPECT_EQ(states, (std::set<std::string>{"succeeded", "failed"}));
+
+  auto names = sb.run({"status", "-o", "name"}, proj);
+  EXPECT_EQ(line_count(names.out), 2u);
+  for (const auto& j : doc["jobs"])
+    EXPECT_NE(names.out.find(j["id"].get<std::string>()), std::string::npos);
+
+  auto yaml = sb.run({"status", "-o", "yaml"}, proj);
+  EXPECT_NE(yaml.out.find("backend: local"), std::string::npos) << yaml.out;
+
+  auto table = sb.run({"status"}, proj);
+  EXPECT_EQ(table.out.substr(0, 4), "JOB\t") << "tab-separated when piped: " << table.out;
+  EXPECT_EQ(line_count(table.out), 3u);
+
+  auto bad = sb.run({"status", "-o", "jsn"}, proj);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("did you mean json?"), std::string::npos) << bad.err;
+}
+
+TEST_F(JobsTest, CancelStopsADetachedJobAndItsProcesses) {
+  sb.write("proj/forever.sh",
+           "sleep 1000 & echo $! > \"$KINETIC_CHECKPOINT_DIR/child.pid\"\necho up\nwait\n");
+  std::string id = detach("forever.sh");
+  fs::path pidfile = sb.state() / "jobs" / id / "checkpoints" / "child.pid";
+  ASSERT_TRUE(eventually([&] { return slurp(pidfile).find('\n') != std::string::npos; }));
+  int child = std::stoi(slurp(pidfile));
+  auto r = sb.run({"cancel", id}, proj);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(id + " cancelled"), std::string::npos) << r.err;
+  EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
+  EXPECT_EQ(status(id)["state"], "cancelled");
+  // Cancelling again is harmless and says so.
+  auto again = sb.run({"cancel", id}, proj);
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.err.find("already cancelled"), std::string::npos) << again.err;
+}
+
+TEST_F(JobsTest, UnknownJobIsAOneLineErrorWithSuggestions) {
+  sb.write("proj/ok.sh", "true\n");
+  auto run = sb.run({"run", "ok.sh"}, proj);
+  std::string id = job_id_in(run.err);
+  std::string typo = id;
+  typo[5] = typo[5] == 'a' ? 'b' : 'a';
+  for (const auto& cmd : {"logs", "status", "cancel"}) {
+    auto r = sb.run({cmd, typo}, proj);
+    EXPECT_EQ(r.exit_code, 1) << cmd;
+    EXPECT_EQ(line_count(r.err), 1u) << r.err;
+    EXPECT_NE(r.err.find("did you mean " + id), std::string::npos) << r.err;
+  }
+}
+
+TEST_F(JobsTest, CleanupDryRunListsThenCleanupRemoves) {
+  sb.write("proj/ok.sh", "true\n");
+  std::string id = job_id_in(sb.run({"run", "ok.sh"}, proj).err);
+  ASSERT_TRUE(fs::exists(sb.state() / "jobs" / id));
+
+  auto dry = sb.run({"cleanup", "--dry-run", "-o", "json"}, proj);
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  auto items = nlohmann::json::parse(dry.out)["items"];
+  std::set<std::string> kinds;
+  for (const auto& i : items) kinds.insert(i["kind"].get<std::string>());
+  EXPECT_TRUE(kinds.count("job") && kinds.count("context")) << dry.out;
+  EXPECT_TRUE(fs::exists(sb.state() / "jobs" / id)) << "--dry-run removed something";
+
+  auto young = sb.run({"cleanup", "--older-than", "1d"}, proj);
+  EXPECT_EQ(young.exit_code, 0);
+  EXPECT_TRUE(fs::exists(sb.state() / "jobs" / id)) << "a fresh job is not older than 1d";
+
+  auto real = sb.run({"cleanup"}, proj);
+  EXPECT_EQ(real.exit_code, 0) << real.err;
+  EXPECT_FALSE(fs::exists(sb.state() / "jobs" / id));
+  EXPECT_TRUE(fs::is_empty(sb.state() / "store" / "contexts"));
+  // The outputs the user was given are never touched.
+  EXPECT_TRUE(fs::exists(proj / "kinetic-out" / id / "status.json"));
+  auto status = sb.run({"status", "-o", "name"}, proj);
+  EXPECT_EQ(status.out, "");
+}
+
+TEST_F(JobsTest, CleanupKeepsWhatARunningJobUses) {
+  sb.write("proj/wait.sh", "while [ ! -f go ]; do sleep 0.05; done\n");
+  std::string id = detach("wait.sh");
+  auto r = sb.run({"cleanup"}, proj);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(fs::exists(sb.state() / "jobs" / id));
+  EXPECT_FALSE(fs::is_empty(sb.state() / "store" / "contexts"));
+  ASSERT_EQ(sb.run({"cancel", id}, proj).exit_code, 0);
+}
+
+TEST_F(JobsTest, AKilledRunnerShowsAsLostAndItsJobIsStopped) {
+  sb.write("proj/forever.sh",
+           "sleep 1000 & echo $! > \"$KINETIC_CHECKPOINT_DIR/child.pid\"\nwait\n");
+  std::string id = detach("forever.sh");
+  fs::path pidfile = sb.state() / "jobs" / id / "checkpoints" / "child.pid";
+  ASSERT_TRUE(eventually([&] { return slurp(pidfile).find('\n') != std::string::npos; }));
+  auto sup = nlohmann::json::parse(slurp(sb.state() / "jobs" / id / "supervisor.json"));
+  ::kill(sup["pid"].get<int>(), SIGKILL);
+  int child = std::stoi(slurp(pidfile));
+  ASSERT_TRUE(eventually([&] { return !process_alive(sup["pid"].get<int>()); }));
+  auto st = status(id);
+  EXPECT_EQ(st["state"], "lost");
+  EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
+}
+
+}  // namespace
+}  // namespace kinetic::test
