@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     std::printf("seconds       %.3f (%.0f MiB/s)\n", secs,
                 static_cast<double>(r.input_bytes) / (1024.0 * 1024.0) / secs);
     for (const auto& [path, size] : r.largest)
-      std::printf("largest       %12llu  %s\n", static_cast<unsigned long long>(size), path.c_str());
+      std::printf("largest       %12llu  %s\n", static_cast<unsigned long long>(size),
+                  path.c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kinetic_pack_bench: %s\n", e.what());

@@ -39,7 +39,9 @@ const Settings& Factory::settings() {
   return *settings_;
 }
 
-fs::path Factory::state_dir() const { return state_dir_path(env_); }
+fs::path Factory::state_dir() const {
+  return state_dir_path(env_);
+}
 
 fs::path Factory::cwd() const {
   std::error_code ec;
@@ -186,7 +188,9 @@ std::string explain_extras(CLI::App* root, const std::vector<std::string>& extra
   return msg;
 }
 
-void print_error(const std::string& message) { std::fprintf(stderr, "error: %s\n", message.c_str()); }
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+}
 
 }  // namespace
 

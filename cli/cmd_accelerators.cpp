@@ -37,8 +37,7 @@ int run_accelerators(Factory& f) {
   if (format == OutputFormat::json || format == OutputFormat::yaml) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& a : all) list.push_back(entry_json(a));
-    print_document(io.out, format,
-                   {{"pricesAsOf", catalog_price_date()}, {"accelerators", list}});
+    print_document(io.out, format, {{"pricesAsOf", catalog_price_date()}, {"accelerators", list}});
     return 0;
   }
   if (format == OutputFormat::name) {
@@ -46,8 +45,8 @@ int run_accelerators(Factory& f) {
     return 0;
   }
   const bool wide = format == OutputFormat::wide;
-  std::vector<std::string> headers = {"NAME", "FAMILY", "CHIPS", "HOSTS", "MACHINE TYPE",
-                                      "PRICE/HOUR"};
+  std::vector<std::string> headers = {"NAME",  "FAMILY",       "CHIPS",
+                                      "HOSTS", "MACHINE TYPE", "PRICE/HOUR"};
   if (wide) {
     headers.insert(headers.begin() + 4, "TOPOLOGY");
     headers.push_back("GKE ACCELERATOR");
@@ -77,8 +76,9 @@ int run_accelerators(Factory& f) {
 
 void add_accelerators(CLI::App& root, Factory& f, Action& action) {
   CLI::App* c = root.add_subcommand(
-      "accelerators", "List the accelerators kinetic knows: name, family, chips, hosts, machine "
-                      "type and price per hour");
+      "accelerators",
+      "List the accelerators kinetic knows: name, family, chips, hosts, machine "
+      "type and price per hour");
   c->footer(
       "Examples:\n"
       "  kinetic accelerators\n"

@@ -23,8 +23,8 @@ std::string size_text(uint64_t n) {
 }
 
 int run_cleanup(const CleanupOptions& o, Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml,
-                                OutputFormat::name});
+  const auto format =
+      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
   long older = parse_duration(o.older_than, "--older-than");
   Backend& b = f.backend("cleanup");
   auto items = b.cleanup(older, o.dry_run);
@@ -32,7 +32,8 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
   if (format == OutputFormat::json || format == OutputFormat::yaml) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& i : items)
-      list.push_back({{"kind", i.kind}, {"name", i.name}, {"bytes", i.bytes}, {"detail", i.detail}});
+      list.push_back(
+          {{"kind", i.kind}, {"name", i.name}, {"bytes", i.bytes}, {"detail", i.detail}});
     print_document(io.out, format, {{"dryRun", o.dry_run}, {"items", list}});
     return 0;
   }

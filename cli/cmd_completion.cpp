@@ -1,18 +1,63 @@
-// kinetic completion bash|zsh|fish: shell completion generated from the command tree.
+// kinetic completion bash|zsh|fish, and the hidden kinetic man: shell completion and the man
+// page, generated from the command tree (docgen.h). Neither reads the config or the network.
+#include <cstdio>
+
 #include "app.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "docgen.h"
 
 namespace kinetic::cli {
 
+namespace {
+
+// The whole tree, from the command APP that is running.
+const CLI::App& root_of(const CLI::App* app) {
+  while (app->get_parent() != nullptr) app = app->get_parent();
+  return *app;
+}
+
+int print(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int run_completion(const CLI::App* self, const std::string& shell) {
+  const CLI::App& root = root_of(self);
+  if (shell == "bash") return print(bash_completion(root));
+  if (shell == "zsh") return print(zsh_completion(root));
+  if (shell == "fish") return print(fish_completion(root));
+  auto near = closest_matches(shell, completion_shells());
+  throw Error(Errc::usage, "unknown shell '" + shell + "' for `kinetic completion`" +
+                               (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
+                               " (supported: " + join_or(completion_shells()) + ")");
+}
+
+}  // namespace
+
 void add_completion(CLI::App& root, Factory& f, Action& action) {
-  (void)root;
   (void)f;
-  (void)action;
+  auto shell = std::make_shared<std::string>();
+  CLI::App* c = root.add_subcommand(
+      "completion", "Print the shell completion script for bash, zsh or fish");
+  c->add_option("shell", *shell, "bash, zsh or fish")->required();
+  c->footer(
+      "Examples:\n"
+      "  source <(kinetic completion bash)         # bash, this shell\n"
+      "  kinetic completion bash > ~/.local/share/bash-completion/completions/kinetic\n"
+      "  source <(kinetic completion zsh)          # zsh, this shell (after compinit)\n"
+      "  kinetic completion zsh > \"${fpath[1]}/_kinetic\"\n"
+      "  kinetic completion fish > ~/.config/fish/completions/kinetic.fish\n"
+      "\nCompletes commands, flags, accelerators, contexts, output formats and job ids.");
+  c->callback([c, shell, &action] { action = [c, shell] { return run_completion(c, *shell); }; });
 }
 
 void add_man(CLI::App& root, Factory& f, Action& action) {
-  (void)root;
   (void)f;
-  (void)action;
+  CLI::App* c = root.add_subcommand("man", "Print kinetic's man page (roff), as in man/kinetic.1");
+  c->group("");  // hidden: for packagers and scripts/gen-docs.sh
+  c->footer("Examples:\n  kinetic man | man -l -");
+  c->callback([c, &action] { action = [c] { return print(man_page(root_of(c))); }; });
 }
 
 }  // namespace kinetic::cli

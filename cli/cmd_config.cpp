@@ -28,8 +28,7 @@ int run_view(Factory& f) {
   if (format != OutputFormat::table) {
     nlohmann::ordered_json resolved = nlohmann::ordered_json::object();
     resolved["backend"] = s.backend;
-    for (const auto& [k, v] : rows)
-      resolved[k] = {{"value", v->value}, {"source", v->source}};
+    for (const auto& [k, v] : rows) resolved[k] = {{"value", v->value}, {"source", v->source}};
     nlohmann::ordered_json contexts = nlohmann::ordered_json::array();
     for (const auto& c : cfg.contexts()) contexts.push_back(context_json(c));
     print_document(io.out, format,
@@ -51,8 +50,8 @@ int run_view(Factory& f) {
 }
 
 int run_get_contexts(Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml,
-                                OutputFormat::name});
+  const auto format =
+      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
   ConfigFile& cfg = f.config();
   const std::string current = f.settings().context.value;
   IOStreams& io = f.io();
@@ -97,15 +96,17 @@ int run_set(Factory& f, const std::string& key, const std::string& value) {
   if (starts_with(key, "contexts.")) {
     auto parts = split(key, '.');
     if (parts.size() != 3 || parts[1].empty())
-      throw Error(Errc::usage, "bad key '" + key + "'; use contexts.NAME.KEY, e.g. "
-                               "contexts.acme.project");
+      throw Error(Errc::usage, "bad key '" + key +
+                                   "'; use contexts.NAME.KEY, e.g. "
+                                   "contexts.acme.project");
     context = parts[1];
     field = parts[2];
   }
   if (context == kLocalContext && field == "backend" && value != "local")
-    throw Error(Errc::usage, "the built-in local context always uses the local backend; "
-                             "create another one, e.g. `kinetic config set contexts.NAME."
-                             "backend gke`");
+    throw Error(Errc::usage,
+                "the built-in local context always uses the local backend; "
+                "create another one, e.g. `kinetic config set contexts.NAME."
+                "backend gke`");
   cfg.set(context, field, value);
   cfg.save();
   f.io().info("set " + field + " = " + value + " on context \"" + context + "\"");
@@ -125,9 +126,10 @@ void add_config(CLI::App& root, Factory& f, Action& action) {
       "  kinetic config set contexts.acme.project acme-ml\n"
       "  kinetic config use-context acme");
 
-  CLI::App* view = c->add_subcommand(
-      "view", "Show each setting, its value and where it came from (flag, environment, "
-              "context, gcloud config)");
+  CLI::App* view =
+      c->add_subcommand("view",
+                        "Show each setting, its value and where it came from (flag, environment, "
+                        "context, gcloud config)");
   view->callback([&f, &action] { action = [&f] { return run_view(f); }; });
 
   CLI::App* get = c->add_subcommand("get-contexts", "List the contexts; * marks the current one");
@@ -140,8 +142,9 @@ void add_config(CLI::App& root, Factory& f, Action& action) {
 
   auto kv = std::make_shared<std::pair<std::string, std::string>>();
   CLI::App* set = c->add_subcommand(
-      "set", "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
-             "zone, region, cluster, namespace) or contexts.NAME.KEY (creates NAME)");
+      "set",
+      "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
+      "zone, region, cluster, namespace) or contexts.NAME.KEY (creates NAME)");
   set->add_option("key", kv->first, "Key")->required();
   set->add_option("value", kv->second, "Value")->required();
   set->callback(

@@ -40,7 +40,8 @@ void add_pool(CLI::App& root, Factory& f, Action& action) {
       needs_cloud("pool remove");
     };
   });
-  CLI::App* list = c->add_subcommand("list", "List the node pools with their accelerators and sizes");
+  CLI::App* list =
+      c->add_subcommand("list", "List the node pools with their accelerators and sizes");
   list->callback([&f, &action] {
     action = [&f]() -> int {
       (void)f;

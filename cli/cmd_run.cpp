@@ -1,8 +1,8 @@
 // kinetic run FILE [flags] [-- ARGS]: the job's whole journey (job/pipeline.h).
 #include "app.h"
+#include "config/paths.h"
 #include "core/duration.h"
 #include "core/error.h"
-#include "config/paths.h"
 #include "job/pipeline.h"
 
 namespace kinetic::cli {
@@ -32,8 +32,8 @@ int run_run(RunOptions& o, Factory& f) {
                                              OutputFormat::yaml};
   o.req.format = f.format(formats);
   o.req.format_given = !f.globals().format.empty();
-  RunEnvironment env{f.settings(), f.env(), f.io(), f.state_dir(), f.cwd(),
-                     home_dir(f.env()), f.backend_or_null()};
+  RunEnvironment env{f.settings(),       f.env(), f.io(), f.state_dir(), f.cwd(), home_dir(f.env()),
+                     f.backend_or_null()};
   return run_pipeline(o.req, env);
 }
 

@@ -57,17 +57,16 @@ int run_status(const StatusOptions& o, Factory& f) {
       break;
   }
   const bool wide = format == OutputFormat::wide;
-  std::vector<std::string> headers = {"JOB", "STATE", "EXIT", "ACCELERATOR", "AGE", "DURATION",
-                                      "FILE"};
+  std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
+                                      "AGE", "DURATION", "FILE"};
   if (wide) {
     headers.push_back("OUTPUT");
     headers.push_back("ERROR");
   }
   Table t(headers);
   for (const auto& j : jobs) {
-    std::vector<std::string> row = {j.id,         j.state,           exit_text(j),
-                                    j.accelerator, age_of(j.created), duration_text(j),
-                                    j.file};
+    std::vector<std::string> row = {
+        j.id, j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j), j.file};
     if (wide) {
       row.push_back(j.output_dir);
       row.push_back(j.error.empty() ? "-" : j.error);
@@ -75,8 +74,8 @@ int run_status(const StatusOptions& o, Factory& f) {
     t.add_row(row);
   }
   if (o.job.empty())
-    io.info("context " + s.context.value + " (backend " + s.backend + "): " +
-            std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
+    io.info("context " + s.context.value + " (backend " + s.backend +
+            "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   if (!t.empty() || !o.job.empty()) {
     std::string text = t.render(io.out_tty);
     std::fwrite(text.data(), 1, text.size(), io.out);

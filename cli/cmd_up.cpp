@@ -25,8 +25,9 @@ void add_up(CLI::App& root, Factory& f, Action& action) {
   c->add_option("--reservation", "Consume this reservation");
   c->add_option("--min-nodes", "Minimum nodes per pool (default 0)");
   c->add_option("--idle-down", "Delete the cluster after this long without jobs, e.g. 2h");
-  c->footer("Examples:\n  kinetic up --project acme-ml --zone us-central1-a --accelerator "
-            "v5litepod-1");
+  c->footer(
+      "Examples:\n  kinetic up --project acme-ml --zone us-central1-a --accelerator "
+      "v5litepod-1");
   c->callback([&f, &action] {
     action = [&f]() -> int {
       (void)f;

@@ -20,20 +20,11 @@ void add_man(CLI::App&, Factory&, Action&);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
-      {"up", add_up},
-      {"down", add_down},
-      {"run", add_run},
-      {"logs", add_logs},
-      {"status", add_status},
-      {"cancel", add_cancel},
-      {"cleanup", add_cleanup},
-      {"pool", add_pool},
-      {"accelerators", add_accelerators},
-      {"config", add_config},
-      {"auth", add_auth},
-      {"completion", add_completion},
-      {"version", add_version},
-      {"man", add_man},
+      {"up", add_up},           {"down", add_down},     {"run", add_run},
+      {"logs", add_logs},       {"status", add_status}, {"cancel", add_cancel},
+      {"cleanup", add_cleanup}, {"pool", add_pool},     {"accelerators", add_accelerators},
+      {"config", add_config},   {"auth", add_auth},     {"completion", add_completion},
+      {"version", add_version}, {"man", add_man},
   };
   return all;
 }

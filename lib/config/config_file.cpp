@@ -148,10 +148,9 @@ const Context& ConfigFile::get(const std::string& name) const {
   std::vector<std::string> names;
   for (const auto& c : contexts_) names.push_back(c.name);
   auto near = closest_matches(name, names);
-  throw Error(Errc::not_found,
-              "no context named '" + name + "'" +
-                  (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
-                  " (run `kinetic config get-contexts` to list them)");
+  throw Error(Errc::not_found, "no context named '" + name + "'" +
+                                   (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
+                                   " (run `kinetic config get-contexts` to list them)");
 }
 
 Context& ConfigFile::upsert(const std::string& name) {
@@ -167,13 +166,16 @@ void ConfigFile::set(const std::string& name, const std::string& key, const std:
   const auto& keys = context_keys();
   if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
     auto near = closest_matches(key, keys);
-    throw Error(Errc::usage, "unknown config key '" + key + "'" +
-                                 (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
-                                 " (keys: current-context, or " + [&] {
-                                   std::string s;
-                                   for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
-                                   return s;
-                                 }() + ")");
+    throw Error(
+        Errc::usage, "unknown config key '" + key + "'" +
+                         (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
+                         " (keys: current-context, or " +
+                         [&] {
+                           std::string s;
+                           for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
+                           return s;
+                         }() +
+                         ")");
   }
   if (key == "backend" && value != "local" && value != "gke")
     throw Error(Errc::usage, "unknown backend '" + value + "'; expected local or gke");

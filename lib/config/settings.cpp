@@ -39,8 +39,8 @@ Setting pick(std::initializer_list<std::pair<std::string, std::string>> candidat
 
 GcloudConfig read_gcloud_config(const Env& env) {
   GcloudConfig out;
-  fs::path dir = env.get_nonempty("CLOUDSDK_CONFIG").value_or(
-      (home_dir(env) / ".config" / "gcloud").string());
+  fs::path dir =
+      env.get_nonempty("CLOUDSDK_CONFIG").value_or((home_dir(env) / ".config" / "gcloud").string());
   std::string active = "default";
   if (auto a = env.get_nonempty("CLOUDSDK_ACTIVE_CONFIG_NAME")) {
     active = *a;

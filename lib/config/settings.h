@@ -28,7 +28,7 @@ struct Setting {
 };
 
 struct Settings {
-  Setting context;  // the selected context's name
+  Setting context;      // the selected context's name
   std::string backend;  // of the selected context
   Setting project;
   Setting zone;

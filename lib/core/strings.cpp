@@ -24,8 +24,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::vector<std::string> closest_matches(std::string_view word,
-                                         const std::vector<std::string>& candidates,
-                                         size_t max) {
+                                         const std::vector<std::string>& candidates, size_t max) {
   std::string w = to_lower(word);
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& c : candidates) {
@@ -79,7 +78,11 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.starts_with(prefix);
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.ends_with(suffix);
+}
 
 }  // namespace kinetic

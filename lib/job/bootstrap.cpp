@@ -7,7 +7,8 @@ namespace {
 // Kept short: it travels in every Job's spec. Contexts are tar.zst; Python's standard library
 // reads zstd only from 3.14 on, so older images decompress with the `zstd` tool (the generated
 // Dockerfile installs it; it is a generic package, not kinetic's).
-constexpr std::string_view kSource = R"PY(import hashlib,json,os,shutil,signal,subprocess,sys,tarfile,time,urllib.parse,urllib.request as U
+constexpr std::string_view kSource =
+    R"PY(import hashlib,json,os,shutil,signal,subprocess,sys,tarfile,time,urllib.parse,urllib.request as U
 E=os.environ;J=E["KINETIC_JOB_ID"];H=E.get("STORAGE_EMULATOR_HOST","")
 B=(H if "://" in H else "http://"+H) if H else "https://storage.googleapis.com"
 M=E.get("GCE_METADATA_HOST","metadata.google.internal");T=[None,0]
@@ -77,17 +78,19 @@ sys.exit(code)
 
 }  // namespace
 
-std::string_view bootstrap_source() { return kSource; }
+std::string_view bootstrap_source() {
+  return kSource;
+}
 
 std::vector<std::string> bootstrap_command() {
   return {"python3", "-c", std::string(kSource)};
 }
 
 std::vector<std::pair<std::string, std::string>> bootstrap_env(const std::string& job_id,
-                                                                const std::string& context_uri,
-                                                                const std::string& context_sha256,
-                                                                const std::string& spec_uri,
-                                                                const std::string& results_uri) {
+                                                               const std::string& context_uri,
+                                                               const std::string& context_sha256,
+                                                               const std::string& spec_uri,
+                                                               const std::string& results_uri) {
   return {{"KINETIC_JOB_ID", job_id},
           {"KINETIC_CONTEXT_URI", context_uri},
           {"KINETIC_CONTEXT_SHA256", context_sha256},

@@ -18,9 +18,9 @@ std::vector<std::string> bootstrap_command();
 
 // The plain environment the bootstrap reads: where the context, spec and results live.
 std::vector<std::pair<std::string, std::string>> bootstrap_env(const std::string& job_id,
-                                                                const std::string& context_uri,
-                                                                const std::string& context_sha256,
-                                                                const std::string& spec_uri,
-                                                                const std::string& results_uri);
+                                                               const std::string& context_uri,
+                                                               const std::string& context_sha256,
+                                                               const std::string& spec_uri,
+                                                               const std::string& results_uri);
 
 }  // namespace kinetic

@@ -16,12 +16,12 @@ std::string_view family_name(AcceleratorFamily f);  // "cpu", "gpu", "tpu"
 struct Accelerator {
   std::string name;  // canonical name: "cpu", "l4", "a100x8", "v5litepod-4", "v6e-16"
   AcceleratorFamily family = AcceleratorFamily::cpu;
-  std::string kind;          // "cpu", "l4", "a100-80gb", "v5litepod", "v5p", ...
-  int chips = 0;             // chips (TPU) or GPUs in the whole slice; 0 for cpu
-  int hosts = 1;             // nodes the job spans; > 1 means a multi-host TPU slice (JobSet)
-  int chips_per_host = 0;    // google.com/tpu or nvidia.com/gpu requested by each pod
-  std::string topology;      // TPU topology, e.g. "2x2" or "2x2x4"; empty otherwise
-  std::string machine_type;  // GCE machine type of one node, e.g. "ct5lp-hightpu-4t"
+  std::string kind;             // "cpu", "l4", "a100-80gb", "v5litepod", "v5p", ...
+  int chips = 0;                // chips (TPU) or GPUs in the whole slice; 0 for cpu
+  int hosts = 1;                // nodes the job spans; > 1 means a multi-host TPU slice (JobSet)
+  int chips_per_host = 0;       // google.com/tpu or nvidia.com/gpu requested by each pod
+  std::string topology;         // TPU topology, e.g. "2x2" or "2x2x4"; empty otherwise
+  std::string machine_type;     // GCE machine type of one node, e.g. "ct5lp-hightpu-4t"
   std::string gke_accelerator;  // value of the GKE accelerator label: "tpu-v5-lite-podslice",
                                 // "nvidia-l4"; empty for cpu
   std::string resource_name;    // "google.com/tpu", "nvidia.com/gpu"; empty for cpu

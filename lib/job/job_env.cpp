@@ -21,11 +21,30 @@ bool valid_name(const std::string& n) {
 
 // Variables that describe this machine, not the job: a wildcard never takes them.
 bool host_specific(const std::string& n) {
-  static const std::vector<std::string> names = {
-      "PATH",    "HOME",        "PYTHONPATH",   "LD_LIBRARY_PATH",   "LD_PRELOAD", "VIRTUAL_ENV",
-      "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "SHELL", "TMPDIR", "TEMP", "TMP", "HOSTNAME", "USER",
-      "LOGNAME", "SSH_AUTH_SOCK", "KUBERNETES_SERVICE_HOST", "PWD", "OLDPWD", "SHLVL", "_",
-      "TERM", "DISPLAY", "XDG_RUNTIME_DIR"};
+  static const std::vector<std::string> names = {"PATH",
+                                                 "HOME",
+                                                 "PYTHONPATH",
+                                                 "LD_LIBRARY_PATH",
+                                                 "LD_PRELOAD",
+                                                 "VIRTUAL_ENV",
+                                                 "CONDA_PREFIX",
+                                                 "CONDA_DEFAULT_ENV",
+                                                 "SHELL",
+                                                 "TMPDIR",
+                                                 "TEMP",
+                                                 "TMP",
+                                                 "HOSTNAME",
+                                                 "USER",
+                                                 "LOGNAME",
+                                                 "SSH_AUTH_SOCK",
+                                                 "KUBERNETES_SERVICE_HOST",
+                                                 "PWD",
+                                                 "OLDPWD",
+                                                 "SHLVL",
+                                                 "_",
+                                                 "TERM",
+                                                 "DISPLAY",
+                                                 "XDG_RUNTIME_DIR"};
   return std::find(names.begin(), names.end(), n) != names.end() || starts_with(n, "KINETIC_");
 }
 

@@ -11,9 +11,9 @@
 namespace kinetic {
 
 struct JobEnv {
-  std::vector<std::string> names;            // in the order given
+  std::vector<std::string> names;  // in the order given
   std::map<std::string, std::string> values;
-  std::vector<std::string> warnings;         // e.g. a glob that matched nothing
+  std::vector<std::string> warnings;  // e.g. a glob that matched nothing
 };
 
 // --env K=V sets K; --env K takes K from CALLER (an error when unset). --capture-env GLOB takes

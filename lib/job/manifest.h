@@ -16,11 +16,11 @@
 namespace kinetic {
 
 struct ManifestInput {
-  std::string job_id;                 // "job-1a2b3c4d"; objects are named kinetic-JOBID
+  std::string job_id;  // "job-1a2b3c4d"; objects are named kinetic-JOBID
   std::string namespace_ = "default";
   Accelerator accelerator;
-  std::string image;                  // full image reference
-  std::vector<std::string> command;   // the container command (the in-pod bootstrap)
+  std::string image;                 // full image reference
+  std::vector<std::string> command;  // the container command (the in-pod bootstrap)
   // Plain, non-secret environment (KINETIC_JOB_ID, bucket and object names...), in order.
   std::vector<std::pair<std::string, std::string>> env;
   // Names of the variables that come from the job's Secret (--env, --capture-env values).

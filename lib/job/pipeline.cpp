@@ -93,9 +93,9 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     throw Error(Errc::job_file_missing,
                 "job file '" + req.file + "' not found (looked in " + env.cwd.string() + ")");
   if (fs::is_directory(st))
-    throw Error(Errc::job_file_missing,
-                "'" + req.file + "' is a directory; pass the file to run, e.g. " +
-                    (fs::path(req.file) / "train.py").string());
+    throw Error(Errc::job_file_missing, "'" + req.file +
+                                            "' is a directory; pass the file to run, e.g. " +
+                                            (fs::path(req.file) / "train.py").string());
   r.file = file;
   r.kind = job_kind_for(file.filename().string());
 
@@ -275,10 +275,10 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
   line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
                        human_bytes(pack.input_bytes) + " -> " + human_bytes(pack.archive_bytes) +
                        ", sha256 " + pack.sha256.substr(0, 12));
-  line("requirements:", r.requirements ? display_path(r.requirements->source, env.cwd) + " (" +
-                                             std::to_string(r.requirements->lines.size()) +
-                                             " lines)"
-                                       : "none");
+  line("requirements:", r.requirements
+                            ? display_path(r.requirements->source, env.cwd) + " (" +
+                                  std::to_string(r.requirements->lines.size()) + " lines)"
+                            : "none");
   line("image:", gke ? image : r.image_tag + " (local: the host's own tools)");
   line("accelerator:", accelerator_summary(r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
@@ -406,17 +406,17 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   spec.retries = req.retries;
   spec.keep = req.keep;
   spec.detached = req.detach;
-  fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id
-                                        : (fs::path(req.output).is_absolute()
-                                               ? fs::path(req.output)
-                                               : env.cwd / req.output);
+  fs::path out_dir =
+      req.output.empty()
+          ? env.cwd / "kinetic-out" / spec.id
+          : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
   spec.output_dir = out_dir.lexically_normal().string();
   spec.created = rfc3339(now_unix());
   if (env.io.err_tty && !env.io.quiet)
-    env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " +
-                accelerator_summary(r.accel) + " via " + env.settings.context.value + " (" +
-                std::to_string(pkg.result.files) + " files, " +
-                human_bytes(pkg.result.input_bytes) + (uploaded ? "" : ", context cached") + ")");
+    env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
+                " via " + env.settings.context.value + " (" + std::to_string(pkg.result.files) +
+                " files, " + human_bytes(pkg.result.input_bytes) +
+                (uploaded ? "" : ", context cached") + ")");
 
   if (req.detach) {
     backend.submit(spec, r.job_env.values);
@@ -426,8 +426,8 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     } else {
       std::fprintf(env.io.out, "%s\n", spec.id.c_str());
     }
-    env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " +
-                spec.id + "`");
+    env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " + spec.id +
+                "`");
     return 0;
   }
 
@@ -435,13 +435,13 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   SignalGuard signals;
   backend.submit(spec, r.job_env.values);
   bool interrupted = false;
-  Interrupt intr{signals.fd(), [&] {
-                   if (!interrupted)
-                     env.io.info("kinetic: cancelling " + spec.id +
-                                 " (Ctrl-C again to stop it at once)");
-                   interrupted = true;
-                   backend.request_cancel(spec.id);
-                 }};
+  Interrupt intr{
+      signals.fd(), [&] {
+        if (!interrupted)
+          env.io.info("kinetic: cancelling " + spec.id + " (Ctrl-C again to stop it at once)");
+        interrupted = true;
+        backend.request_cancel(spec.id);
+      }};
   TerminalSink sink;
   backend.stream_logs(spec.id, true, sink, &intr);
 
@@ -451,8 +451,8 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
 
   int code = exit_code_of(st);
   std::string where = display_path(spec.output_dir, env.cwd);
-  std::string summary = "kinetic: " + spec.id + " " + st.state + " in " +
-                        format_duration(st.duration_seconds);
+  std::string summary =
+      "kinetic: " + spec.id + " " + st.state + " in " + format_duration(st.duration_seconds);
   if (st.state != kSucceeded && !st.error.empty()) summary += ": " + st.error;
   summary += "; outputs in " + where + "/";
   env.io.info(summary);

@@ -17,13 +17,13 @@ std::string_view job_kind_name(JobKind k);
 JobKind job_kind_for(const std::string& file_name);
 
 struct JobSpec {
-  std::string id;           // "job-1a2b3c4d"
-  std::string file;         // job file, relative to the context root ('/'-separated)
+  std::string id;    // "job-1a2b3c4d"
+  std::string file;  // job file, relative to the context root ('/'-separated)
   JobKind kind = JobKind::python;
   std::vector<std::string> args;  // after `--`
-  std::string workdir;      // working directory relative to the context root ("" = root)
-  std::string accelerator;  // canonical catalog name, ":spot" suffixed when spot
-  std::string backend;      // "local" or "gke"
+  std::string workdir;            // working directory relative to the context root ("" = root)
+  std::string accelerator;        // canonical catalog name, ":spot" suffixed when spot
+  std::string backend;            // "local" or "gke"
   std::string context_sha256;
   std::string context_uri;  // where the staged context lives
   std::string image;        // image reference (gke) or environment tag (local)

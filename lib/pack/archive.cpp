@@ -26,7 +26,9 @@ namespace {
 constexpr size_t kBlock = 256 * 1024;  // read size for file contents
 constexpr int kZstdLevel = 3;
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 [[noreturn]] void unreadable(const fs::path& path, int err) {
   throw Error(Errc::packaging, "cannot read " + path.string() + ": " + errno_text(err) +
@@ -76,7 +78,10 @@ void walk(const std::string& root, const std::string& rel_dir, const IgnoreRules
         ::closedir(d);
         unreadable(root + "/" + rel, err);
       }
-      type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+      type = S_ISREG(st.st_mode)   ? DT_REG
+             : S_ISDIR(st.st_mode) ? DT_DIR
+             : S_ISLNK(st.st_mode) ? DT_LNK
+                                   : DT_UNKNOWN;
     }
     Kind kind;
     if (type == DT_REG) {
@@ -186,7 +191,8 @@ unsigned zstd_workers() {
 
 }  // namespace
 
-PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file) {
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules,
+                          const fs::path& out_file) {
   struct stat root_st;
   if (::stat(root.c_str(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
     throw Error(Errc::packaging, "context directory " + root.string() +
@@ -394,8 +400,8 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
   std::error_code ec;
   const fs::path base = fs::canonical(dest, ec);
   if (ec) {
-    throw Error(Errc::packaging, "cannot use " + dest.string() + " as the unpack directory: " +
-                                     ec.message());
+    throw Error(Errc::packaging,
+                "cannot use " + dest.string() + " as the unpack directory: " + ec.message());
   }
   const std::string base_str = base.string() == "/" ? "" : base.string();
 
@@ -409,9 +415,8 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
   archive_read_support_format_tar(r.get());
   // Our own checks below come first (clear messages); libarchive's are a second line. Absolute
   // entry names are refused by us: the names handed to libarchive are absolute (under DEST).
-  archive_write_disk_set_options(
-      w.get(), ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                   ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+  archive_write_disk_set_options(w.get(), ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                              ARCHIVE_EXTRACT_SECURE_SYMLINKS);
 
   auto read_error = [&](struct archive* a) {
     const char* msg = archive_error_string(a);
@@ -469,7 +474,8 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
       std::string_view target = t ? t : "";
       if (target.empty()) refuse(archive_path, name, "is a symlink without a target");
       if (target.front() == '/')
-        refuse(archive_path, name, "is a symlink to an absolute path (" + std::string(target) + ")");
+        refuse(archive_path, name,
+               "is a symlink to an absolute path (" + std::string(target) + ")");
       std::vector<std::string_view> stack(parts.begin(), parts.end() - 1);
       for (auto c : components(target)) {
         if (c == "..") {
@@ -508,9 +514,9 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
         if (rr < ARCHIVE_WARN) throw read_error(r.get());
         if (archive_write_data_block(w.get(), block, size, offset) < ARCHIVE_WARN) {
           const char* msg = archive_error_string(w.get());
-          throw Error(Errc::packaging, "cannot unpack " + archive_path.string() + ": entry '" +
-                                           std::string(name) + "': " +
-                                           (msg ? msg : "write failed") + "; check free space");
+          throw Error(Errc::packaging,
+                      "cannot unpack " + archive_path.string() + ": entry '" + std::string(name) +
+                          "': " + (msg ? msg : "write failed") + "; check free space");
         }
       }
     }
@@ -522,8 +528,8 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
   }
   if (archive_write_close(w.get()) != ARCHIVE_OK) {
     const char* msg = archive_error_string(w.get());
-    throw Error(Errc::packaging, "cannot unpack " + archive_path.string() + ": " +
-                                     (msg ? msg : "finishing failed"));
+    throw Error(Errc::packaging,
+                "cannot unpack " + archive_path.string() + ": " + (msg ? msg : "finishing failed"));
   }
 
   // Links checked one by one can still escape together (a -> b/.., b -> .): resolve each one

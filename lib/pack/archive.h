@@ -12,7 +12,7 @@
 namespace kinetic {
 
 struct PackResult {
-  std::string sha256;        // of the archive bytes: the context's content address
+  std::string sha256;  // of the archive bytes: the context's content address
   uint64_t archive_bytes = 0;
   uint64_t files = 0;        // regular files, symlinks and directories written
   uint64_t input_bytes = 0;  // sum of regular file sizes

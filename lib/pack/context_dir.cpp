@@ -27,8 +27,8 @@ fs::path find_context_dir(const fs::path& job_file, const fs::path& home) {
   const fs::path start = normal(job_file).parent_path();
   const fs::path home_dir = home.empty() ? fs::path() : normal(home);
   for (fs::path dir = start;; dir = dir.parent_path()) {
-    if (dir == dir.root_path() || dir.empty()) break;            // never '/'
-    if (!home_dir.empty() && same_dir(dir, home_dir)) break;     // never HOME
+    if (dir == dir.root_path() || dir.empty()) break;         // never '/'
+    if (!home_dir.empty() && same_dir(dir, home_dir)) break;  // never HOME
     for (const char* marker : {".git", "requirements.txt", "pyproject.toml"}) {
       if (present(dir / marker)) return dir;
     }

@@ -140,9 +140,9 @@ std::string_view clean(std::string_view path) {
 
 IgnoreRules IgnoreRules::defaults() {
   IgnoreRules r;
-  for (const char* p : {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".mypy_cache",
-                        ".ruff_cache", ".pytest_cache", ".ipynb_checkpoints", ".DS_Store",
-                        "kinetic-out/"}) {
+  for (const char* p :
+       {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".mypy_cache",
+        ".ruff_cache", ".pytest_cache", ".ipynb_checkpoints", ".DS_Store", "kinetic-out/"}) {
     r.add_line(p);
   }
   return r;

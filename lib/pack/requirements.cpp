@@ -11,7 +11,9 @@ namespace kinetic {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
 bool is_name_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
 }
@@ -71,8 +73,8 @@ std::string normalize_marker(std::string_view m) {
       i = j;
     } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.') {
       size_t j = i;
-      while (j < m.size() && (std::isalnum(static_cast<unsigned char>(m[j])) || m[j] == '_' ||
-                              m[j] == '.'))
+      while (j < m.size() &&
+             (std::isalnum(static_cast<unsigned char>(m[j])) || m[j] == '_' || m[j] == '.'))
         ++j;
       tokens.emplace_back(m.substr(i, j - i));
       i = j;
@@ -215,7 +217,8 @@ class TomlScanner {
         i_ += array_table ? 2 : 1;
         std::string name = key_path();
         skip_blank();
-        if (!consume(']') || (array_table && !consume(']'))) toml_error("unterminated table header");
+        if (!consume(']') || (array_table && !consume(']')))
+          toml_error("unterminated table header");
         table = array_table ? "\x01" + name : name;  // array tables never match
         end_of_line();
       } else {
@@ -259,7 +262,8 @@ class TomlScanner {
   void end_of_line() {
     skip_blank();
     if (i_ < s_.size() && s_[i_] == '#') skip_comment();
-    if (i_ < s_.size() && s_[i_] != '\n' && s_[i_] != '\r') toml_error("unexpected text after a value");
+    if (i_ < s_.size() && s_[i_] != '\n' && s_[i_] != '\r')
+      toml_error("unexpected text after a value");
   }
 
   std::string key_path() {
@@ -271,8 +275,8 @@ class TomlScanner {
         out += string();
       } else {
         size_t start = i_;
-        while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) ||
-                                  s_[i_] == '_' || s_[i_] == '-'))
+        while (i_ < s_.size() &&
+               (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '-'))
           ++i_;
         if (start == i_) toml_error("bad key");
         out += s_.substr(start, i_ - start);
@@ -287,8 +291,10 @@ class TomlScanner {
     char q = s_[i_];
     bool multi = s_.compare(i_, 3, std::string(3, q)) == 0;
     i_ += multi ? 3 : 1;
-    if (multi && i_ < s_.size() && s_[i_] == '\n') ++i_;
-    else if (multi && s_.compare(i_, 2, "\r\n") == 0) i_ += 2;
+    if (multi && i_ < s_.size() && s_[i_] == '\n')
+      ++i_;
+    else if (multi && s_.compare(i_, 2, "\r\n") == 0)
+      i_ += 2;
     std::string out;
     for (;;) {
       if (i_ >= s_.size()) toml_error("unterminated string");
@@ -308,13 +314,27 @@ class TomlScanner {
         char e = s_[i_ + 1];
         i_ += 2;
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case '"': out += '"'; break;
-          case '\\': out += '\\'; break;
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case '"':
+            out += '"';
+            break;
+          case '\\':
+            out += '\\';
+            break;
           case 'u':
           case 'U': {
             size_t len = e == 'u' ? 4 : 8;
@@ -401,8 +421,8 @@ class TomlScanner {
       string();
     } else {
       // Numbers, booleans, dates: up to a delimiter.
-      while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != ']' && s_[i_] != '}' &&
-             s_[i_] != '\n' && s_[i_] != '#')
+      while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != ']' && s_[i_] != '}' && s_[i_] != '\n' &&
+             s_[i_] != '#')
         ++i_;
     }
   }

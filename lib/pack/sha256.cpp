@@ -21,11 +21,14 @@ Sha256::Sha256() : impl_(std::make_unique<Impl>()) {
   impl_->ctx = EVP_MD_CTX_new();
   if (impl_->ctx == nullptr || EVP_DigestInit_ex(impl_->ctx, EVP_sha256(), nullptr) != 1) {
     EVP_MD_CTX_free(impl_->ctx);
-    throw Error(Errc::internal, "cannot initialise SHA-256 (OpenSSL EVP); check the OpenSSL install");
+    throw Error(Errc::internal,
+                "cannot initialise SHA-256 (OpenSSL EVP); check the OpenSSL install");
   }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(impl_->ctx); }
+Sha256::~Sha256() {
+  EVP_MD_CTX_free(impl_->ctx);
+}
 
 void Sha256::update(const void* data, size_t size) {
   if (impl_->finished) throw Error(Errc::internal, "Sha256::update called after hex_digest");
@@ -59,8 +62,7 @@ std::string sha256_hex(std::string_view data) {
 std::string sha256_file(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw Error(Errc::packaging,
-                "cannot read " + path.string() + ": " + std::strerror(errno));
+    throw Error(Errc::packaging, "cannot read " + path.string() + ": " + std::strerror(errno));
   }
   Sha256 h;
   std::vector<char> buf(256 * 1024);

@@ -26,8 +26,7 @@ std::string_view output_format_name(OutputFormat f) {
   return "table";
 }
 
-OutputFormat parse_output_format(std::string_view text,
-                                 const std::vector<OutputFormat>& allowed) {
+OutputFormat parse_output_format(std::string_view text, const std::vector<OutputFormat>& allowed) {
   std::vector<std::string> names;
   for (auto f : allowed) {
     names.emplace_back(output_format_name(f));

@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <poll.h>
+#include <cstring>
 
 namespace kinetic::test {
 
@@ -127,7 +127,9 @@ int Sandbox::wait(int pid) {
   return -1;
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
 
 size_t line_count(const std::string& s) {
   size_t n = 0;
@@ -136,7 +138,9 @@ size_t line_count(const std::string& s) {
   return n;
 }
 
-std::string slurp(const fs::path& file) { return read_file(file).value_or(""); }
+std::string slurp(const fs::path& file) {
+  return read_file(file).value_or("");
+}
 
 }  // namespace kinetic::test
 

@@ -79,8 +79,8 @@ TEST_F(ConfigTest, DryRunOnGkePrintsTheManifestsWithoutSubmittingAnything) {
   ASSERT_EQ(sb.run({"config", "set", "contexts.acme.backend", "gke"}, proj).exit_code, 0);
   ASSERT_EQ(sb.run({"config", "set", "contexts.acme.project", "acme-ml"}, proj).exit_code, 0);
   ASSERT_EQ(sb.run({"config", "set", "contexts.acme.zone", "us-west4-a"}, proj).exit_code, 0);
-  auto r = sb.run({"run", "train.py", "--context", "acme", "-a", "v5litepod-16", "--dry-run",
-                   "-o", "json", "--env", "TOKEN=hunter2", "--timeout", "2h"},
+  auto r = sb.run({"run", "train.py", "--context", "acme", "-a", "v5litepod-16", "--dry-run", "-o",
+                   "json", "--env", "TOKEN=hunter2", "--timeout", "2h"},
                   proj);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto list = nlohmann::json::parse(r.out);
@@ -98,9 +98,8 @@ TEST_F(ConfigTest, DryRunOnGkePrintsTheManifestsWithoutSubmittingAnything) {
   EXPECT_FALSE(fs::exists(sb.state() / "jobs"));
   EXPECT_FALSE(fs::exists(sb.state() / "store"));
 
-  auto yaml = sb.run({"run", "train.py", "--context", "acme", "-a", "l4", "--dry-run", "-o",
-                      "yaml"},
-                     proj);
+  auto yaml =
+      sb.run({"run", "train.py", "--context", "acme", "-a", "l4", "--dry-run", "-o", "yaml"}, proj);
   ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
   EXPECT_NE(yaml.out.find("kind: Job\n"), std::string::npos) << yaml.out;
   EXPECT_NE(yaml.out.find("cloud.google.com/gke-accelerator: nvidia-l4"), std::string::npos);

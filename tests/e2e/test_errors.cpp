@@ -70,8 +70,7 @@ TEST_F(ErrorsTest, MalformedConfigNamesTheFileAndLine) {
 }
 
 TEST_F(ErrorsTest, UnknownConfigKeySuggestsTheClosest) {
-  sb.write("config/kinetic/config.yaml",
-           "contexts:\n- name: acme\n  backend: gke\n  projcet: p\n");
+  sb.write("config/kinetic/config.yaml", "contexts:\n- name: acme\n  backend: gke\n  projcet: p\n");
   auto r = sb.run({"config", "view"}, proj);
   EXPECT_EQ(r.exit_code, 1);
   expect_one_line(r, {"line 4", "did you mean project?"});

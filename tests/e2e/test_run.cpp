@@ -116,8 +116,9 @@ TEST_F(RunTest, ExecutableJobRunsDirectly) {
 
 TEST_F(RunTest, WorkingDirectoryMirrorsTheContext) {
   sb.write("proj/data/in.txt", "payload\n");
-  sb.write("proj/src/read.py",
-           "import os\nprint(open('../data/in.txt').read().strip(), os.path.basename(os.getcwd()))\n");
+  sb.write(
+      "proj/src/read.py",
+      "import os\nprint(open('../data/in.txt').read().strip(), os.path.basename(os.getcwd()))\n");
   // From proj/src: relative paths resolve as they do locally.
   auto r = sb.run({"run", "read.py"}, proj / "src");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -140,14 +141,15 @@ TEST_F(RunTest, KineticIgnoreAndDefaultsLeaveFilesOut) {
 }
 
 TEST_F(RunTest, EnvironmentFlagsReachTheJobButNeverTheSpec) {
-  sb.write("proj/env.sh",
-           "echo \"A=$A B=$B KAGGLE_USER=$KAGGLE_USER KAGGLE_KEY=$KAGGLE_KEY LEAK=${LEAK:-unset}\"\n");
-  auto r = sb.run({"run", "env.sh", "--env", "A=1", "--env", "B", "--capture-env", "KAGGLE_*"},
-                  proj,
-                  {{"B", "from-caller"},
-                   {"KAGGLE_USER", "me"},
-                   {"KAGGLE_KEY", "s3cr3t-value"},
-                   {"LEAK", "should-not-pass"}});
+  sb.write(
+      "proj/env.sh",
+      "echo \"A=$A B=$B KAGGLE_USER=$KAGGLE_USER KAGGLE_KEY=$KAGGLE_KEY LEAK=${LEAK:-unset}\"\n");
+  auto r =
+      sb.run({"run", "env.sh", "--env", "A=1", "--env", "B", "--capture-env", "KAGGLE_*"}, proj,
+             {{"B", "from-caller"},
+              {"KAGGLE_USER", "me"},
+              {"KAGGLE_KEY", "s3cr3t-value"},
+              {"LEAK", "should-not-pass"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "A=1 B=from-caller KAGGLE_USER=me KAGGLE_KEY=s3cr3t-value LEAK=unset\n");
   std::string job = job_id_in(r.err);

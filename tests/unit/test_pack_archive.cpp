@@ -100,7 +100,9 @@ std::vector<std::string> names(const std::vector<Entry>& entries) {
   return out;
 }
 
-std::string slurp(const fs::path& p) { return read_file(p).value_or("<missing>"); }
+std::string slurp(const fs::path& p) {
+  return read_file(p).value_or("<missing>");
+}
 
 // Runs FN in a child process as an unprivileged user (root reads everything, so permission
 // errors only show up without it). Returns the child's report: "" on success, else the text.
@@ -233,10 +235,21 @@ TEST_F(PackArchiveTest, EntriesAreSortedAndCarryNoOwnerOrTime) {
   std::vector<std::string> got = names(entries);
   for (auto& n : got)
     if (!n.empty() && n.back() == '/') n.pop_back();
-  std::vector<std::string> want = {
-      "README.md", "a", "a-b", "a/c.txt", "data", "data-link", "data/a.csv", "data/blob.bin",
-      "d\xc3\xa9j\xc3\xa0.txt", "empty", "latest.csv", std::string(120, 'n'),
-      std::string(120, 'n') + "/" + std::string(110, 'f') + ".txt", "secret.env", "train.py"};
+  std::vector<std::string> want = {"README.md",
+                                   "a",
+                                   "a-b",
+                                   "a/c.txt",
+                                   "data",
+                                   "data-link",
+                                   "data/a.csv",
+                                   "data/blob.bin",
+                                   "d\xc3\xa9j\xc3\xa0.txt",
+                                   "empty",
+                                   "latest.csv",
+                                   std::string(120, 'n'),
+                                   std::string(120, 'n') + "/" + std::string(110, 'f') + ".txt",
+                                   "secret.env",
+                                   "train.py"};
   EXPECT_EQ(got, want);
   EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
   EXPECT_EQ(r.files, want.size());
@@ -339,8 +352,7 @@ TEST_F(PackArchiveTest, ModesContentAndSymlinksSurviveUnpack) {
   EXPECT_EQ(perm_of(out / "private"), 0700u);
   EXPECT_EQ(slurp(out / "data" / "blob.bin"), random_bytes(300 * 1024 + 5, 1));
   EXPECT_EQ(slurp(out / "d\xc3\xa9j\xc3\xa0.txt"), "non-ascii name\n");
-  EXPECT_EQ(slurp(out / std::string(120, 'n') / (std::string(110, 'f') + ".txt")),
-            "long names\n");
+  EXPECT_EQ(slurp(out / std::string(120, 'n') / (std::string(110, 'f') + ".txt")), "long names\n");
   EXPECT_TRUE(fs::is_directory(fs::symlink_status(out / "empty")));
   ASSERT_TRUE(fs::is_symlink(out / "latest.csv"));
   EXPECT_EQ(fs::read_symlink(out / "latest.csv"), "data/a.csv");
@@ -391,10 +403,9 @@ TEST_F(PackArchiveTest, DefaultsAndKineticignoreLeaveFilesOut) {
   std::vector<std::string> got = names(read_entries(tmp_ / "o.tar.zst"));
   for (auto& n : got)
     if (n.back() == '/') n.pop_back();
-  EXPECT_EQ(got, (std::vector<std::string>{".kineticignore", "data", "data/best.ckpt",
-                                           "data/train.csv", "pkg", "pkg/m.py", "src",
-                                           "src/scratch", "src/scratch/kept.txt", "train.py",
-                                           "web"}));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     ".kineticignore", "data", "data/best.ckpt", "data/train.csv", "pkg",
+                     "pkg/m.py", "src", "src/scratch", "src/scratch/kept.txt", "train.py", "web"}));
 }
 
 TEST_F(PackArchiveTest, UnreadableFileIsAnErrorNamingItAndTheFix) {
@@ -481,7 +492,8 @@ struct Raw {
   unsigned perm = 0644;
 };
 
-void write_tar(const fs::path& path, const std::vector<Raw>& entries, int filter = ARCHIVE_FILTER_NONE) {
+void write_tar(const fs::path& path, const std::vector<Raw>& entries,
+               int filter = ARCHIVE_FILTER_NONE) {
   struct archive* a = archive_write_new();
   archive_write_set_format_pax_restricted(a);
   if (filter == ARCHIVE_FILTER_GZIP) archive_write_add_filter_gzip(a);
@@ -546,8 +558,8 @@ TEST_F(UnpackArchiveTest, RefusesAbsolutePaths) {
 
 TEST_F(UnpackArchiveTest, RefusesDotDotComponents) {
   expect_refused({{"../outside/dotdot.txt", AE_IFREG, "pwned"}}, "../outside/dotdot.txt", "'..'");
-  expect_refused({{"a/../../outside/dotdot.txt", AE_IFREG, "pwned"}},
-                 "a/../../outside/dotdot.txt", "'..'");
+  expect_refused({{"a/../../outside/dotdot.txt", AE_IFREG, "pwned"}}, "a/../../outside/dotdot.txt",
+                 "'..'");
   expect_refused({{"a/..", AE_IFDIR}}, "a/../", "'..'");  // libarchive adds the '/'
   expect_refused({{"..", AE_IFLNK, "", "x"}}, "..", "'..'");
   EXPECT_FALSE(fs::exists(outside_ / "dotdot.txt"));

@@ -113,16 +113,16 @@ INSTANTIATE_TEST_SUITE_P(Gitignore, IgnoreRulesTable, ::testing::ValuesIn(kCases
 
 TEST(IgnoreRulesTest, DefaultsExcludeToolDirectoriesAtAnyDepth) {
   auto rules = IgnoreRules::defaults();
-  for (const char* dir : {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox",
-                          ".mypy_cache", ".ruff_cache", ".pytest_cache", ".ipynb_checkpoints",
-                          "kinetic-out"}) {
+  for (const char* dir :
+       {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".mypy_cache",
+        ".ruff_cache", ".pytest_cache", ".ipynb_checkpoints", "kinetic-out"}) {
     EXPECT_TRUE(rules.ignored(dir, true)) << dir;
     EXPECT_TRUE(rules.ignored(std::string("pkg/sub/") + dir, true)) << dir;
     EXPECT_TRUE(rules.ignored(std::string(dir) + "/inner/file.py", false)) << dir;
   }
   EXPECT_TRUE(rules.ignored(".DS_Store", false));
   EXPECT_TRUE(rules.ignored("a/.DS_Store", false));
-  EXPECT_TRUE(rules.ignored(".git", false));  // a worktree's or submodule's .git file
+  EXPECT_TRUE(rules.ignored(".git", false));          // a worktree's or submodule's .git file
   EXPECT_FALSE(rules.ignored("kinetic-out", false));  // directories only
   EXPECT_FALSE(rules.ignored("train.py", false));
   EXPECT_FALSE(rules.ignored("src/model.py", false));

@@ -115,8 +115,8 @@ dev = ["pytest"]
 
 TEST(RequirementsTest, PyprojectWithoutDependenciesIsEmpty) {
   EXPECT_TRUE(pyproject_dependencies("[tool.ruff]\nline-length = 100\n").empty());
-  EXPECT_TRUE(pyproject_dependencies("[project]\nname = \"x\"\ndynamic = [\"dependencies\"]\n")
-                  .empty());
+  EXPECT_TRUE(
+      pyproject_dependencies("[project]\nname = \"x\"\ndynamic = [\"dependencies\"]\n").empty());
   EXPECT_TRUE(pyproject_dependencies("").empty());
   // [project.urls] is another table: its keys are not [project]'s.
   EXPECT_TRUE(pyproject_dependencies("[project.urls]\ndependencies = [\"x\"]\n").empty());
@@ -269,8 +269,9 @@ TEST(RequirementsImageTagTest, FormatIsFamilyDashTwelveHex) {
   std::string tag = image_tag("tpu-v5e", kBase, {});
   ASSERT_EQ(tag.size(), std::string("tpu-v5e-").size() + 12);
   EXPECT_EQ(tag.substr(0, 8), "tpu-v5e-");
-  for (char c : tag.substr(8)) EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(c)) &&
-                                           !std::isupper(static_cast<unsigned char>(c)));
+  for (char c : tag.substr(8))
+    EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(c)) &&
+                !std::isupper(static_cast<unsigned char>(c)));
 }
 
 }  // namespace

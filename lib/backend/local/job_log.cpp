@@ -21,11 +21,10 @@ void JobLogWriter::write(LogStream stream, std::string_view data) {
   // One writev per record: O_APPEND keeps the record whole even with other writers.
   while (!data.empty()) {
     uint32_t n = static_cast<uint32_t>(std::min<size_t>(data.size(), 1u << 20));
-    unsigned char header[5] = {static_cast<unsigned char>(stream),
-                               static_cast<unsigned char>(n & 0xff),
-                               static_cast<unsigned char>((n >> 8) & 0xff),
-                               static_cast<unsigned char>((n >> 16) & 0xff),
-                               static_cast<unsigned char>((n >> 24) & 0xff)};
+    unsigned char header[5] = {
+        static_cast<unsigned char>(stream), static_cast<unsigned char>(n & 0xff),
+        static_cast<unsigned char>((n >> 8) & 0xff), static_cast<unsigned char>((n >> 16) & 0xff),
+        static_cast<unsigned char>((n >> 24) & 0xff)};
     iovec iov[2] = {{header, sizeof header}, {const_cast<char*>(data.data()), n}};
     ssize_t total = sizeof header + n;
     ssize_t w;

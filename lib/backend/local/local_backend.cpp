@@ -55,8 +55,8 @@ uint64_t tree_bytes(const fs::path& p) {
 
 std::vector<std::pair<std::string, std::string>> local_job_base_env(
     const std::vector<std::pair<std::string, std::string>>& caller_env) {
-  static const std::vector<std::string> keep = {"PATH", "HOME",   "USER", "LOGNAME", "SHELL",
-                                                "LANG", "TZ",     "TMPDIR", "TERM"};
+  static const std::vector<std::string> keep = {"PATH", "HOME", "USER",   "LOGNAME", "SHELL",
+                                                "LANG", "TZ",   "TMPDIR", "TERM"};
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [k, v] : caller_env) {
     if (std::find(keep.begin(), keep.end(), k) != keep.end() || starts_with(k, "LC_"))
@@ -85,8 +85,8 @@ std::string LocalBackend::stage_context(const fs::path& archive, const std::stri
     // Same filesystem (the archive was written under STATE/tmp): an atomic rename. A concurrent
     // run staging the same content renames identical bytes over it, which is harmless.
     fs::rename(archive, dest, ec);
-    if (ec) throw Error(Errc::internal, "cannot stage context to " + dest.string() + ": " +
-                                            ec.message());
+    if (ec)
+      throw Error(Errc::internal, "cannot stage context to " + dest.string() + ": " + ec.message());
     *uploaded = true;
   }
   return "file://" + dest.string();
@@ -97,8 +97,7 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
   make_dirs(dir.parent_path());
   if (::mkdir(dir.c_str(), 0700) != 0) {
     if (errno == EEXIST) throw Error(Errc::internal, "job id " + spec.id + " is already taken");
-    throw Error(Errc::internal,
-                "cannot create " + dir.string() + ": " + std::strerror(errno));
+    throw Error(Errc::internal, "cannot create " + dir.string() + ": " + std::strerror(errno));
   }
   atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600);
   SupervisorSetup setup;

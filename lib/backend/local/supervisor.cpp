@@ -74,8 +74,7 @@ enum class Stop { none, cancelled, timed_out };
 // stop the whole group: SIGTERM first, SIGKILL after the grace period.
 class ChildRunner {
  public:
-  ChildRunner(JobLogWriter& log, int sigfd, int grace, std::optional<double> deadline,
-              Stop& stop)
+  ChildRunner(JobLogWriter& log, int sigfd, int grace, std::optional<double> deadline, Stop& stop)
       : log_(log), sigfd_(sigfd), grace_(grace), deadline_(deadline), stop_(stop) {}
 
   ChildResult run(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
@@ -243,8 +242,8 @@ void deliver(const fs::path& from, const fs::path& to) {
            fs::copy_options::recursive | fs::copy_options::overwrite_existing |
                fs::copy_options::copy_symlinks,
            ec);
-  if (ec) throw Error(Errc::internal, "cannot deliver outputs to " + to.string() + ": " +
-                                          ec.message());
+  if (ec)
+    throw Error(Errc::internal, "cannot deliver outputs to " + to.string() + ": " + ec.message());
   fs::remove_all(from, ec);
 }
 
@@ -330,9 +329,8 @@ void deliver(const fs::path& from, const fs::path& to) {
         // Compiled where it runs, as part of the job: a compile error is the job's failure.
         fs::path bin = work / ".kinetic" / "bin" / fs::path(spec.file).stem();
         make_dirs(bin.parent_path(), 0755);
-        ChildResult cc =
-            runner.run({"g++", "-O2", "-std=c++20", "-o", bin.string(), file.string()}, envp,
-                       cwd, path_var, &st.pgid, on_start);
+        ChildResult cc = runner.run({"g++", "-O2", "-std=c++20", "-o", bin.string(), file.string()},
+                                    envp, cwd, path_var, &st.pgid, on_start);
         if (stop != Stop::none || cc.exit_code != 0) {
           argv.clear();
           if (stop == Stop::none)
@@ -352,8 +350,8 @@ void deliver(const fs::path& from, const fs::path& to) {
       for (int attempt = 0; attempt <= spec.retries; ++attempt) {
         st.attempts = attempt + 1;
         if (attempt > 0)
-          log.write(LogStream::system, "retrying (attempt " + std::to_string(attempt + 1) +
-                                           " of " + std::to_string(spec.retries + 1) + ")\n");
+          log.write(LogStream::system, "retrying (attempt " + std::to_string(attempt + 1) + " of " +
+                                           std::to_string(spec.retries + 1) + ")\n");
         ChildResult r = runner.run(argv, envp, cwd, path_var, &st.pgid, on_start);
         if (stop != Stop::none) break;
         if (r.exit_code == 0) {
@@ -407,13 +405,13 @@ pid_t start_supervisor(const SupervisorSetup& setup) {
   if (pid != 0) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     if (pid < 0)
-      throw Error(Errc::job_start, std::string("cannot start the job runner: ") +
-                                       std::strerror(errno));
+      throw Error(Errc::job_start,
+                  std::string("cannot start the job runner: ") + std::strerror(errno));
     // Written by the parent, before anyone can ask whether the runner is alive.
-    atomic_write(supervisor_path(setup.job_dir),
-                 nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() +
-                     "\n",
-                 0600);
+    atomic_write(
+        supervisor_path(setup.job_dir),
+        nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() + "\n",
+        0600);
     return pid;
   }
   ::setsid();

@@ -31,10 +31,18 @@ struct SupervisorSetup {
 pid_t start_supervisor(const SupervisorSetup& setup);
 
 // Files of a job directory.
-inline fs::path status_path(const fs::path& job_dir) { return job_dir / "status.json"; }
-inline fs::path spec_path(const fs::path& job_dir) { return job_dir / "spec.json"; }
-inline fs::path log_path(const fs::path& job_dir) { return job_dir / "log"; }
-inline fs::path supervisor_path(const fs::path& job_dir) { return job_dir / "supervisor.json"; }
+inline fs::path status_path(const fs::path& job_dir) {
+  return job_dir / "status.json";
+}
+inline fs::path spec_path(const fs::path& job_dir) {
+  return job_dir / "spec.json";
+}
+inline fs::path log_path(const fs::path& job_dir) {
+  return job_dir / "log";
+}
+inline fs::path supervisor_path(const fs::path& job_dir) {
+  return job_dir / "supervisor.json";
+}
 
 // True while the job's runner process is alive (checked by pid and start time, so a reused pid
 // does not count).

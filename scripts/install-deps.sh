@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what kinetic needs to build and test, from Debian 12's packages only.
+set -euo pipefail
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends \
+  g++ cmake ninja-build pkg-config clang-format \
+  libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libssl-dev \
+  libarchive-dev libzstd-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
+  libcpp-httplib-dev python3 zstd bash-completion groff-base >/dev/null
