@@ -1,0 +1,112 @@
+// Durations, "did you mean", job environment, exit codes.
+#include <gtest/gtest.h>
+
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "job/job_env.h"
+#include "job/spec.h"
+
+namespace kinetic {
+namespace {
+
+TEST(Duration, ParsesWhatUsersType) {
+  EXPECT_EQ(parse_duration("90", "--timeout"), 90);
+  EXPECT_EQ(parse_duration("90s", "--timeout"), 90);
+  EXPECT_EQ(parse_duration("5m", "--timeout"), 300);
+  EXPECT_EQ(parse_duration("2h", "--timeout"), 7200);
+  EXPECT_EQ(parse_duration("1d", "--timeout"), 86400);
+  EXPECT_EQ(parse_duration("1h30m", "--timeout"), 5400);
+  for (const char* bad : {"", "m", "1x", "1h30", "-5s", "1.5h", "soon"}) {
+    try {
+      parse_duration(bad, "--timeout");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_NE(std::string(e.what()).find("--timeout"), std::string::npos);
+    }
+  }
+}
+
+TEST(Duration, FormatsForPeople) {
+  EXPECT_EQ(format_duration(1.23), "1.2s");
+  EXPECT_EQ(format_duration(184), "3m04s");
+  EXPECT_EQ(format_duration(7500), "2h05m");
+  EXPECT_EQ(format_duration(3 * 86400 + 4 * 3600), "3d4h");
+}
+
+TEST(ClosestMatches, FindsTyposAndPrefixes) {
+  std::vector<std::string> cmds = {"run", "logs", "status", "cancel", "cleanup", "config"};
+  EXPECT_EQ(closest_matches("runn", cmds), std::vector<std::string>{"run"});
+  EXPECT_EQ(closest_matches("stauts", cmds).front(), "status");
+  EXPECT_EQ(closest_matches("clean", cmds).front(), "cleanup");
+  EXPECT_TRUE(closest_matches("xyzzy", cmds).empty());
+  EXPECT_EQ(join_or({"a", "b", "c"}), "a, b or c");
+  EXPECT_EQ(edit_distance("v5ltiepod", "v5litepod"), 1u);
+}
+
+TEST(ExitCodes, RunHasItsOwnTable) {
+  EXPECT_EQ(exit_code_for(Errc::usage, true), 2);
+  EXPECT_EQ(exit_code_for(Errc::usage, false), 2);
+  EXPECT_EQ(exit_code_for(Errc::refused, false), 2);
+  EXPECT_EQ(exit_code_for(Errc::job_file_missing, true), 127);
+  EXPECT_EQ(exit_code_for(Errc::job_start, true), 126);
+  EXPECT_EQ(exit_code_for(Errc::timeout, true), 124);
+  EXPECT_EQ(exit_code_for(Errc::interrupted, true), 130);
+  EXPECT_EQ(exit_code_for(Errc::config, true), 125);
+  EXPECT_EQ(exit_code_for(Errc::config, false), 1);
+  EXPECT_EQ(exit_code_for(Errc::not_found, false), 1);
+}
+
+TEST(JobEnv, ExplicitValuesCallerValuesAndGlobs) {
+  Env caller = Env::from_map({{"KAGGLE_USER", "me"},
+                              {"KAGGLE_KEY", "k"},
+                              {"HOME", "/root"},
+                              {"PATH", "/bin"},
+                              {"TOKEN", "t"}});
+  JobEnv e = build_job_env({"A=1", "TOKEN", "B=x=y"}, {"KAGGLE_*", "*PATH*"}, caller);
+  EXPECT_EQ(e.names, (std::vector<std::string>{"KAGGLE_KEY", "KAGGLE_USER", "A", "TOKEN", "B"}));
+  EXPECT_EQ(e.values.at("B"), "x=y");
+  EXPECT_EQ(e.values.at("TOKEN"), "t");
+  EXPECT_EQ(e.values.count("PATH"), 0u) << "wildcards never take host variables";
+  ASSERT_EQ(e.warnings.size(), 1u);
+  EXPECT_NE(e.warnings[0].find("*PATH*"), std::string::npos);
+  // Named exactly, a host variable is taken.
+  EXPECT_EQ(build_job_env({}, {"PATH"}, caller).values.at("PATH"), "/bin");
+}
+
+TEST(JobEnv, RefusesBadNamesAndKineticsOwn) {
+  Env caller = Env::from_map({});
+  EXPECT_THROW(build_job_env({"1A=x"}, {}, caller), Error);
+  EXPECT_THROW(build_job_env({"A-B=x"}, {}, caller), Error);
+  EXPECT_THROW(build_job_env({"KINETIC_JOB_ID=x"}, {}, caller), Error);
+  EXPECT_THROW(build_job_env({"UNSET"}, {}, caller), Error);
+}
+
+TEST(JobSpec, RoundTripsThroughJson) {
+  JobSpec s;
+  s.id = new_job_id();
+  s.file = "src/train.py";
+  s.kind = job_kind_for(s.file);
+  s.args = {"--epochs", "3"};
+  s.secret_env = {"TOKEN"};
+  s.timeout_seconds = 60;
+  s.retries = 2;
+  JobSpec t = job_spec_from_json(to_json(s));
+  EXPECT_EQ(t.id, s.id);
+  EXPECT_EQ(t.kind, JobKind::python);
+  EXPECT_EQ(t.args, s.args);
+  EXPECT_EQ(t.secret_env, s.secret_env);
+  EXPECT_EQ(t.timeout_seconds, 60);
+  EXPECT_EQ(t.retries, 2);
+  EXPECT_TRUE(looks_like_job_id(s.id));
+  EXPECT_FALSE(looks_like_job_id("job-XYZ"));
+  EXPECT_NE(new_job_id(), new_job_id());
+  EXPECT_EQ(job_kind_for("a.CC"), JobKind::cpp);
+  EXPECT_EQ(job_kind_for("run.sh"), JobKind::shell);
+  EXPECT_EQ(job_kind_for("tool"), JobKind::executable);
+  EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00.000Z");
+}
+
+}  // namespace
+}  // namespace kinetic
