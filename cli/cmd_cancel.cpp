@@ -29,8 +29,7 @@ int run_cancel(const CancelOptions& o, Factory& f) {
 
 void add_cancel(CLI::App& root, Factory& f, Action& action) {
   auto o = std::make_shared<CancelOptions>();
-  CLI::App* c = root.add_subcommand(
-      "cancel", "Stop running jobs (SIGTERM, then SIGKILL after a grace period) and clean up");
+  CLI::App* c = root.add_subcommand("cancel", "Stop running jobs and clean up after them");
   c->add_option("jobs", o->jobs, "Job ids")->required();
   c->footer("Examples:\n  kinetic cancel job-1a2b3c4d\n  kinetic cancel $(kinetic status -o name)");
   c->callback([o, &f, &action] { action = [o, &f] { return run_cancel(*o, f); }; });

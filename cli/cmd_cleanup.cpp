@@ -60,15 +60,16 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
 
 void add_cleanup(CLI::App& root, Factory& f, Action& action) {
   auto o = std::make_shared<CleanupOptions>();
-  CLI::App* c = root.add_subcommand(
-      "cleanup",
-      "Remove what kinetic left behind: finished jobs' records and logs, unused staged "
-      "contexts, temporary files (on gke also finished Jobs, Secrets and old images)");
+  CLI::App* c = root.add_subcommand("cleanup", "Remove what finished jobs left behind");
   c->add_option("--older-than", o->older_than,
                 "Only what finished at least this long ago, e.g. 7d (default: everything "
                 "finished)");
   c->add_flag("--dry-run", o->dry_run, "List what would be removed, remove nothing");
-  c->footer("Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 7d");
+  c->footer(
+      "Removes finished jobs' records and logs, staged contexts no running job uses and temporary "
+      "files (on gke also finished Jobs, orphaned Secrets and staging objects). Outputs already "
+      "delivered to kinetic-out/ are never touched.\n\n"
+      "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 7d");
   c->callback([o, &f, &action] { action = [o, &f] { return run_cleanup(*o, f); }; });
 }
 

@@ -27,10 +27,10 @@ int run_completion(const CLI::App* self, const std::string& shell) {
   if (shell == "bash") return print(bash_completion(root));
   if (shell == "zsh") return print(zsh_completion(root));
   if (shell == "fish") return print(fish_completion(root));
-  auto near = closest_matches(shell, completion_shells());
+  auto near = closest_matches(shell, completion_shells(), 1);
   throw Error(Errc::usage, "unknown shell '" + shell + "' for `kinetic completion`" +
                                (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
-                               " (supported: " + join_or(completion_shells()) + ")");
+                               " (choose " + join_or(completion_shells()) + ")");
 }
 
 }  // namespace

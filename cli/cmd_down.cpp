@@ -18,8 +18,7 @@ bool& flag_sink() {
 
 void add_down(CLI::App& root, Factory& f, Action& action) {
   auto yes = std::make_shared<bool>(false);
-  CLI::App* c = root.add_subcommand(
-      "down", "Delete everything `up` created (cluster, pools, repository, bucket) and report it");
+  CLI::App* c = root.add_subcommand("down", "Delete what `up` created and report it");
   c->add_flag("-y,--yes", *yes, "Do not ask for confirmation (needed when not on a terminal)");
   c->add_flag("--keep-bucket", flag_sink(), "Keep the jobs bucket and its objects");
   c->add_flag("--keep-images", flag_sink(), "Keep the image repository");

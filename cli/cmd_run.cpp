@@ -43,9 +43,7 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* c = root.add_subcommand(
       "run",
-      "Run FILE with its project folder on the current context's backend: package, build the "
-      "image when requirements change, submit, stream the logs, fetch outputs into "
-      "./kinetic-out/JOB/, and exit with the job's exit code.");
+      "Run a job (FILE and its project folder) and bring back its logs, outputs and exit code");
   c->add_option("file", o->req.file, "The job: a .py, .sh, .cpp/.cc file or an executable")
       ->required();
   c->add_option("-a,--accelerator", o->req.accelerator,
@@ -70,6 +68,8 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
   c->add_flag("--dry-run", o->req.dry_run,
               "Print what would happen; with a gke context and -o yaml|json, the manifests");
   c->footer(
+      "Packages the context, builds the image only when requirements change, submits, streams the "
+      "logs, fetches outputs into ./kinetic-out/JOB/ and exits with the job's exit code.\n\n"
       "Examples:\n"
       "  kinetic run examples/hello/train.py\n"
       "  kinetic run train.py --accelerator v5litepod-1 -- --epochs 3\n"

@@ -87,8 +87,7 @@ int run_status(const StatusOptions& o, Factory& f) {
 
 void add_status(CLI::App& root, Factory& f, Action& action) {
   auto o = std::make_shared<StatusOptions>();
-  CLI::App* c = root.add_subcommand(
-      "status", "Show running and recent jobs (and on gke the cluster and its node pools)");
+  CLI::App* c = root.add_subcommand("status", "Show running and recent jobs");
   c->add_option("job", o->job, "Show only this job");
   c->footer(
       "Examples:\n"

@@ -16,10 +16,7 @@ bool& flag_sink() {
 void add_up(CLI::App& root, Factory& f, Action& action) {
   auto accelerators = std::make_shared<std::vector<std::string>>();
   CLI::App* c = root.add_subcommand(
-      "up",
-      "Create (or reconcile) everything kinetic needs in a project: services, the GKE cluster, "
-      "accelerator node pools that scale from zero, the image repository and the jobs bucket; "
-      "then make it the current context");
+      "up", "Provision (or reconcile) a GKE cluster for kinetic and make it the current context");
   c->add_option("-a,--accelerator", *accelerators, "Add a node pool for this accelerator");
   c->add_flag("--spot", flag_sink(), "Make the node pools Spot");
   c->add_option("--reservation", "Consume this reservation");

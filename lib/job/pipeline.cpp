@@ -108,6 +108,12 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     r.context_root = c;
   } else {
     r.context_root = find_context_dir(file, env.home).lexically_normal();
+    fs::path home = env.home.lexically_normal();
+    if (r.context_root == home || r.context_root == home.parent_path() / home.filename() ||
+        r.context_root == "/")
+      throw Error(Errc::usage, "the job's folder is " + r.context_root.string() +
+                                   ", which kinetic will not ship whole; move the job into a "
+                                   "project folder or pass --context-dir DIR");
   }
   if (r.context_root.filename().empty()) r.context_root = r.context_root.parent_path();
   if (!is_within(file, r.context_root))

@@ -146,3 +146,22 @@ TEST_F(ErrorsTest, GkeContextRunWithoutDryRunSaysItCannotYet) {
 
 }  // namespace
 }  // namespace kinetic::test
+
+namespace kinetic::test {
+namespace {
+
+TEST(HomeContextTest, AJobDirectlyInHomeIsNotShippedWithTheWholeHome) {
+  Sandbox sb;
+  sb.write("home/loose.py", "print(1)\n");
+  auto r = sb.run({"run", "loose.py"}, sb.home());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("--context-dir"), std::string::npos) << r.err;
+  sb.write("home/proj/job.py", "print('in a folder')\n");
+  auto ok = sb.run({"run", "job.py", "-q"}, sb.home() / "proj");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out, "in a folder\n");
+}
+
+}  // namespace
+}  // namespace kinetic::test
