@@ -172,12 +172,30 @@ Packaged package(const Resolved& r, const RunEnvironment& env) {
   p.archive = p.temp_dir / "context.tar.zst";
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
+  // On a terminal, a context that takes a while to pack shows how far it got.
+  PackProgress progress;
+  double last = 0;
+  bool shown = false;
+  if (env.io.err_tty && !env.io.quiet) {
+    const double start = now_unix();
+    progress = [&, start](uint64_t entries, uint64_t bytes) {
+      double now = now_unix();
+      if (now - start < 0.3 || now - last < 0.1) return;
+      last = now;
+      shown = true;
+      std::fprintf(env.io.err, "\r\033[Kpackaging %s: %llu files, %s", r.context_root.c_str(),
+                   static_cast<unsigned long long>(entries), human_bytes(bytes).c_str());
+      std::fflush(env.io.err);
+    };
+  }
   try {
-    p.result = pack_directory(r.context_root, rules, p.archive);
+    p.result = pack_directory(r.context_root, rules, p.archive, progress);
   } catch (...) {
+    if (shown) std::fputs("\r\033[K", env.io.err);
     remove_all_quiet(p.temp_dir);
     throw;
   }
+  if (shown) std::fputs("\r\033[K", env.io.err);
   constexpr uint64_t kWarnBytes = 100ull << 20;
   if (p.result.input_bytes > kWarnBytes) {
     std::string largest;

@@ -191,8 +191,8 @@ unsigned zstd_workers() {
 
 }  // namespace
 
-PackResult pack_directory(const fs::path& root, const IgnoreRules& rules,
-                          const fs::path& out_file) {
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
+                          const PackProgress& progress) {
   struct stat root_st;
   if (::stat(root.c_str(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
     throw Error(Errc::packaging, "context directory " + root.string() +
@@ -341,6 +341,7 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules,
       note_size(result.largest, item.rel, size);
     }
     ++result.files;
+    if (progress) progress(result.files, result.input_bytes);
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) throw write_error(a.get());
   a.reset();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +24,10 @@ struct PackResult {
 // Packs ROOT into OUT_FILE as a tar.zst with entries sorted by path, owner 0:0 with empty names,
 // mtime 0, modes kept, symlinks stored as links. Files are streamed in blocks, so memory stays
 // flat whatever the context size. Two runs over the same tree give the same bytes.
-PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file);
+// PROGRESS, when given, is called after each entry with the entries and input bytes so far.
+using PackProgress = std::function<void(uint64_t entries, uint64_t bytes)>;
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
+                          const PackProgress& progress = nullptr);
 
 // Extracts ARCHIVE into DEST (created if missing). Refuses, with Error(Errc::packaging), entries
 // with absolute paths, '..' components, hard links, device files, or symlinks that point outside
