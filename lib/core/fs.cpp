@@ -30,7 +30,8 @@ void make_dirs(const fs::path& dir, unsigned mode) {
   if (::mkdir(dir.c_str(), mode) != 0 && errno != EEXIST) fail("cannot create directory", dir);
 }
 
-void atomic_write(const fs::path& path, std::string_view data, unsigned mode) {
+void atomic_write(const fs::path& path, std::string_view data, unsigned mode,
+                  Durability durability) {
   make_dirs(path.parent_path());
   std::string tmpl = (path.parent_path() / ("." + path.filename().string() + ".XXXXXX")).string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
@@ -56,7 +57,7 @@ void atomic_write(const fs::path& path, std::string_view data, unsigned mode) {
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (durability == Durability::synced && ::fsync(fd) != 0) {
     cleanup();
     fail("cannot sync", path);
   }

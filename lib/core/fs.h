@@ -11,9 +11,14 @@ namespace kinetic {
 
 namespace fs = std::filesystem;
 
+enum class Durability { synced, unsynced };
+
 // Writes DATA to PATH atomically with MODE (0600 for anything that may hold a secret).
-// Creates the parent directories (0700) when missing.
-void atomic_write(const fs::path& path, std::string_view data, unsigned mode = 0644);
+// Creates the parent directories (0700) when missing. `synced` fsyncs before the rename so the
+// content survives a power cut; `unsynced` keeps only the atomicity, for state that is rewritten
+// often and is harmless to lose (a job's status while it runs).
+void atomic_write(const fs::path& path, std::string_view data, unsigned mode = 0644,
+                  Durability durability = Durability::synced);
 
 // The whole file, or nullopt when it does not exist. Other failures throw.
 std::optional<std::string> read_file(const fs::path& path);

@@ -346,10 +346,7 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
   if (archive_write_close(a.get()) != ARCHIVE_OK) throw write_error(a.get());
   a.reset();
 
-  if (::fsync(sink.fd) != 0) {
-    throw Error(Errc::packaging, "cannot write " + out_file.string() + ": " + errno_text(errno) +
-                                     "; check free space");
-  }
+  // No fsync here: the store that keeps the archive syncs it (a cached copy is dropped unused).
   ::close(sink.fd);
   sink.fd = -1;
   if (::rename(tmp.c_str(), out_file.c_str()) != 0) {

@@ -22,9 +22,10 @@ struct PackResult {
 };
 
 // Packs ROOT into OUT_FILE as a tar.zst with entries sorted by path, owner 0:0 with empty names,
-// mtime 0, modes kept, symlinks stored as links. Files are streamed in blocks, so memory stays
-// flat whatever the context size. Two runs over the same tree give the same bytes.
-// PROGRESS, when given, is called after each entry with the entries and input bytes so far.
+// mtime 0, modes kept, symlinks stored as links. The file is not fsynced: whoever keeps it does.
+// Files are streamed in blocks, so memory stays flat whatever the context size. Two runs over the
+// same tree give the same bytes. PROGRESS, when given, is called after each entry with the entries
+// and input bytes so far.
 using PackProgress = std::function<void(uint64_t entries, uint64_t bytes)>;
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           const PackProgress& progress = nullptr);

@@ -8,7 +8,7 @@
 
 namespace kinetic {
 
-JobLogWriter::JobLogWriter(const fs::path& path) {
+JobLogWriter::JobLogWriter(const fs::path& path, int notify_fd) : notify_fd_(notify_fd) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 }
 
@@ -33,6 +33,11 @@ void JobLogWriter::write(LogStream stream, std::string_view data) {
     } while (w < 0 && errno == EINTR);
     if (w != total) return;  // disk full: the job goes on, its log is cut
     data.remove_prefix(n);
+  }
+  if (notify_fd_ >= 0) {
+    // Non-blocking: a full pipe already tells the reader there is news.
+    char b = 1;
+    [[maybe_unused]] ssize_t n = ::write(notify_fd_, &b, 1);
   }
 }
 

@@ -14,7 +14,8 @@ namespace kinetic {
 
 class JobLogWriter {
  public:
-  explicit JobLogWriter(const fs::path& path);
+  // NOTIFY_FD, when not -1, gets a byte after each record (see SupervisorSetup::notify_fd).
+  explicit JobLogWriter(const fs::path& path, int notify_fd = -1);
   ~JobLogWriter();
   JobLogWriter(const JobLogWriter&) = delete;
   JobLogWriter& operator=(const JobLogWriter&) = delete;
@@ -22,6 +23,7 @@ class JobLogWriter {
 
  private:
   int fd_ = -1;
+  int notify_fd_ = -1;
 };
 
 // Decodes records from a growing file; keeps a partial record until the rest arrives.

@@ -82,8 +82,16 @@ std::string LocalBackend::stage_context(const fs::path& archive, const std::stri
     fs::remove(archive, ec);
     ::utimensat(AT_FDCWD, dest.c_str(), nullptr, 0);  // "last used", for cleanup
   } else {
-    // Same filesystem (the archive was written under STATE/tmp): an atomic rename. A concurrent
-    // run staging the same content renames identical bytes over it, which is harmless.
+    // Kept for later runs, so made durable first. Same filesystem (the archive was written under
+    // STATE/tmp): an atomic rename. A concurrent run staging the same content renames identical
+    // bytes over it, which is harmless.
+    int fd = ::open(archive.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) {
+      if (fd >= 0) ::close(fd);
+      throw Error(Errc::internal, "cannot stage context " + archive.string() + ": " +
+                                      std::strerror(errno) + "; check free space");
+    }
+    ::close(fd);
     fs::rename(archive, dest, ec);
     if (ec)
       throw Error(Errc::internal, "cannot stage context to " + dest.string() + ": " + ec.message());
@@ -99,7 +107,7 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
     if (errno == EEXIST) throw Error(Errc::internal, "job id " + spec.id + " is already taken");
     throw Error(Errc::internal, "cannot create " + dir.string() + ": " + std::strerror(errno));
   }
-  atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600);
+  atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600, Durability::unsynced);
   SupervisorSetup setup;
   setup.job_dir = dir;
   std::string uri = spec.context_uri;
@@ -108,7 +116,22 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
   setup.secrets = secrets;
   setup.base_env = base_env_;
   setup.kill_grace_seconds = kill_grace_seconds_;
-  child_ = start_supervisor(setup);
+  int notify[2];
+  if (::pipe2(notify, O_CLOEXEC | O_NONBLOCK) == 0) {
+    setup.notify_fd = notify[1];
+  } else {
+    notify[0] = notify[1] = -1;  // followers fall back to inotify
+  }
+  try {
+    child_ = start_supervisor(setup);
+  } catch (...) {
+    for (int fd : notify)
+      if (fd >= 0) ::close(fd);
+    throw;
+  }
+  if (notify[1] >= 0) ::close(notify[1]);
+  notify_read_ = notify[0];
+  child_id_ = spec.id;
 }
 
 JobStatus LocalBackend::read_status(const std::string& id) {
@@ -139,7 +162,7 @@ JobStatus LocalBackend::read_status(const std::string& id) {
       st.error = "the job's runner stopped unexpectedly (killed, or the machine restarted)";
       st.finished = rfc3339(now_unix());
       try {
-        atomic_write(status_path(dir), to_json(st).dump(2) + "\n", 0600);
+        atomic_write(status_path(dir), to_json(st).dump(2) + "\n", 0600, Durability::unsynced);
       } catch (const Error&) {
       }
     }
@@ -147,15 +170,61 @@ JobStatus LocalBackend::read_status(const std::string& id) {
   return st;
 }
 
+JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
+                                     const Interrupt* interrupt) {
+  JobLogReader reader(log_path(job_dir(id)));
+  for (;;) {
+    pollfd p[2] = {{notify_read_, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
+    int r = ::poll(p, 2, -1);
+    if (r < 0 && errno != EINTR) break;
+    bool closed = false;
+    if (p[0].revents & (POLLIN | POLLHUP)) {
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::read(notify_read_, buf, sizeof buf)) > 0) {
+      }
+      closed = n == 0;
+    }
+    reader.drain(out);
+    if (closed) break;  // the runner exited: its final status is written
+    if (interrupt && (p[1].revents & POLLIN)) {
+      char drain[64];
+      while (::read(interrupt->fd, drain, sizeof drain) > 0) {
+      }
+      interrupt->on_interrupt();
+    }
+  }
+  ::close(notify_read_);
+  notify_read_ = -1;
+  ::waitpid(child_, nullptr, 0);
+  child_ = 0;
+  JobStatus st = read_status(id);
+  reader.drain(out);
+  return st;
+}
+
 JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt) {
   fs::path dir = job_dir(id);
-  JobLogReader reader(log_path(dir));
-  int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-  if (ino >= 0) ::inotify_add_watch(ino, dir.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
   struct NullSink : LogSink {
     void write(LogStream, std::string_view) override {}
   } null_sink;
   LogSink& out = sink ? *sink : null_sink;
+  if (id == child_id_ && notify_read_ >= 0) return follow_child(id, out, interrupt);
+
+  // A finished job needs no watching (and an inotify instance costs milliseconds to close).
+  JobStatus first = read_status(id);
+  if (first.terminal()) {
+    JobLogReader reader(log_path(dir));
+    reader.drain(out);
+    if (child_ > 0 && id == child_id_) {
+      ::waitpid(child_, nullptr, 0);
+      child_ = 0;
+    }
+    return first;
+  }
+  JobLogReader reader(log_path(dir));
+  int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  if (ino >= 0) ::inotify_add_watch(ino, dir.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 
   JobStatus st = read_status(id);
   bool check_status = false;

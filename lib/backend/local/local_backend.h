@@ -49,7 +49,12 @@ class LocalBackend : public Backend {
   fs::path state_dir_;
   std::vector<std::pair<std::string, std::string>> base_env_;
   int kill_grace_seconds_;
-  pid_t child_ = 0;  // the runner this process started, reaped once it is done
+  // Follows a job this process started, woken by the runner's notify pipe.
+  JobStatus follow_child(const std::string& id, LogSink& sink, const Interrupt* interrupt);
+
+  pid_t child_ = 0;       // the runner this process started, reaped once it is done
+  std::string child_id_;  // its job
+  int notify_read_ = -1;  // read end of its notify pipe
 };
 
 // The part of the caller's environment a local job starts from: PATH, HOME, USER, LOGNAME,

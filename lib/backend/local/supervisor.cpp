@@ -25,6 +25,8 @@ namespace kinetic {
 
 namespace {
 
+constexpr int kNotifyFd = 3;  // where the runner keeps SupervisorSetup::notify_fd
+
 double monotonic() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -49,7 +51,7 @@ std::string process_start_time(pid_t pid) {
 }
 
 void write_status(const fs::path& job_dir, const JobStatus& st) {
-  atomic_write(status_path(job_dir), to_json(st).dump(2) + "\n", 0600);
+  atomic_write(status_path(job_dir), to_json(st).dump(2) + "\n", 0600, Durability::unsynced);
 }
 
 std::optional<std::string> which(const std::string& prog, const std::string& path_var) {
@@ -250,7 +252,7 @@ void deliver(const fs::path& from, const fs::path& to) {
 [[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
   const JobSpec& spec = setup.spec;
   const fs::path& dir = setup.job_dir;
-  JobLogWriter log(log_path(dir));
+  JobLogWriter log(log_path(dir), setup.notify_fd >= 0 ? kNotifyFd : -1);
   JobStatus st;
   st.id = spec.id;
   st.state = std::string(kRunning);
@@ -410,8 +412,8 @@ pid_t start_supervisor(const SupervisorSetup& setup) {
     // Written by the parent, before anyone can ask whether the runner is alive.
     atomic_write(
         supervisor_path(setup.job_dir),
-        nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() + "\n",
-        0600);
+        nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() + "\n", 0600,
+        Durability::unsynced);
     return pid;
   }
   ::setsid();
@@ -420,7 +422,13 @@ pid_t start_supervisor(const SupervisorSetup& setup) {
   ::dup2(devnull, 0);
   ::dup2(devnull, 1);
   ::dup2(devnull, 2);
-  ::close_range(3, ~0U, 0);
+  unsigned first_to_close = 3;
+  if (setup.notify_fd >= 0) {
+    ::dup2(setup.notify_fd, kNotifyFd);
+    ::fcntl(kNotifyFd, F_SETFD, FD_CLOEXEC);  // the job itself must not hold it open
+    first_to_close = kNotifyFd + 1;
+  }
+  ::close_range(first_to_close, ~0U, 0);
   int sigfd = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
   supervise(setup, sigfd);
 }

@@ -24,6 +24,9 @@ struct SupervisorSetup {
   // The job's environment before kinetic's and the user's variables (PATH, HOME, locale...).
   std::vector<std::pair<std::string, std::string>> base_env;
   int kill_grace_seconds = 10;  // SIGTERM, then SIGKILL this much later
+  // Write end of a pipe to the caller, or -1: the runner writes a byte to it whenever the log
+  // grows, and its closing (when the runner exits, however it dies) tells the caller it is done.
+  int notify_fd = -1;
 };
 
 // Forks the runner and returns its pid. The runner starts a new session with stdio on /dev/null,
