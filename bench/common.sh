@@ -95,7 +95,21 @@ kib_to_mib() {
   if [[ "$1" == "-" ]]; then echo "-"; else awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; fi
 }
 
+# Percent of CPU time that was idle over one second: how quiet the machine is right now.
+cpu_idle_pct() {
+  local a b
+  read -r -a a </proc/stat
+  sleep 1
+  read -r -a b </proc/stat
+  # fields after "cpu": user nice system idle iowait irq softirq steal
+  local idle=$(((b[4] + b[5]) - (a[4] + a[5])))
+  local total=$(((b[1] + b[2] + b[3] + b[4] + b[5] + b[6] + b[7] + b[8]) -
+    (a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7] + a[8])))
+  if ((total > 0)); then echo $((100 * idle / total)); else echo "?"; fi
+}
+
 load_note() {
   echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $(nproc) cores  $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-  echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)  (wall times grow with load; the cpu column much less)"
+  echo "# before the runs: CPU $(cpu_idle_pct)% idle over 1 s, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# (other work on the machine inflates wall times; the cpu column much less)"
 }
