@@ -8,6 +8,10 @@ namespace kinetic::cli {
 void add_auth(CLI::App& root, Factory& f, Action& action) {
   CLI::App* c = root.add_subcommand("auth", "Show the Google credentials kinetic uses");
   c->require_subcommand(0, 1);
+  c->footer(
+      "Examples:\n"
+      "  kinetic auth status\n"
+      "  curl -H \"Authorization: Bearer $(kinetic auth print-access-token)\" ...");
   CLI::App* token = c->add_subcommand("print-access-token",
                                       "Print the access token kinetic would use, as gcloud does");
   token->callback([&f, &action] {

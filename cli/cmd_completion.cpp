@@ -38,8 +38,8 @@ int run_completion(const CLI::App* self, const std::string& shell) {
 void add_completion(CLI::App& root, Factory& f, Action& action) {
   (void)f;
   auto shell = std::make_shared<std::string>();
-  CLI::App* c = root.add_subcommand(
-      "completion", "Print the shell completion script for bash, zsh or fish");
+  CLI::App* c =
+      root.add_subcommand("completion", "Print the shell completion script for bash, zsh or fish");
   c->add_option("shell", *shell, "bash, zsh or fish")->required();
   c->footer(
       "Examples:\n"

@@ -21,8 +21,8 @@ namespace {
 enum class Kind { words, command, files, dirs };
 
 struct Source {
-  std::string id;                  // a shell-safe name
-  std::string label;               // what a value is, e.g. "job"
+  std::string id;     // a shell-safe name
+  std::string label;  // what a value is, e.g. "job"
   Kind kind;
   std::vector<std::string> words;  // Kind::words
   std::string args;                // Kind::command: `kinetic ARGS` prints one value a line
@@ -32,8 +32,8 @@ struct Source {
 const std::vector<Source>& sources() {
   static const std::vector<Source> all = [] {
     std::vector<std::string> formats;
-    for (auto f : {OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                   OutputFormat::yaml, OutputFormat::name})
+    for (auto f : {OutputFormat::table, OutputFormat::wide, OutputFormat::json, OutputFormat::yaml,
+                   OutputFormat::name})
       formats.emplace_back(output_format_name(f));
     return std::vector<Source>{
         {"accelerators", "accelerator", Kind::command, {}, "accelerators -o name"},
@@ -69,11 +69,13 @@ const std::map<std::string, std::string>& flag_sources() {
 
 // Positionals whose values can be completed, by "COMMAND PATH:NAME".
 const std::map<std::string, std::string>& arg_sources() {
-  static const std::map<std::string, std::string> m = {
-      {"run:file", "files"},        {"logs:job", "jobs"},
-      {"status:job", "jobs"},       {"cancel:jobs", "jobs"},
-      {"config use-context:name", "contexts"}, {"config set:key", "config_keys"},
-      {"completion:shell", "shells"}};
+  static const std::map<std::string, std::string> m = {{"run:file", "files"},
+                                                       {"logs:job", "jobs"},
+                                                       {"status:job", "jobs"},
+                                                       {"cancel:jobs", "jobs"},
+                                                       {"config use-context:name", "contexts"},
+                                                       {"config set:key", "config_keys"},
+                                                       {"completion:shell", "shells"}};
   return m;
 }
 
@@ -114,9 +116,9 @@ struct Cmd {
   std::string path;  // "" for kinetic itself, "pool add"
   const CLI::App* app = nullptr;
   std::string description;
-  std::string footer;            // its own (subcommands inherit their parent's when they set none)
-  std::vector<Flag> flags;       // its own
-  std::vector<Flag> inherited;   // its parents', nearest first: kinetic's global flags come last
+  std::string footer;           // its own (subcommands inherit their parent's when they set none)
+  std::vector<Flag> flags;      // its own
+  std::vector<Flag> inherited;  // its parents', nearest first: kinetic's global flags come last
   std::vector<Arg> args;
   std::vector<Sub> subs;
 
@@ -127,7 +129,9 @@ struct Cmd {
   }
 };
 
-bool visible(const CLI::App* app) { return !app->get_group().empty(); }
+bool visible(const CLI::App* app) {
+  return !app->get_group().empty();
+}
 
 std::vector<const CLI::App*> visible_subcommands(const CLI::App& app) {
   return app.get_subcommands([](const CLI::App* a) { return visible(a); });
@@ -153,6 +157,9 @@ Flag make_flag(const CLI::Option* o) {
 
 void collect(const CLI::App& app, const std::string& path, const Cmd* parent,
              std::vector<Cmd>& out) {
+  for (char ch : path)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != ' ')
+      throw std::logic_error("docgen: a command name the scripts cannot quote: " + path);
   Cmd c;
   c.path = path;
   c.app = &app;
@@ -221,8 +228,8 @@ std::string brief(const std::string& text) {
     if (ch == ')' && depth > 0) --depth;
     if (depth > 0 || text[i + 1] != ' ') continue;
     if (ch == ':' || ch == ';') return text.substr(0, i);
-    if (ch == '.' && !(i >= 3 && (text.compare(i - 3, 3, "e.g") == 0 ||
-                                  text.compare(i - 3, 3, "i.e") == 0)))
+    if (ch == '.' &&
+        !(i >= 3 && (text.compare(i - 3, 3, "e.g") == 0 || text.compare(i - 3, 3, "i.e") == 0)))
       return text.substr(0, i);
   }
   if (!text.empty() && text.back() == '.') return text.substr(0, text.size() - 1);
@@ -230,7 +237,9 @@ std::string brief(const std::string& text) {
 }
 
 // 'TEXT' for bash and zsh.
-std::string sq(const std::string& s) { return "'" + replace_all(s, "'", "'\\''") + "'"; }
+std::string sq(const std::string& s) {
+  return "'" + replace_all(s, "'", "'\\''") + "'";
+}
 
 // 'TEXT' for fish.
 std::string fish_sq(const std::string& s) {
@@ -276,7 +285,8 @@ std::string bash_values_function() {
       case Kind::files:
       case Kind::dirs:
         s += "      compopt -o filenames 2>/dev/null\n";
-        s += std::string("      while IFS= read -r line; do values+=(\"$line\"); done < <(compgen ") +
+        s += std::string(
+                 "      while IFS= read -r line; do values+=(\"$line\"); done < <(compgen ") +
              (src.kind == Kind::files ? "-f" : "-d") + " -- \"$word\")\n";
         break;
     }
@@ -384,7 +394,7 @@ std::string bash_completion(const CLI::App& root) {
        "    _kinetic_split_words\n"
        "  fi\n"
        "  cur=${words[cword]}\n"
-       "  local cmd='' flag='' ctx='' npos=0 i word source\n"
+       "  local cmd='' flag='' ctx='' npos=0 i word src\n"
        "  local _kinetic_subs _kinetic_flags _kinetic_value_flags _kinetic_flag_sources "
        "_kinetic_args\n"
        "  _kinetic_command ''\n"
@@ -435,13 +445,13 @@ std::string bash_completion(const CLI::App& root) {
        "  fi\n"
        "  local -a args\n"
        "  read -r -a args <<<\"$_kinetic_args\"\n"
-       "  source=''\n"
+       "  src=''\n"
        "  if ((npos < ${#args[@]})); then\n"
-       "    source=${args[npos]}\n"
+       "    src=${args[npos]}\n"
        "  elif ((${#args[@]} > 0)) && [[ ${args[${#args[@]} - 1]} == *... ]]; then\n"
-       "    source=${args[${#args[@]} - 1]}\n"
+       "    src=${args[${#args[@]} - 1]}\n"
        "  fi\n"
-       "  _kinetic_values \"${source%...}\" ''\n"
+       "  _kinetic_values \"${src%...}\" ''\n"
        "}\n"
        "\n"
        "complete -F _kinetic kinetic\n";
@@ -477,14 +487,16 @@ std::vector<std::string> zsh_specs(const Cmd& c) {
       exclude = "(" + join(f.names) + ")";
     }
     for (const auto& n : f.names) {
-      std::string spec = exclude + n + "[" + zsh_bracket(f.description) + "]";
+      // A value may follow in the next word, or in the same one: --flag=VALUE, -fVALUE.
+      std::string form = !f.takes_value ? "" : n.size() == 2 ? "+" : "=";
+      std::string spec = exclude + n + form + "[" + zsh_bracket(f.description) + "]";
       if (f.takes_value) spec += ":" + f.label + ":" + zsh_action(f.source);
       specs.push_back(spec);
     }
   }
   size_t slot = 1;
-  if (!c.subs.empty()) specs.push_back(std::to_string(slot++) + ":command:_kinetic_subcommands " +
-                                       ident(c.path));
+  if (!c.subs.empty())
+    specs.push_back(std::to_string(slot++) + ":command:_kinetic_subcommands " + ident(c.path));
   for (const auto& a : c.args) {
     std::string where = a.repeatable ? "*" : std::to_string(slot++);
     specs.push_back(where + (a.required || a.repeatable ? ":" : "::") + a.name + ":" +
@@ -524,10 +536,12 @@ std::string zsh_completion(const CLI::App& root) {
   s += "  esac\n"
        "}\n"
        "\n"
-       "# _kinetic_subcommands COMMAND: complete the subcommands of COMMAND.\n"
+       "# _kinetic_subcommands [OPTION...] COMMAND: complete the subcommands of COMMAND "
+       "(_arguments\n"
+       "# puts its options first).\n"
        "_kinetic_subcommands() {\n"
        "  local -a subcommands\n"
-       "  case $1 in\n";
+       "  case ${argv[-1]} in\n";
   for (const auto& c : cmds) {
     if (c.subs.empty()) continue;
     s += "    " + ident(c.path) + ")\n";
@@ -541,11 +555,11 @@ std::string zsh_completion(const CLI::App& root) {
        "  _describe -t commands command subcommands\n"
        "}\n"
        "\n"
-       "# _kinetic_values SOURCE: complete values from SOURCE.\n"
+       "# _kinetic_values [OPTION...] SOURCE: complete values from SOURCE.\n"
        "_kinetic_values() {\n"
        "  local -a values\n"
        "  local expl\n"
-       "  case $1 in\n";
+       "  case ${argv[-1]} in\n";
   for (const auto& src : sources()) {
     s += "    " + src.id + ")\n";
     switch (src.kind) {
@@ -667,7 +681,8 @@ std::string fish_completion(const CLI::App& root) {
   s += "    end\n"
        "end\n"
        "\n"
-       "# __kinetic_scan: reads the command line before the cursor into __kinetic_cmd (the command,\n"
+       "# __kinetic_scan: reads the command line before the cursor into __kinetic_cmd (the "
+       "command,\n"
        "# e.g. \"pool add\"), __kinetic_npos (how many positionals it has), __kinetic_ctx (the\n"
        "# --context given) and __kinetic_dashdash (1 after --: the job's arguments).\n"
        "function __kinetic_scan\n"
@@ -731,20 +746,25 @@ std::string fish_completion(const CLI::App& root) {
        "    test $__kinetic_dashdash = 1\n"
        "end\n"
        "\n"
-       "# __kinetic_values SOURCE: the values of SOURCE, one a line.\n"
+       "# __kinetic_values SOURCE: the values of SOURCE, one a line, each with what it is.\n"
        "function __kinetic_values\n"
        "    switch $argv[1]\n";
   for (const auto& src : sources()) {
-    if (src.kind != Kind::command) continue;
+    if (src.kind != Kind::command && src.kind != Kind::words) continue;
     s += "        case " + src.id + "\n";
-    if (src.with_context) {
+    const std::string label = " | string replace -r -- '$' \\t" + fish_sq(src.label) + "\n";
+    if (src.kind == Kind::words) {
+      s += "            printf '%s\\t%s\\n'";
+      for (const auto& w : src.words) s += " " + fish_sq(w) + " " + fish_sq(src.label);
+      s += "\n";
+    } else if (src.with_context) {
       s += "            if test -n \"$__kinetic_ctx\"\n";
-      s += "                kinetic --context=$__kinetic_ctx " + src.args + " 2>/dev/null\n";
+      s += "                kinetic --context=$__kinetic_ctx " + src.args + " 2>/dev/null" + label;
       s += "            else\n";
-      s += "                kinetic " + src.args + " 2>/dev/null\n";
+      s += "                kinetic " + src.args + " 2>/dev/null" + label;
       s += "            end\n";
     } else {
-      s += "            kinetic " + src.args + " 2>/dev/null\n";
+      s += "            kinetic " + src.args + " 2>/dev/null" + label;
     }
   }
   s += "    end\n"
@@ -758,7 +778,6 @@ std::string fish_completion(const CLI::App& root) {
     if (src == nullptr) return "";
     switch (src->kind) {
       case Kind::words:
-        return " -a " + fish_sq(join(src->words));
       case Kind::command:
         return " -a " + fish_sq("(__kinetic_values " + src->id + ")");
       case Kind::files:
@@ -770,10 +789,10 @@ std::string fish_completion(const CLI::App& root) {
   };
   for (const auto& c : cmds) {
     s += "\n# kinetic" + (c.path.empty() ? "" : " " + c.path) + "\n";
-    const std::string in = fish_sq("__kinetic_in " + fish_sq(c.path));
+    const std::string in = "\"__kinetic_in " + fish_sq(c.path) + "\"";
     for (const auto& sub : c.subs)
-      s += "complete -c kinetic -n " + fish_sq("__kinetic_at " + fish_sq(c.path) + " 0") +
-           " -a " + fish_sq(sub.name) + " -d " + fish_sq(brief(sub.description)) + "\n";
+      s += "complete -c kinetic -n \"__kinetic_at " + fish_sq(c.path) + " 0\"" + " -a " +
+           fish_sq(sub.name) + " -d " + fish_sq(brief(sub.description)) + "\n";
     for (const auto& f : c.flags) {
       s += "complete -c kinetic -n " + in;
       for (const auto& n : f.names)
@@ -789,8 +808,8 @@ std::string fish_completion(const CLI::App& root) {
     for (const auto& a : c.args) {
       std::string at = std::to_string(slot++) + (a.repeatable ? "+" : "");
       if (a.source == nullptr) continue;
-      s += "complete -c kinetic -n " + fish_sq("__kinetic_at " + fish_sq(c.path) + " " + at) +
-           values(a.source) + " -d " + fish_sq(brief(a.description)) + "\n";
+      s += "complete -c kinetic -n \"__kinetic_at " + fish_sq(c.path) + " " + at + "\"" +
+           values(a.source) + "\n";
     }
   }
   return s;
@@ -842,11 +861,16 @@ std::string roff_line(const std::string& text) {
 std::string roff_literal(const std::string& text) {
   std::string out;
   for (char ch : text) {
-    if (ch == '\\') out += "\\e";
-    else if (ch == '-') out += "\\-";
-    else if (ch == '\'') out += "\\(aq";
-    else if (ch == '`') out += "\\(ga";
-    else out += ch;
+    if (ch == '\\')
+      out += "\\e";
+    else if (ch == '-')
+      out += "\\-";
+    else if (ch == '\'')
+      out += "\\(aq";
+    else if (ch == '`')
+      out += "\\(ga";
+    else
+      out += ch;
   }
   if (!out.empty() && out[0] == '.') out = "\\&" + out;
   return out + "\n";
@@ -857,8 +881,12 @@ std::string roff_arg(const std::string& text) {
   return "\"" + replace_all(roff(text, false), "\"", "\\(dq") + "\"";
 }
 
-std::string bold(const std::string& s) { return "\\fB" + roff(s, false) + "\\fR"; }
-std::string italic(const std::string& s) { return "\\fI" + roff(s, false) + "\\fR"; }
+std::string bold(const std::string& s) {
+  return "\\fB" + roff(s, false) + "\\fR";
+}
+std::string italic(const std::string& s) {
+  return "\\fI" + roff(s, false) + "\\fR";
+}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -950,6 +978,7 @@ std::string man_page(const CLI::App& root) {
   s += ".\\\" scripts/gen-docs.sh regenerates it; tests/e2e/test_docs.cpp checks it.\n";
   s += ".TH KINETIC 1 \"\" " + roff_arg(std::string("kinetic ") + KINETIC_VERSION) +
        " \"User Commands\"\n";
+  s += ".nh\n.ad l\n";  // no hyphenation, ragged right: names and flags stay whole
   s += ".SH NAME\n";
   s += "kinetic \\- run a job on a Cloud TPU or GPU on GKE, or on this machine\n";
   s += ".SH SYNOPSIS\n";
@@ -1020,8 +1049,7 @@ std::string man_page(const CLI::App& root) {
     for (const auto& f : top.flags) {
       if (f.description.find(std::string("env ") + var) == std::string::npos) continue;
       s += ".TP\n.B " + std::string(var) + "\n";
-      s += "The default for " + bold(f.names.back()) + ": " +
-           roff_line(without_env(f.description, var));
+      s += roff(without_env(f.description, var)) + "; " + bold(f.names.back()) + " overrides it.\n";
     }
   }
   const std::vector<std::pair<std::string, std::string>> env = {
@@ -1029,25 +1057,29 @@ std::string man_page(const CLI::App& root) {
        "kinetic's state directory: job records, logs and staged contexts (default "
        "$XDG_STATE_HOME/kinetic)."},
       {"XDG_CONFIG_HOME", "Where the config file lives, in kinetic/ (default ~/.config)."},
-      {"XDG_STATE_HOME", "Where the state directory lives when KINETIC_HOME is not set, in "
-                         "kinetic/ (default ~/.local/state)."},
+      {"XDG_STATE_HOME",
+       "Where the state directory lives when KINETIC_HOME is not set, in "
+       "kinetic/ (default ~/.local/state)."},
       {"NO_COLOR", "When set, never color the output (as --no-color)."},
-      {"CLOUDSDK_CONFIG", "gcloud's configuration directory (default ~/.config/gcloud), read for "
-                          "defaults on cloud contexts."},
-      {"CLOUDSDK_ACTIVE_CONFIG_NAME", "The gcloud configuration to read (default: the active "
-                                      "one)."},
+      {"CLOUDSDK_CONFIG",
+       "gcloud's configuration directory (default ~/.config/gcloud), read for "
+       "defaults on cloud contexts."},
+      {"CLOUDSDK_ACTIVE_CONFIG_NAME",
+       "The gcloud configuration to read (default: the active "
+       "one)."},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_*",
        "Another endpoint for a Google Cloud API, as in gcloud, e.g. "
        "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER for the GKE API (emulators, tests)."},
-      {"STORAGE_EMULATOR_HOST", "Use the Cloud Storage emulator at this address instead of "
-                                "Cloud Storage."},
+      {"STORAGE_EMULATOR_HOST",
+       "Use the Cloud Storage emulator at this address instead of "
+       "Cloud Storage."},
       {"GOOGLE_APPLICATION_CREDENTIALS",
        "A service account key file to authenticate with (Application Default Credentials)."},
-      {"CLOUDSDK_AUTH_ACCESS_TOKEN", "An access token to use instead of the other credentials, "
-                                     "as in gcloud."},
+      {"CLOUDSDK_AUTH_ACCESS_TOKEN",
+       "An access token to use instead of the other credentials, "
+       "as in gcloud."},
   };
-  for (const auto& [var, what] : env)
-    s += ".TP\n.B " + roff(var, false) + "\n" + roff_line(what);
+  for (const auto& [var, what] : env) s += ".TP\n.B " + roff(var, false) + "\n" + roff_line(what);
   s += ".PP\n";
   s += roff_line(
       "A job sees KINETIC_JOB_ID, KINETIC_OUTPUT_DIR (what it writes there comes back to "
@@ -1062,8 +1094,9 @@ std::string man_page(const CLI::App& root) {
       {"$KINETIC_HOME, else $XDG_STATE_HOME/kinetic",
        "kinetic's state: job records, logs, staged contexts (default ~/.local/state/kinetic); "
        "`kinetic cleanup` prunes it."},
-      {"./kinetic-out/JOB/", "What a job wrote to KINETIC_OUTPUT_DIR, fetched by `kinetic run` "
-                             "(see --output)."},
+      {"./kinetic-out/JOB/",
+       "What a job wrote to KINETIC_OUTPUT_DIR, fetched by `kinetic run` "
+       "(see --output)."},
   };
   for (const auto& [file, what] : files) s += ".TP\n" + italic(file) + "\n" + roff_line(what);
 

@@ -9,4 +9,4 @@ $sudo apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config clang-format \
   libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libssl-dev \
   libarchive-dev libzstd-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libcpp-httplib-dev python3 zstd bash-completion groff-base >/dev/null
+  libcpp-httplib-dev python3 zstd bash-completion groff-base zsh fish >/dev/null
