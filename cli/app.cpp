@@ -72,6 +72,11 @@ Backend& Factory::backend(const std::string& command) {
                   "use --context local");
 }
 
+bool& unused_flag() {
+  static bool sink = false;
+  return sink;
+}
+
 void needs_cloud(const std::string& command) {
   throw Error(Errc::unsupported, "`kinetic " + command +
                                      "` needs Google Cloud support, which this build of "

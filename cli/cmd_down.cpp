@@ -8,20 +8,12 @@
 
 namespace kinetic::cli {
 
-namespace {
-// Flags of a command that cannot run yet are parsed (so typos are still caught) but unused.
-bool& flag_sink() {
-  static bool sink = false;
-  return sink;
-}
-}  // namespace
-
 void add_down(CLI::App& root, Factory& f, Action& action) {
   auto yes = std::make_shared<bool>(false);
   CLI::App* c = root.add_subcommand("down", "Delete what `up` created and report it");
   c->add_flag("-y,--yes", *yes, "Do not ask for confirmation (needed when not on a terminal)");
-  c->add_flag("--keep-bucket", flag_sink(), "Keep the jobs bucket and its objects");
-  c->add_flag("--keep-images", flag_sink(), "Keep the image repository");
+  c->add_flag("--keep-bucket", unused_flag(), "Keep the jobs bucket and its objects");
+  c->add_flag("--keep-images", unused_flag(), "Keep the image repository");
   c->footer("Examples:\n  kinetic down --yes");
   c->callback([&f, &action, yes] {
     action = [&f, yes]() -> int {

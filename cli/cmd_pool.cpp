@@ -5,14 +5,6 @@
 
 namespace kinetic::cli {
 
-namespace {
-// Flags of a command that cannot run yet are parsed (so typos are still caught) but unused.
-bool& flag_sink() {
-  static bool sink = false;
-  return sink;
-}
-}  // namespace
-
 void add_pool(CLI::App& root, Factory& f, Action& action) {
   CLI::App* c = root.add_subcommand("pool", "Manage the accelerator node pools of the cluster");
   c->require_subcommand(0, 1);
@@ -23,7 +15,7 @@ void add_pool(CLI::App& root, Factory& f, Action& action) {
       "  kinetic pool remove tpu-v5litepod-4-1a2b");
   CLI::App* add = c->add_subcommand("add", "Add a node pool for an accelerator");
   add->add_option("-a,--accelerator", "Accelerator, e.g. v5litepod-4")->required();
-  add->add_flag("--spot", flag_sink(), "Spot nodes");
+  add->add_flag("--spot", unused_flag(), "Spot nodes");
   add->add_option("--reservation", "Consume this reservation");
   add->add_option("--min-nodes", "Minimum nodes (default 0)");
   add->callback([&f, &action] {

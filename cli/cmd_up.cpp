@@ -5,20 +5,12 @@
 
 namespace kinetic::cli {
 
-namespace {
-// Flags of a command that cannot run yet are parsed (so typos are still caught) but unused.
-bool& flag_sink() {
-  static bool sink = false;
-  return sink;
-}
-}  // namespace
-
 void add_up(CLI::App& root, Factory& f, Action& action) {
   auto accelerators = std::make_shared<std::vector<std::string>>();
   CLI::App* c = root.add_subcommand(
       "up", "Provision (or reconcile) a GKE cluster for kinetic and make it the current context");
   c->add_option("-a,--accelerator", *accelerators, "Add a node pool for this accelerator");
-  c->add_flag("--spot", flag_sink(), "Make the node pools Spot");
+  c->add_flag("--spot", unused_flag(), "Make the node pools Spot");
   c->add_option("--reservation", "Consume this reservation");
   c->add_option("--min-nodes", "Minimum nodes per pool (default 0)");
   c->add_option("--idle-down", "Delete the cluster after this long without jobs, e.g. 2h");

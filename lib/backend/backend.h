@@ -49,6 +49,9 @@ struct JobStatus {
   bool terminal() const { return is_terminal_state(state); }
 };
 
+// The status of a job that has not reported yet: what its spec says.
+JobStatus initial_status(const JobSpec& spec);
+
 nlohmann::json to_json(const JobStatus& s);
 JobStatus job_status_from_json(const nlohmann::json& j);
 

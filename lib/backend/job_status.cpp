@@ -6,6 +6,18 @@ bool is_terminal_state(std::string_view s) {
   return s == kSucceeded || s == kFailed || s == kTimedOut || s == kCancelled || s == kLost;
 }
 
+JobStatus initial_status(const JobSpec& spec) {
+  JobStatus st;
+  st.id = spec.id;
+  st.file = spec.file;
+  st.args = spec.args;
+  st.accelerator = spec.accelerator;
+  st.backend = spec.backend;
+  st.created = spec.created;
+  st.output_dir = spec.output_dir;
+  return st;
+}
+
 nlohmann::json to_json(const JobStatus& s) {
   nlohmann::json j = {
       {"id", s.id},

@@ -143,14 +143,7 @@ JobStatus LocalBackend::read_status(const std::string& id) {
   } else {
     auto spec = read_json(spec_path(dir));
     if (!spec) throw Error(Errc::not_found, "job " + id + " has no record in " + dir.string());
-    JobSpec s = job_spec_from_json(*spec);
-    st.id = s.id;
-    st.file = s.file;
-    st.args = s.args;
-    st.accelerator = s.accelerator;
-    st.backend = "local";
-    st.created = s.created;
-    st.output_dir = s.output_dir;
+    st = initial_status(job_spec_from_json(*spec));
   }
   if (!st.terminal() && !supervisor_alive(dir)) {
     // The runner may have written its final word just before exiting: read once more.

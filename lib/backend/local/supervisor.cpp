@@ -253,15 +253,8 @@ void deliver(const fs::path& from, const fs::path& to) {
   const JobSpec& spec = setup.spec;
   const fs::path& dir = setup.job_dir;
   JobLogWriter log(log_path(dir), setup.notify_fd >= 0 ? kNotifyFd : -1);
-  JobStatus st;
-  st.id = spec.id;
+  JobStatus st = initial_status(spec);
   st.state = std::string(kRunning);
-  st.file = spec.file;
-  st.args = spec.args;
-  st.accelerator = spec.accelerator;
-  st.backend = "local";
-  st.created = spec.created;
-  st.output_dir = spec.output_dir;
   const double t0 = now_unix();
   const double m0 = monotonic();
   st.started = rfc3339(t0);
