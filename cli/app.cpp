@@ -120,6 +120,9 @@ std::unique_ptr<CLI::App> build_app(Factory& f, Action& action) {
   app->add_option("-v,--verbosity", g.verbosity, "Log level (6+: HTTP trace, secrets redacted)")
       ->group(globals);
   app->add_flag("--no-color", g.no_color, "Never color the output")->group(globals);
+  app->add_option("--access-token-file", g.access_token_file,
+                  "Use the Google access token in this file (overrides every other credential)")
+      ->group(globals);
   for (const auto& c : commands()) c.add(*app, f, action);
   return app;
 }

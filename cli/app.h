@@ -25,6 +25,7 @@ struct Globals {
   bool quiet = false;
   bool no_color = false;
   int verbosity = 0;
+  std::string access_token_file;      // --access-token-file
   std::vector<std::string> job_args;  // everything after `--`
 };
 

@@ -1,33 +1,82 @@
-// kinetic auth print-access-token|status: the credentials kinetic uses.
-// Registered with its final flags and help so scripts and completions see the real interface;
-// until the gke backend lands it says so in one line and exits 1 (never a fake success).
+// kinetic auth print-access-token|status: the credentials kinetic uses (Application Default
+// Credentials, lib/auth/adc.h). Never prints a secret except the token print-access-token is for.
+#include <cstdio>
+#include <ctime>
+
 #include "app.h"
+#include "auth/adc.h"
+#include "auth/token_cache.h"
+#include "http/retry.h"
+#include "http/transport.h"
 
 namespace kinetic::cli {
+
+namespace {
+
+std::unique_ptr<auth::TokenCache> credentials(Factory& f) {
+  auth::AdcOptions options;
+  const std::string& file = f.globals().access_token_file;
+  if (!file.empty()) options.access_token_file = file;
+  std::shared_ptr<http::Transport> transport = http::retried(http::make_curl_transport());
+  return std::make_unique<auth::TokenCache>(auth::find_credentials(f.env(), transport, options));
+}
+
+std::string utc_time(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int print_access_token(Factory& f) {
+  auto cache = credentials(f);
+  std::string token = cache->token();
+  std::fprintf(f.io().out, "%s\n", token.c_str());
+  std::fflush(f.io().out);
+  return 0;
+}
+
+int status(Factory& f) {
+  auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+  auto cache = credentials(f);
+  auth::SourceInfo info = cache->source().describe();
+  FILE* out = f.io().out;
+  if (format == OutputFormat::table) {
+    // The source first, so a rejected credential still says which one it was.
+    std::fprintf(out, "Source:  %s\nAccount: %s\n", info.source.c_str(), info.account.c_str());
+    std::fflush(out);
+    auth::AccessToken token = cache->current();
+    std::fprintf(out, "Token:   valid, expires %s\n",
+                 token.expiry ? utc_time(*token.expiry).c_str() : "at an unknown time");
+    return 0;
+  }
+  auth::AccessToken token = cache->current();
+  nlohmann::ordered_json doc = {{"source", info.source}, {"account", info.account}};
+  doc["tokenExpiry"] = token.expiry ? nlohmann::ordered_json(utc_time(*token.expiry)) : nullptr;
+  print_document(out, format, doc);
+  return 0;
+}
+
+}  // namespace
 
 void add_auth(CLI::App& root, Factory& f, Action& action) {
   CLI::App* c = root.add_subcommand("auth", "Show the Google credentials kinetic uses");
   c->require_subcommand(0, 1);
   c->footer(
+      "Credentials are looked up as Google's libraries do: --access-token-file,\n"
+      "CLOUDSDK_AUTH_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, the gcloud ADC file\n"
+      "(gcloud auth application-default login), then the metadata server.\n\n"
       "Examples:\n"
       "  kinetic auth status\n"
       "  curl -H \"Authorization: Bearer $(kinetic auth print-access-token)\" ...");
   CLI::App* token = c->add_subcommand("print-access-token",
                                       "Print the access token kinetic would use, as gcloud does");
-  token->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("auth print-access-token");
-    };
-  });
-  CLI::App* status = c->add_subcommand(
+  token->callback([&f, &action] { action = [&f]() -> int { return print_access_token(f); }; });
+  CLI::App* st = c->add_subcommand(
       "status", "Say which credential source is in use and for which account (never the secret)");
-  status->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("auth status");
-    };
-  });
+  st->callback([&f, &action] { action = [&f]() -> int { return status(f); }; });
 }
 
 }  // namespace kinetic::cli

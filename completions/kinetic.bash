@@ -13,162 +13,162 @@ _kinetic_command() {
   case $1 in
     '')
       _kinetic_subs='up down run logs status cancel cleanup pool accelerators config auth completion version'
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'up')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'down')
       _kinetic_subs=''
-      _kinetic_flags='-y --yes --keep-bucket --keep-images --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='-y --yes --keep-bucket --keep-images --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --requirements --context-dir -e --env --capture-env --data --output -d --detach --timeout --retries --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='-a --accelerator --spot --requirements --context-dir -e --env --capture-env --data --output -d --detach --timeout --retries --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
     'logs')
       _kinetic_subs=''
-      _kinetic_flags='-f --follow --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='-f --follow --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
       ;;
     'status')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
       ;;
     'cancel')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs...'
       ;;
     'cleanup')
       _kinetic_subs=''
-      _kinetic_flags='--older-than --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--older-than --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'pool')
       _kinetic_subs='add remove list'
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'pool add')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'pool remove')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='none'
       ;;
     'pool list')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'accelerators')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'config')
       _kinetic_subs='view get-contexts use-context set'
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'config view')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'config get-contexts')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'config use-context')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='contexts'
       ;;
     'config set')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='config_keys none'
       ;;
     'auth')
       _kinetic_subs='print-access-token status'
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'auth print-access-token')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'auth status')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'completion')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='shells'
       ;;
     'version')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity'
+      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;

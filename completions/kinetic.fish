@@ -22,51 +22,51 @@ end
 function __kinetic_value_flags
     switch "$argv[1]"
         case ''
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' -a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' -a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
-            printf '%s\n' --older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool add'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' -a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool remove'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool list'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'accelerators'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'config'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'config view'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'config get-contexts'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'config use-context'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'config set'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'auth'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'auth print-access-token'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'auth status'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'completion'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'version'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
     end
 end
 
@@ -181,6 +181,7 @@ complete -c kinetic -n "__kinetic_in ''" -s o -l format -x -a '(__kinetic_values
 complete -c kinetic -n "__kinetic_in ''" -s q -l quiet -d 'Print only data and errors'
 complete -c kinetic -n "__kinetic_in ''" -s v -l verbosity -x -d 'Log level (6+: HTTP trace, secrets redacted)'
 complete -c kinetic -n "__kinetic_in ''" -l no-color -d 'Never color the output'
+complete -c kinetic -n "__kinetic_in ''" -l access-token-file -x -d 'Use the Google access token in this file (overrides every other credential)'
 
 # kinetic up
 complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Add a node pool for this accelerator'

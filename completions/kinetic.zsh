@@ -11,95 +11,95 @@ _kinetic_tree() {
   case $1 in
     '')
       _kinetic_subs=(up down run logs status cancel cleanup pool accelerators config auth completion version)
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'down')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'status')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cleanup')
       _kinetic_subs=()
-      _kinetic_value_flags=(--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool')
       _kinetic_subs=(add remove list)
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool add')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool remove')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool list')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'accelerators')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'config')
       _kinetic_subs=(view get-contexts use-context set)
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'config view')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'config get-contexts')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'config use-context')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'config set')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'auth')
       _kinetic_subs=(print-access-token status)
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'auth print-access-token')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'auth status')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'completion')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'version')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
   esac
 }
@@ -240,6 +240,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:command:_kinetic_subcommands kinetic'
       ;;
     'up')
@@ -262,7 +263,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'down')
       _arguments -s -S : \
@@ -282,7 +284,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'run')
       _arguments -s -S : \
@@ -315,6 +318,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:file:_kinetic_values files'
       ;;
     'logs')
@@ -334,6 +338,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:job:_kinetic_values jobs'
       ;;
     'status')
@@ -351,6 +356,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1::job:_kinetic_values jobs'
       ;;
     'cancel')
@@ -368,6 +374,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '*:jobs:_kinetic_values jobs'
       ;;
     'cleanup')
@@ -386,7 +393,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'pool')
       _arguments -s -S : \
@@ -403,6 +411,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:command:_kinetic_subcommands kinetic_pool'
       ;;
     'pool add')
@@ -424,7 +433,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'pool remove')
       _arguments -s -S : \
@@ -441,6 +451,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:name: '
       ;;
     'pool list')
@@ -457,7 +468,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'accelerators')
       _arguments -s -S : \
@@ -473,7 +485,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'config')
       _arguments -s -S : \
@@ -490,6 +503,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:command:_kinetic_subcommands kinetic_config'
       ;;
     'config view')
@@ -506,7 +520,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'config get-contexts')
       _arguments -s -S : \
@@ -522,7 +537,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'config use-context')
       _arguments -s -S : \
@@ -539,6 +555,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:name:_kinetic_values contexts'
       ;;
     'config set')
@@ -556,6 +573,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:key:_kinetic_values config_keys' \
         '2:value: '
       ;;
@@ -574,6 +592,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:command:_kinetic_subcommands kinetic_auth'
       ;;
     'auth print-access-token')
@@ -590,7 +609,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'auth status')
       _arguments -s -S : \
@@ -606,7 +626,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'completion')
       _arguments -s -S : \
@@ -623,6 +644,7 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:shell:_kinetic_values shells'
       ;;
     'version')
@@ -639,7 +661,8 @@ _kinetic() {
         '(-q --quiet)--quiet[Print only data and errors]' \
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
-        '--no-color[Never color the output]'
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
   esac
 }

@@ -39,6 +39,8 @@ std::vector<std::string> Sandbox::environment(
       {"PATH", std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"},
       {"LANG", "C.UTF-8"},
       {"KINETIC_KILL_GRACE_SECONDS", "5"},
+      // Never probe the real metadata address from a test: a closed port on loopback.
+      {"GCE_METADATA_HOST", "127.0.0.1:9"},
   };
   for (const auto& [k, v] : extra) env[k] = v;
   std::vector<std::string> out;

@@ -273,7 +273,7 @@ class CompletionTest : public ::testing::Test {
     bash_script_ = script("bash");
     auto complete = [&](const V& words) { return bash_complete(words, bash_completion); };
     EXPECT_EQ(complete({"kinetic", "ru"}), V{"run"});
-    EXPECT_EQ(complete({"kinetic", "run", "--acc"}), V{"--accelerator"});
+    EXPECT_EQ(complete({"kinetic", "run", "--acc"}), (V{"--accelerator", "--access-token-file"}));
     EXPECT_EQ(complete({"kinetic", "pool", ""}), (V{"add", "list", "remove"}));
     EXPECT_EQ(complete({"kinetic", "config", "use"}), V{"use-context"});
     EXPECT_EQ(complete({"kinetic", "auth", "s"}), V{"status"});

@@ -1,0 +1,23 @@
+// The checksums Cloud Storage reports: CRC32C (Castagnoli) and MD5, both base64 of the
+// big-endian digest as in x-goog-hash and the object resource.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kinetic {
+
+// Continues CRC32C over DATA from CRC (0 to start).
+uint32_t crc32c_extend(uint32_t crc, const void* data, size_t size);
+inline uint32_t crc32c(std::string_view data) {
+  return crc32c_extend(0, data.data(), data.size());
+}
+
+std::string base64_encode(std::string_view bytes);
+// The 4 big-endian bytes of CRC, base64 ("yZRlqg==" style).
+std::string crc32c_base64(uint32_t crc);
+// MD5 of DATA, base64.
+std::string md5_base64(std::string_view data);
+
+}  // namespace kinetic

@@ -1,0 +1,307 @@
+#include "gcp/google_error.h"
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+namespace kinetic::gcp {
+namespace {
+
+using nlohmann::json;
+
+std::string one_line(std::string_view text, size_t limit = 300) {
+  std::string out;
+  out.reserve(std::min(text.size(), limit));
+  bool space = false;
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+    if (out.size() >= limit) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+std::string trim_period(std::string s) {
+  while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return std::to_string(it->get<int64_t>());
+  return {};
+}
+
+// "4s", "1.500s" -> milliseconds.
+std::optional<std::chrono::milliseconds> parse_duration(const json& j) {
+  if (j.is_string()) {
+    std::string s = j.get<std::string>();
+    if (s.empty() || s.back() != 's') return std::nullopt;
+    try {
+      double seconds = std::stod(s.substr(0, s.size() - 1));
+      if (seconds < 0) return std::nullopt;
+      return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+  if (j.is_object()) {  // {"seconds": "4", "nanos": 0}
+    int64_t seconds = 0, nanos = 0;
+    try {
+      if (j.contains("seconds"))
+        seconds = j["seconds"].is_string() ? std::stoll(j["seconds"].get<std::string>())
+                                           : j["seconds"].get<int64_t>();
+      if (j.contains("nanos") && j["nanos"].is_number()) nanos = j["nanos"].get<int64_t>();
+    } catch (...) {
+      return std::nullopt;
+    }
+    return std::chrono::milliseconds(seconds * 1000 + nanos / 1000000);
+  }
+  return std::nullopt;
+}
+
+void parse_details(const json& details, GoogleErrorBody& out) {
+  if (!details.is_array()) return;
+  for (const auto& d : details) {
+    if (!d.is_object()) continue;
+    std::string type = str(d, "@type");
+    auto ends = [&type](std::string_view suffix) {
+      return type.size() >= suffix.size() &&
+             type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends("google.rpc.ErrorInfo")) {
+      if (out.reason.empty()) out.reason = str(d, "reason");
+      if (out.domain.empty()) out.domain = str(d, "domain");
+      if (auto m = d.find("metadata"); m != d.end() && m->is_object()) {
+        for (const auto& [k, v] : m->items()) {
+          if (v.is_string()) out.metadata.emplace(k, v.get<std::string>());
+        }
+      }
+    } else if (ends("google.rpc.RetryInfo")) {
+      if (auto it = d.find("retryDelay"); it != d.end()) out.retry_delay = parse_duration(*it);
+    } else if (ends("google.rpc.QuotaFailure")) {
+      if (auto v = d.find("violations"); v != d.end() && v->is_array()) {
+        for (const auto& violation : *v) {
+          if (violation.is_object()) {
+            out.quota_violations.push_back(
+                {str(violation, "subject"), str(violation, "description")});
+          }
+        }
+      }
+    } else if (ends("google.rpc.Help")) {
+      if (auto links = d.find("links"); links != d.end() && links->is_array()) {
+        for (const auto& link : *links) {
+          if (link.is_object() && !str(link, "url").empty())
+            out.help_urls.push_back(str(link, "url"));
+        }
+      }
+    }
+  }
+}
+
+// A short text from a non-JSON body: an HTML <title>, else the first non-blank line.
+std::string text_excerpt(std::string_view body) {
+  static const std::regex title("<title>([^<]*)</title>", std::regex::icase);
+  std::string head(body.substr(0, 8192));
+  std::smatch m;
+  if (std::regex_search(head, m, title)) return one_line(m[1].str(), 200);
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    if (end == std::string::npos) end = head.size();
+    std::string line = one_line(std::string_view(head).substr(pos, end - pos), 200);
+    if (!line.empty() && line[0] != '<') return line;
+    pos = end + 1;
+  }
+  return {};
+}
+
+// The IAM permission named in a message: "Permission 'container.clusters.create' denied ...",
+// "x does not have storage.objects.create access to ...", "Permission denied:
+// iam.serviceAccounts.actAs".
+std::string permission_in(const std::string& message) {
+  static const std::regex perm(
+      R"((?:^|[\s'"`(:])([a-z][a-zA-Z0-9]*\.[a-z][a-zA-Z0-9]*\.[a-z][a-zA-Z0-9]*)(?=$|[\s'"`),.;]))");
+  auto begin = std::sregex_iterator(message.begin(), message.end(), perm);
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    std::string candidate = (*it)[1].str();
+    if (candidate.find("googleapis") != std::string::npos ||
+        candidate.find(".com") != std::string::npos ||
+        candidate.find("gserviceaccount") != std::string::npos) {
+      continue;
+    }
+    // A domain-like word at the end of a sentence ("foo.example.com.") was excluded above.
+    return candidate;
+  }
+  return {};
+}
+
+std::string role_for(const std::string& permission) {
+  std::string service = permission.substr(0, permission.find('.'));
+  if (service == "container") return "roles/container.admin";
+  if (service == "cloudbuild") return "roles/cloudbuild.builds.editor";
+  if (service == "artifactregistry") return "roles/artifactregistry.writer";
+  if (service == "storage") return "roles/storage.admin";
+  if (service == "serviceusage") return "roles/serviceusage.serviceUsageAdmin";
+  if (service == "iam") return "roles/iam.serviceAccountUser";
+  return {};
+}
+
+std::string project_of(const GoogleErrorBody& e) {
+  auto consumer = e.metadata.find("consumer");
+  if (consumer != e.metadata.end()) {
+    const std::string& c = consumer->second;
+    return c.rfind("projects/", 0) == 0 ? c.substr(9) : c;
+  }
+  auto info = e.metadata.find("containerInfo");
+  return info == e.metadata.end() ? std::string() : info->second;
+}
+
+}  // namespace
+
+GoogleErrorBody parse_google_error(int http_status, std::string_view body) {
+  GoogleErrorBody out;
+  out.http_status = http_status;
+  json j = json::parse(body.begin(), body.end(), nullptr, false);
+  if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+    const json& e = j["error"];
+    out.json = true;
+    out.status = str(e, "status");
+    out.message = one_line(str(e, "message"));
+    if (auto d = e.find("details"); d != e.end()) parse_details(*d, out);
+    if (auto errors = e.find("errors");
+        errors != e.end() && errors->is_array() && !errors->empty() && (*errors)[0].is_object()) {
+      const json& first = (*errors)[0];
+      if (out.reason.empty()) out.reason = str(first, "reason");
+      if (out.domain.empty()) out.domain = str(first, "domain");
+      if (out.message.empty()) out.message = one_line(str(first, "message"));
+    }
+  } else if (j.is_object() && j.contains("error") && j["error"].is_string()) {
+    // OAuth token endpoint: {"error": "invalid_grant", "error_description": "..."}.
+    out.json = true;
+    out.reason = j["error"].get<std::string>();
+    out.message = one_line(str(j, "error_description"));
+    if (out.message.empty()) out.message = out.reason;
+  } else if (j.is_object() && str(j, "kind") == "Status") {
+    out.json = true;
+    out.status = str(j, "reason");
+    out.message = one_line(str(j, "message"));
+  } else {
+    out.message = text_excerpt(body);
+  }
+  return out;
+}
+
+Error google_error(int http_status, std::string_view body, std::string_view what) {
+  GoogleErrorBody e = parse_google_error(http_status, body);
+  std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
+  std::string said = trim_period(e.message);
+  auto with_said = [&said](std::string head) {
+    return said.empty() ? head : head + " (" + said + ")";
+  };
+
+  // The API is disabled: ErrorInfo first, then gcloud's message regex.
+  std::string disabled_service, project;
+  if (e.reason == "SERVICE_DISABLED") {
+    auto it = e.metadata.find("service");
+    if (it != e.metadata.end()) disabled_service = it->second;
+    project = project_of(e);
+  }
+  if (disabled_service.empty()) {
+    static const std::regex enable(
+        R"(Enable it by visiting https://console\.(?:cloud|developers)\.google\.com/apis/api/([^/]+)/overview\?project=(\S+) then retry)");
+    std::smatch m;
+    if (std::regex_search(e.message, m, enable)) {
+      disabled_service = m[1].str();
+      project = m[2].str();
+    }
+  }
+  if (!disabled_service.empty()) {
+    std::string project_flag = project.empty() ? "" : " --project " + project;
+    return Error(Errc::api, prefix + "the " + disabled_service + " API is not enabled in project " +
+                                (project.empty() ? "(unknown)" : project) +
+                                "; enable it with `gcloud services enable " + disabled_service +
+                                project_flag + "` (or run `kinetic up`)");
+  }
+
+  bool quota = e.status == "RESOURCE_EXHAUSTED" || http_status == 429 ||
+               !e.quota_violations.empty() || e.reason == "RATE_LIMIT_EXCEEDED" ||
+               e.reason == "rateLimitExceeded" || e.reason == "quotaExceeded" ||
+               e.message.find("Insufficient regional quota") != std::string::npos;
+  if (quota) {
+    std::string which;
+    if (!e.quota_violations.empty()) {
+      const auto& v = e.quota_violations.front();
+      which = v.description.empty()
+                  ? v.subject
+                  : (v.subject.empty() ? v.description : v.subject + ": " + v.description);
+      which = trim_period(one_line(which));
+    } else if (e.metadata.count("quota_limit") || e.metadata.count("quota_metric")) {
+      auto get = [&e](const char* k) {
+        auto it = e.metadata.find(k);
+        return it == e.metadata.end() ? std::string() : it->second;
+      };
+      which = get("quota_limit");
+      if (!get("quota_metric").empty())
+        which += (which.empty() ? "" : " of ") + get("quota_metric");
+    }
+    std::string head = which.empty() ? "quota exceeded" : "quota exceeded: " + which;
+    if (!which.empty() && !said.empty() && said.find(which) == std::string::npos)
+      head += " (" + said + ")";
+    if (which.empty() && !said.empty()) head += " (" + said + ")";
+    return Error(Errc::api, prefix + head +
+                                "; retry later or ask for more quota at "
+                                "https://console.cloud.google.com/iam-admin/quotas");
+  }
+
+  if (http_status == 401 || e.status == "UNAUTHENTICATED") {
+    return Error(Errc::auth, prefix + with_said("credentials were rejected") +
+                                 "; run `gcloud auth application-default login` or set "
+                                 "GOOGLE_APPLICATION_CREDENTIALS");
+  }
+  if (http_status == 403 || e.status == "PERMISSION_DENIED") {
+    if (e.reason == "ACCESS_TOKEN_SCOPE_INSUFFICIENT") {
+      return Error(Errc::auth, prefix + with_said("the access token lacks the needed OAuth scope") +
+                                   "; run `gcloud auth application-default login` again");
+    }
+    std::string permission = permission_in(e.message);
+    std::string head = permission.empty() ? with_said("permission denied")
+                                          : "permission " + permission + " denied" +
+                                                (said.empty() ? "" : " (" + said + ")");
+    std::string role = permission.empty() ? std::string() : role_for(permission);
+    std::string ask = role.empty() ? "ask for a role that grants it" : "ask for role " + role;
+    return Error(Errc::auth, prefix + head + "; " + ask +
+                                 " or run `gcloud auth application-default login` with an account "
+                                 "that has it");
+  }
+  if (http_status == 404 || e.status == "NOT_FOUND") {
+    return Error(Errc::not_found, prefix + with_said("not found"));
+  }
+  if (http_status == 409) {
+    bool exists = e.status == "ALREADY_EXISTS" || e.status == "AlreadyExists";
+    return Error(Errc::api, prefix + with_said(exists ? "already exists" : "conflict"));
+  }
+  if (http_status == 412) {
+    return Error(Errc::api, prefix + with_said("precondition failed"));
+  }
+  std::string head = "HTTP " + std::to_string(http_status);
+  if (!e.status.empty()) head += " " + e.status;
+  std::string message = with_said(head);
+  if (!e.help_urls.empty()) message += "; see " + e.help_urls.front();
+  return Error(Errc::api, prefix + message);
+}
+
+std::optional<std::chrono::milliseconds> retry_info_delay(std::string_view body) {
+  return parse_google_error(0, body).retry_delay;
+}
+
+}  // namespace kinetic::gcp

@@ -1,0 +1,468 @@
+#include "gcp/storage.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "core/checksum.h"
+#include "core/strings.h"
+#include "gcp/google_error.h"
+#include "http/retry.h"
+
+namespace kinetic::gcp {
+
+namespace {
+
+constexpr uint64_t kQuantum = 256 * 1024;  // resumable chunks are multiples of this
+constexpr int kMaxStalls = 8;              // consecutive failures without progress
+
+bool ok(int status) {
+  return status >= 200 && status < 300;
+}
+
+[[noreturn]] void fail(const http::Response& r, const std::string& what) {
+  throw google_error(r.status, r.body, what);
+}
+
+int64_t as_int64(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return 0;
+  const auto& v = j[key];
+  if (v.is_string()) return std::stoll(v.get<std::string>());
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return 0;
+}
+
+ObjectInfo object_from_json(const nlohmann::json& j) {
+  ObjectInfo o;
+  o.bucket = j.value("bucket", "");
+  o.name = j.value("name", "");
+  o.generation = as_int64(j, "generation");
+  o.size = static_cast<uint64_t>(as_int64(j, "size"));
+  o.content_type = j.value("contentType", "");
+  o.crc32c = j.value("crc32c", "");
+  o.md5 = j.value("md5Hash", "");
+  o.updated = j.value("updated", "");
+  return o;
+}
+
+nlohmann::json parse_json(const http::Response& r, const std::string& what) {
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  if (j.is_discarded())
+    throw Error(Errc::api, what + ": Cloud Storage answered HTTP " + std::to_string(r.status) +
+                               " with a body that is not JSON");
+  return j;
+}
+
+std::string gs(const std::string& bucket, const std::string& name) {
+  return "gs://" + bucket + "/" + name;
+}
+
+// "bytes=0-N" → N+1; no header → 0.
+uint64_t persisted_from_range(const std::optional<std::string>& range) {
+  if (!range) return 0;
+  auto dash = range->rfind('-');
+  if (dash == std::string::npos) return 0;
+  return std::stoull(range->substr(dash + 1)) + 1;
+}
+
+// The crc32c in "x-goog-hash: crc32c=AAAAAA==,md5=..." (several headers may be folded).
+std::string crc_from_hash_header(const std::optional<std::string>& h) {
+  if (!h) return "";
+  for (const auto& part : split(*h, ',')) {
+    std::string_view p = trim(part);
+    if (starts_with(p, "crc32c=")) return std::string(p.substr(7));
+  }
+  return "";
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string encode_object_name(const std::string& name) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+StorageClient::StorageClient(http::Transport& transport, std::string endpoint)
+    : transport_(transport), endpoint_(std::move(endpoint)) {}
+
+std::optional<BucketInfo> StorageClient::get_bucket(const std::string& bucket) {
+  http::Request req;
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket);
+  auto r = transport_.send(req);
+  if (r.status == 404) return std::nullopt;
+  if (!ok(r.status)) fail(r, "reading bucket gs://" + bucket);
+  auto j = parse_json(r, "reading bucket gs://" + bucket);
+  BucketInfo b;
+  b.name = j.value("name", bucket);
+  b.location = j.value("location", "");
+  if (j.contains("lifecycle") && j["lifecycle"].contains("rule")) {
+    for (const auto& rule : j["lifecycle"]["rule"]) {
+      if (rule.value("action", nlohmann::json::object()).value("type", "") == "Delete" &&
+          rule.contains("condition") && rule["condition"].contains("age"))
+        b.delete_after_days = rule["condition"]["age"].get<int>();
+    }
+  }
+  return b;
+}
+
+BucketInfo StorageClient::ensure_bucket(const std::string& project, const std::string& bucket,
+                                        const std::string& location, int delete_after_days,
+                                        const std::vector<std::string>& prefixes) {
+  if (auto existing = get_bucket(bucket)) return *existing;
+  nlohmann::json body = {
+      {"name", bucket},
+      {"location", location},
+      {"iamConfiguration", {{"uniformBucketLevelAccess", {{"enabled", true}}}}},
+      {"lifecycle",
+       {{"rule",
+         {{{"action", {{"type", "Delete"}}},
+           {"condition", {{"age", delete_after_days}, {"matchesPrefix", prefixes}}}}}}}}};
+  http::Request req;
+  req.method = "POST";
+  req.url = endpoint_ + "/storage/v1/b?project=" + encode_object_name(project);
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = body.dump();
+  // Replaying a create is safe: a 409 after a replay is recognised below by reading the bucket.
+  auto r = transport_.send(req);
+  if (r.status == 409) {
+    if (auto mine = get_bucket(bucket)) return *mine;
+    throw Error(Errc::api, "bucket name gs://" + bucket +
+                               " is taken by another project; choose another cluster name or "
+                               "project");
+  }
+  if (!ok(r.status)) fail(r, "creating bucket gs://" + bucket);
+  BucketInfo b;
+  b.name = bucket;
+  b.location = location;
+  b.delete_after_days = delete_after_days;
+  return b;
+}
+
+bool StorageClient::delete_bucket(const std::string& bucket) {
+  http::Request req;
+  req.method = "DELETE";
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket);
+  auto r = transport_.send(req);
+  if (r.status == 404) return false;
+  if (!ok(r.status)) fail(r, "deleting bucket gs://" + bucket);
+  return true;
+}
+
+ObjectInfo StorageClient::upload_string(const std::string& bucket, const std::string& name,
+                                        const std::string& data, const UploadOptions& options) {
+  ObjectInfo o = upload_single(bucket, name, data, options, crc32c(data));
+  if (options.progress) options.progress(data.size(), data.size());
+  return o;
+}
+
+ObjectInfo StorageClient::upload_single(const std::string& bucket, const std::string& name,
+                                        const std::string& data, const UploadOptions& options,
+                                        uint32_t crc) {
+  // One multipart/related request: metadata (with the checksum, which the server verifies)
+  // and the bytes.
+  const std::string boundary = "kinetic_boundary_7e3f9a1c";
+  nlohmann::json meta = {
+      {"name", name}, {"contentType", options.content_type}, {"crc32c", crc32c_base64(crc)}};
+  http::Request req;
+  req.method = "POST";
+  req.url =
+      endpoint_ + "/upload/storage/v1/b/" + encode_object_name(bucket) + "/o?uploadType=multipart";
+  if (options.if_generation_match)
+    req.url += "&ifGenerationMatch=" + std::to_string(*options.if_generation_match);
+  req.headers = {{"Content-Type", "multipart/related; boundary=" + boundary}};
+  req.body.reserve(data.size() + 512);
+  req.body += "--" + boundary + "\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n";
+  req.body +=
+      meta.dump() + "\r\n--" + boundary + "\r\nContent-Type: " + options.content_type + "\r\n\r\n";
+  req.body += data;
+  req.body += "\r\n--" + boundary + "--\r\n";
+  // With a precondition a replay is harmless (it fails 412 or finds the same object); without
+  // one, rewriting the same bytes is too.
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, "uploading " + gs(bucket, name));
+  return object_from_json(parse_json(r, "uploading " + gs(bucket, name)));
+}
+
+ObjectInfo StorageClient::upload_file(const std::string& bucket, const std::string& name,
+                                      const fs::path& file, const UploadOptions& options) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0)
+    throw Error(Errc::internal, "cannot read " + file.string() + ": " + std::strerror(errno));
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size <= options.single_request_limit) {
+    std::string data = read_file(file).value_or("");
+    ObjectInfo o = upload_single(bucket, name, data, options, crc32c(data));
+    if (options.progress) options.progress(size, size);
+    return o;
+  }
+  return upload_resumable(bucket, name, file, size, options);
+}
+
+ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std::string& name,
+                                           const fs::path& file, uint64_t size,
+                                           const UploadOptions& options) {
+  const std::string what = "uploading " + gs(bucket, name);
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0)
+    throw Error(Errc::internal, "cannot read " + file.string() + ": " + std::strerror(errno));
+  const uint64_t chunk = std::max(kQuantum, options.chunk_size / kQuantum * kQuantum);
+
+  // 1. Open the session.
+  http::Request start;
+  start.method = "POST";
+  start.url = endpoint_ + "/upload/storage/v1/b/" + encode_object_name(bucket) +
+              "/o?uploadType=resumable&name=" + encode_object_name(name);
+  if (options.if_generation_match)
+    start.url += "&ifGenerationMatch=" + std::to_string(*options.if_generation_match);
+  start.headers = {{"Content-Type", "application/json; charset=UTF-8"},
+                   {"X-Upload-Content-Type", options.content_type},
+                   {"X-Upload-Content-Length", std::to_string(size)}};
+  start.body = nlohmann::json({{"name", name}, {"contentType", options.content_type}}).dump();
+  auto r = transport_.send(start);
+  if (!ok(r.status)) fail(r, what);
+  auto session = r.header("Location");
+  if (!session) throw Error(Errc::api, what + ": the upload session has no Location");
+
+  // 2. Send chunks; after a failure ask the session how much it kept and go on from there.
+  uint64_t offset = 0;
+  uint32_t crc = 0;  // over bytes [0, crc_upto)
+  uint64_t crc_upto = 0;
+  int stalls = 0;
+  std::string buf;
+  auto query = [&]() -> std::optional<nlohmann::json> {
+    http::Request q;
+    q.method = "PUT";
+    q.url = *session;
+    q.headers = {{"Content-Range", "bytes */" + std::to_string(size)}};
+    auto s = transport_.send(q);
+    if (s.status == 200 || s.status == 201) return parse_json(s, what);
+    if (s.status != 308) fail(s, what);
+    offset = persisted_from_range(s.header("Range"));
+    return std::nullopt;
+  };
+  for (;;) {
+    uint64_t len = std::min(chunk, size - offset);
+    buf.resize(len);
+    ssize_t got = ::pread(fd.get(), buf.data(), len, static_cast<off_t>(offset));
+    if (got != static_cast<ssize_t>(len))
+      throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
+    if (offset == crc_upto) {
+      crc = crc32c_extend(crc, buf.data(), len);
+      crc_upto += len;
+    }
+    http::Request put;
+    put.method = "PUT";
+    put.url = *session;
+    put.idempotent = false;  // after a failure the session, not a blind replay, says what landed
+    put.headers = {{"Content-Range", "bytes " + std::to_string(offset) + "-" +
+                                         std::to_string(offset + len - 1) + "/" +
+                                         std::to_string(size)}};
+    put.body = std::move(buf);
+    std::optional<nlohmann::json> done;
+    uint64_t before = offset;
+    try {
+      auto p = transport_.send(put);
+      buf = std::move(put.body);
+      if (p.status == 200 || p.status == 201) {
+        done = parse_json(p, what);
+      } else if (p.status == 308) {
+        offset = persisted_from_range(p.header("Range"));
+      } else if (http::retryable_status(p.status)) {
+        done = query();
+      } else {
+        fail(p, what);
+      }
+    } catch (const http::TransportError& e) {
+      if (!e.retryable()) throw;
+      buf = std::move(put.body);
+      done = query();
+    }
+    if (done) {
+      ObjectInfo o = object_from_json(*done);
+      if (crc_upto == size && !o.crc32c.empty() && o.crc32c != crc32c_base64(crc)) {
+        delete_object(bucket, name);
+        throw Error(Errc::api, what +
+                                   ": the stored object's CRC32C does not match the file; "
+                                   "it was deleted, try again");
+      }
+      if (options.progress) options.progress(size, size);
+      return o;
+    }
+    if (options.progress) options.progress(offset, size);
+    stalls = offset > before ? 0 : stalls + 1;
+    if (stalls >= kMaxStalls)
+      throw Error(Errc::api, what + ": no progress after " + std::to_string(kMaxStalls) +
+                                 " attempts; check the network and try again");
+    if (offset < crc_upto) {
+      // The server kept less than we hashed: rehash from the start up to what it has.
+      crc = 0;
+      crc_upto = 0;
+      std::string rb(kQuantum * 16, '\0');
+      while (crc_upto < offset) {
+        uint64_t n = std::min<uint64_t>(rb.size(), offset - crc_upto);
+        if (::pread(fd.get(), rb.data(), n, static_cast<off_t>(crc_upto)) !=
+            static_cast<ssize_t>(n))
+          throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
+        crc = crc32c_extend(crc, rb.data(), n);
+        crc_upto += n;
+      }
+    }
+  }
+}
+
+std::optional<ObjectInfo> StorageClient::get_object(const std::string& bucket,
+                                                    const std::string& name) {
+  http::Request req;
+  req.url =
+      endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" + encode_object_name(name);
+  auto r = transport_.send(req);
+  if (r.status == 404) return std::nullopt;
+  if (!ok(r.status)) fail(r, "reading " + gs(bucket, name));
+  return object_from_json(parse_json(r, "reading " + gs(bucket, name)));
+}
+
+ObjectInfo StorageClient::download_file(const std::string& bucket, const std::string& name,
+                                        const fs::path& file, const TransferProgress& progress) {
+  const std::string what = "downloading " + gs(bucket, name);
+  auto meta = get_object(bucket, name);
+  if (!meta) throw Error(Errc::not_found, what + ": no such object");
+  make_dirs(file.parent_path(), 0755);
+  fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".part");
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd.get() < 0)
+    throw Error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+  uint64_t written = 0;
+  uint32_t crc = 0;
+  std::string server_crc = meta->crc32c;
+  int stalls = 0;
+  for (;;) {
+    http::Request req;
+    // Pinned to the generation we looked at, so a resume never splices two versions.
+    req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+              encode_object_name(name) +
+              "?alt=media&generation=" + std::to_string(meta->generation);
+    if (written > 0) req.headers = {{"Range", "bytes=" + std::to_string(written) + "-"}};
+    uint64_t before = written;
+    bool write_failed = false;
+    req.on_body = [&](std::string_view chunk) {
+      if (::write(fd.get(), chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) {
+        write_failed = true;
+        return false;
+      }
+      crc = crc32c_extend(crc, chunk.data(), chunk.size());
+      written += chunk.size();
+      if (progress) progress(written, meta->size);
+      return true;
+    };
+    try {
+      auto r = transport_.send(req);
+      if (r.status == 416 && written == meta->size) break;  // nothing left to fetch
+      if (!ok(r.status)) {
+        ::unlink(tmp.c_str());
+        fail(r, what);
+      }
+      if (r.status == 200 && before > 0)
+        throw Error(Errc::api, what + ": the server ignored the Range of a resumed download");
+      std::string h = crc_from_hash_header(r.header("x-goog-hash"));
+      if (!h.empty()) server_crc = h;
+      break;
+    } catch (const http::TransportError& e) {
+      if (write_failed)
+        throw Error(Errc::internal, "cannot write " + tmp.string() + ": check free space");
+      if (!e.retryable()) {
+        ::unlink(tmp.c_str());
+        throw;
+      }
+      stalls = written > before ? 0 : stalls + 1;
+      if (stalls >= kMaxStalls) {
+        ::unlink(tmp.c_str());
+        throw Error(Errc::api, what + ": no progress after " + std::to_string(kMaxStalls) +
+                                   " attempts: " + e.what());
+      }
+    }
+  }
+  if (!server_crc.empty() && server_crc != crc32c_base64(crc)) {
+    ::unlink(tmp.c_str());
+    throw Error(Errc::api, what + ": CRC32C mismatch (the download was corrupted); try again");
+  }
+  if (::fsync(fd.get()) != 0 || ::rename(tmp.c_str(), file.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(Errc::internal, "cannot write " + file.string() + ": " + std::strerror(errno));
+  }
+  return *meta;
+}
+
+std::string StorageClient::download_string(const std::string& bucket, const std::string& name) {
+  http::Request req;
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+            encode_object_name(name) + "?alt=media";
+  auto r = transport_.send(req);
+  if (r.status == 404) throw Error(Errc::not_found, gs(bucket, name) + ": no such object");
+  if (!ok(r.status)) fail(r, "downloading " + gs(bucket, name));
+  std::string h = crc_from_hash_header(r.header("x-goog-hash"));
+  if (!h.empty() && h != crc32c_base64(crc32c(r.body)))
+    throw Error(Errc::api, "downloading " + gs(bucket, name) + ": CRC32C mismatch; try again");
+  return r.body;
+}
+
+ListResult StorageClient::list(const std::string& bucket, const std::string& prefix,
+                               const std::string& delimiter) {
+  ListResult out;
+  std::string page;
+  do {
+    http::Request req;
+    req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o?maxResults=1000";
+    if (!prefix.empty()) req.url += "&prefix=" + encode_object_name(prefix);
+    if (!delimiter.empty()) req.url += "&delimiter=" + encode_object_name(delimiter);
+    if (!page.empty()) req.url += "&pageToken=" + encode_object_name(page);
+    auto r = transport_.send(req);
+    if (!ok(r.status)) fail(r, "listing gs://" + bucket + "/" + prefix);
+    auto j = parse_json(r, "listing gs://" + bucket);
+    if (j.contains("items"))
+      for (const auto& item : j["items"]) out.objects.push_back(object_from_json(item));
+    if (j.contains("prefixes"))
+      for (const auto& p : j["prefixes"]) out.prefixes.push_back(p.get<std::string>());
+    page = j.value("nextPageToken", "");
+  } while (!page.empty());
+  return out;
+}
+
+bool StorageClient::delete_object(const std::string& bucket, const std::string& name) {
+  http::Request req;
+  req.method = "DELETE";
+  req.url =
+      endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" + encode_object_name(name);
+  auto r = transport_.send(req);
+  if (r.status == 404) return false;
+  if (!ok(r.status)) fail(r, "deleting " + gs(bucket, name));
+  return true;
+}
+
+}  // namespace kinetic::gcp

@@ -1,0 +1,99 @@
+// The Cloud Storage JSON API client: buckets, objects, resumable uploads that survive a dropped
+// connection, streamed downloads that resume with Range, checksums verified both ways.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fs.h"
+#include "http/transport.h"
+
+namespace kinetic::gcp {
+
+struct ObjectInfo {
+  std::string bucket;
+  std::string name;
+  int64_t generation = 0;
+  uint64_t size = 0;
+  std::string content_type;
+  std::string crc32c;  // base64, as GCS reports it
+  std::string md5;     // base64; empty for composite objects
+  std::string updated;
+};
+
+struct BucketInfo {
+  std::string name;
+  std::string location;
+  std::optional<int> delete_after_days;  // the lifecycle rule kinetic sets, when present
+};
+
+struct ListResult {
+  std::vector<ObjectInfo> objects;
+  std::vector<std::string> prefixes;  // with a delimiter: the "directories"
+};
+
+// Progress of a transfer: bytes done of TOTAL (0 when unknown).
+using TransferProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+struct UploadOptions {
+  std::string content_type = "application/octet-stream";
+  // 0: only if the object does not exist yet. Unset: unconditional.
+  std::optional<int64_t> if_generation_match;
+  // Objects up to this size go in one multipart request; larger ones resumable.
+  uint64_t single_request_limit = 8ull << 20;
+  // Resumable chunk size; a multiple of 256 KiB (rounded down, at least 256 KiB).
+  uint64_t chunk_size = 16ull << 20;
+  TransferProgress progress;
+};
+
+class StorageClient {
+ public:
+  // TRANSPORT should be authed and retried (a cloud client stack); ENDPOINT is the API root
+  // (gcp::api_endpoint("storage", env)).
+  StorageClient(http::Transport& transport, std::string endpoint);
+
+  std::optional<BucketInfo> get_bucket(const std::string& bucket);
+  // Creates BUCKET in PROJECT at LOCATION, with a rule deleting objects under PREFIXES after
+  // DELETE_AFTER_DAYS. An existing bucket we can read is returned as it is (idempotent `up`);
+  // one owned by someone else is an error saying to pick another name.
+  BucketInfo ensure_bucket(const std::string& project, const std::string& bucket,
+                           const std::string& location, int delete_after_days,
+                           const std::vector<std::string>& prefixes);
+  // Deletes an empty bucket; false when it did not exist.
+  bool delete_bucket(const std::string& bucket);
+
+  ObjectInfo upload_file(const std::string& bucket, const std::string& name, const fs::path& file,
+                         const UploadOptions& options = {});
+  ObjectInfo upload_string(const std::string& bucket, const std::string& name,
+                           const std::string& data, const UploadOptions& options = {});
+
+  std::optional<ObjectInfo> get_object(const std::string& bucket, const std::string& name);
+  // Streams the object to FILE (via a temp file renamed at the end), resuming with Range after a
+  // dropped connection and verifying its CRC32C. Memory stays flat in object size.
+  ObjectInfo download_file(const std::string& bucket, const std::string& name, const fs::path& file,
+                           const TransferProgress& progress = nullptr);
+  std::string download_string(const std::string& bucket, const std::string& name);
+
+  // Every object under PREFIX (all pages); with DELIMITER, the common prefixes too.
+  ListResult list(const std::string& bucket, const std::string& prefix = "",
+                  const std::string& delimiter = "");
+  // False when the object did not exist.
+  bool delete_object(const std::string& bucket, const std::string& name);
+
+ private:
+  ObjectInfo upload_single(const std::string& bucket, const std::string& name,
+                           const std::string& data, const UploadOptions& options, uint32_t crc);
+  ObjectInfo upload_resumable(const std::string& bucket, const std::string& name,
+                              const fs::path& file, uint64_t size, const UploadOptions& options);
+
+  http::Transport& transport_;
+  std::string endpoint_;
+};
+
+// Percent-encodes an object name for a URL path segment (everything but unreserved characters).
+std::string encode_object_name(const std::string& name);
+
+}  // namespace kinetic::gcp

@@ -1,0 +1,47 @@
+// Retries with capped exponential backoff and full jitter, honouring Retry-After. The clock and
+// the sleeper are injected, so tests never sleep.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "http/transport.h"
+
+namespace kinetic::http {
+
+struct RetryPolicy {
+  int max_attempts = 6;  // including the first
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{32000};
+  double multiplier = 2.0;
+  // Give up when the next wait would end later than this after the first attempt.
+  std::chrono::milliseconds deadline{std::chrono::minutes(5)};
+};
+
+// Statuses worth retrying: 408, 429, 500, 502, 503, 504.
+bool retryable_status(int status);
+
+// How long to wait before attempt N (1-based: the wait after the first failure is N=1), given a
+// random number in [0, 1) for the jitter and the server's Retry-After (seconds or HTTP date).
+std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, double random01,
+                                        const std::optional<std::string>& retry_after,
+                                        std::chrono::system_clock::time_point now);
+
+using Sleeper = std::function<void(std::chrono::milliseconds)>;
+using Clock = std::function<std::chrono::system_clock::time_point()>;
+using Random = std::function<double()>;
+
+struct RetryEnv {
+  Sleeper sleep;   // default: std::this_thread::sleep_for
+  Clock now;       // default: system_clock::now
+  Random random;   // default: a seeded PRNG
+};
+
+// Wraps INNER: retryable statuses and retryable transport errors are retried for idempotent
+// requests; a request whose body is streamed is retried only if it can be replayed (never).
+std::unique_ptr<Transport> retried(std::unique_ptr<Transport> inner, RetryPolicy policy = {},
+                                   RetryEnv env = {});
+
+}  // namespace kinetic::http

@@ -1,0 +1,82 @@
+// A faithful in-memory fake of the Cloud Storage JSON API (see /work/shared/reference/gcp-api.md §5)
+// served on 127.0.0.1 by cpp-httplib. It is exercised by Google's own Node client
+// (tests/node/gcs_roundtrip.mjs) so that our client is tested against the real protocol shape:
+// string int64s, base64 big-endian crc32c, 308 + Range resumable sessions, GCS error bodies.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::fakes {
+
+class FakeGcs {
+public:
+  // Starts serving on host:port (port 0 = a random free port) in a background thread.
+  explicit FakeGcs(std::string host = "127.0.0.1", int port = 0);
+  ~FakeGcs(); // stops the server and joins the thread
+  FakeGcs(const FakeGcs &) = delete;
+  FakeGcs &operator=(const FakeGcs &) = delete;
+
+  int port() const;
+  std::string url() const; // "http://127.0.0.1:PORT" (no trailing slash)
+
+  // ---- deterministic fault injection --------------------------------------------------------
+  // The next `n` requests whose "METHOD /path" starts with `route_prefix` (empty = any request)
+  // answer `status` with a GCS error body; `retry_after_seconds >= 0` adds a Retry-After header.
+  void fail_next(int n, int status, int retry_after_seconds = -1, std::string route_prefix = {});
+  // The next upload request carrying a body (media, multipart or a resumable PUT) has its
+  // connection shut down after `bytes` body bytes were read, without any answer. For a resumable
+  // chunk the largest multiple of 256 KiB of what was read is persisted (as GCS may do).
+  void drop_connection_after(std::size_t bytes);
+  // The next object mutation (upload finalisation, delete, patch) answers 412 conditionNotMet
+  // regardless of the real state.
+  void fail_precondition_next();
+  // The next media download serves one flipped byte while keeping the true x-goog-hash, so a
+  // validating client must notice. (Also: POST /_fake/corrupt-next-download.)
+  void corrupt_next_download();
+  // Clears every pending fault.
+  void clear_faults();
+
+  // ---- counters -----------------------------------------------------------------------------
+  // Route names: buckets.insert buckets.get buckets.list buckets.patch buckets.delete
+  // objects.get objects.download objects.list objects.delete objects.patch upload.media
+  // upload.multipart upload.resumable.start upload.resumable.put upload.resumable.cancel
+  // not_found; "injected_failures" and "dropped_connections" count faults. The same map is served
+  // as JSON at GET /_fake/counters (for out-of-process clients).
+  int request_count(const std::string &route) const;
+  int total_requests() const;
+  std::map<std::string, int> request_counts() const;
+  void reset_counters();
+
+  // ---- direct state access (seeding and assertions) -----------------------------------------
+  void create_bucket(const std::string &name, const std::string &project = "test-project");
+  bool has_bucket(const std::string &name) const;
+  std::optional<nlohmann::json> bucket_resource(const std::string &name) const;
+  // Stores an object (creating the bucket if needed); returns the object resource.
+  nlohmann::json put_object(const std::string &bucket, const std::string &name, std::string data,
+                            const std::string &content_type = "application/octet-stream");
+  std::optional<std::string> object_data(const std::string &bucket, const std::string &name) const;
+  std::optional<nlohmann::json> object_resource(const std::string &bucket,
+                                                const std::string &name) const;
+  std::size_t open_resumable_sessions() const;
+
+  // ---- helpers (exposed for tests) ----------------------------------------------------------
+  static std::uint32_t crc32c(std::string_view data);
+  static std::string base64(std::string_view bytes);
+  static std::string crc32c_base64(std::string_view data); // big-endian 4 bytes, base64
+  static std::string md5_base64(std::string_view data);
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kinetic::fakes

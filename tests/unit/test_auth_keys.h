@@ -1,0 +1,92 @@
+// Fixed RSA keys for the auth tests (generated once with `openssl genpkey`; test-only, never used
+// anywhere else) and the JWT the first key signs for the golden test (computed with `openssl dgst
+// -sha256 -sign`, independently of kinetic's code).
+#pragma once
+
+namespace kinetic::testkeys {
+
+inline constexpr const char* kPrivateKey = R"PEM(-----BEGIN PRIVATE KEY-----
+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCce/27WUOJPgA3
+eAXWwCq/bT47z9Mbjcud/NohoqEWSAf9t52Hfgg3SvnOl9O0csllRgnNZNvqSP9u
+tSSnsDnc1O+aqPaCmoKF7n4Kd5hWS4KnOzV/XnCoDao8uWuUF5mfzJSbJx3Y0+hc
+dlynTcofJIFp0BiSekSnB34UzXQEV9WaB1lLmaSVmf6ViX7evOrXGJWAKf+gCvr9
+wi61L8f6cG3O3nAlTDZa93hD93yXToLUJZ84RzzrCkKIoe+JX/mTAv5IBEQx3his
+c6KfnimryByBgHhoV2+1X1Cbe9ARZ24cy/B67E/5BsFyo6ylo6OY703lTyoKUw4t
+djhdThnJAgMBAAECggEAAur08jdZ4Qc87cvZIAX5RhR9YpQfdZYRQ+LhFlt38Xhq
+Xbq8vzgEYzOMsON32ReC1daWfDPzPc0api/OfSn2Cj4WMaYQ4qKK6IBn7T4JoyJJ
+T2D1QGi8ZQXMNNGoRdyiyq3/31y9W7uny4GRfLUgnbAKkbSFoMWS3iJvoWerUCFj
+ppY3KAQgxGAfo8LTbEfJow1O6Ikf35fq4yQlrt1g2wm2od3MEndbicwAvqdhoJiZ
+Q4kdKzfQFi14UwebYVkHNcSWiIB72ihoTaKgltgY6LE+F9gxHLD44FVDuy1CcseA
+F+PHR9KHwz0TYxbFicqZ4P/2wTtKvoTIV16g62CNmQKBgQDZzkwut648i6HmREpm
+mVV6ZmV6pDJq5i/tvFgNbraf5mPhQ1grLbqYzrw34vn30Lbi/gw+t9V13amS0YTo
+gkLh/3x/uhYn6xQcq+cSSzf55Rbzi9CsS3eTNvN7cqIsA6KEs95IpZVG8a/8Tti6
+C9bSy73odOMT9HhrnFKCyDP8WwKBgQC37Nvmp1fCby1NjXuZgXv8n9jSaFH+/3N2
+MvPNr2qM93BWKjrdbCqLSiC979Z+fuYBA0U5DC4ML9PNW8n7g+K8fVyIYbk+f7dz
+0q9K44xdsvfNz+sXw5zqDAI8IzIgELZ7w3S+H4o9CABT+rLvIYWoPloW1qUSxe1P
+KDCjJVfrqwKBgQC5WJ7n2pNBHqoFY/PUX4OoB18wAG6PHZeHvZFIzQBIDizM0xxC
+kkWKJ9Nv041YX5pijEIrVREnnhvhvr5VhhQYceumXdrg2WFiDL80iCH4XAUt97r6
+A7ab5lVIpgJvZiB0wQPV2mKv3pgeI5K2r8B93becC2v53T5khMCKXogupQKBgH4h
+4Wx8tqKQu/DDZlAPjIfi1z70a8cESJp2ttwHwHqL9m4g592RoFuFqo6XO/Hj9Lgd
+FgvZXnrdEdNzb0EdYRECp8KfwfoqfBTiF3S0OD7JzUdHn2HctG+NbLrxKB71Vy/p
+CtaXqqXQJulws+Vqh86pc/7VlL8bHXN7jF9V7MWhAoGALUte7L74g2E5JVit8Mve
+g+AI6HufCVOclfATUWadHzUbsW/cyUF76+fMaPPJMWfrFNk8Dq1Df4+ncI27EAmj
+UXFvB9t4Jk1N8zDrJ0oiT7vAERfDUY2rAmM2XAFUst4VEbaSGQA8uM5n59Qt4MDL
+0xTanQsqjbSTYsrJrpmErwY=
+-----END PRIVATE KEY-----
+)PEM";
+inline constexpr const char* kPublicKey = R"PEM(-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAnHv9u1lDiT4AN3gF1sAq
+v20+O8/TG43LnfzaIaKhFkgH/bedh34IN0r5zpfTtHLJZUYJzWTb6kj/brUkp7A5
+3NTvmqj2gpqChe5+CneYVkuCpzs1f15wqA2qPLlrlBeZn8yUmycd2NPoXHZcp03K
+HySBadAYknpEpwd+FM10BFfVmgdZS5mklZn+lYl+3rzq1xiVgCn/oAr6/cIutS/H
++nBtzt5wJUw2Wvd4Q/d8l06C1CWfOEc86wpCiKHviV/5kwL+SAREMd4YrHOin54p
+q8gcgYB4aFdvtV9Qm3vQEWduHMvweuxP+QbBcqOspaOjmO9N5U8qClMOLXY4XU4Z
+yQIDAQAB
+-----END PUBLIC KEY-----
+)PEM";
+// A different key: signatures from it must be rejected.
+inline constexpr const char* kOtherPrivateKey = R"PEM(-----BEGIN PRIVATE KEY-----
+MIIEvAIBADANBgkqhkiG9w0BAQEFAASCBKYwggSiAgEAAoIBAQDH5LQhmqD04ivi
+KYzipNtawWPBrWhkrgt8hZ8shr+hBPH5ftBvqSFUCkRMs12aXfZ+Phrl3R+PjMg+
+5M+bxqxyCw311qK3OzEFefTd2MBi1YUWMrArg/jyOLp2fWPeU1rMAoUPkinGbwe4
+BQvZyEG1pFSt2CzMvIxr6Pnrdg5jaPmEBJlr1XEa0KyIUEl1VsqbXxe4hRBFPkyl
+bhhjtIqT91zP+vWVtAQkJGh7dPdIVYvOP9qxWiXHmk6QYYPjGRgQ11tALlwOPl13
+yyWOV2SW7DFFwHG5sXbpsNh3wEyvaNqrkbCEzmkOvtS8DnkDRwy5OSaJUJMg1/O+
+RzcIqnG9AgMBAAECggEAOdwvb9KsaHXXMf3I9Am4HMsBrxwcrZfbZ03eRysx6M/f
+otJcTxXrucHHB1Sb8YTlRqF/c63P5uNfSyU8GuElJVWh0tkv/E274NPuVxDYj0My
+5LwDVnU66BIXlxiwgbgq/gZ0sY8jXHbjCxca2Q0oSAWrJS7/uLuTAeFMBiYEAC3t
+GYuEarsTduCtv3xv0AydcGzxNizPfkyPTiNg/5jg4Wfiuu4SLE8pMjNW7JDWGt72
+F7a4FO0wowiFecMlsW85C338KDJQJ+plkUASGpH3QsHHQuD2dOBWJEVLvQcpt+gw
+2qFMk91GIK+qS7ermZhXrDuBj08w8ZkhtmI02xxr2QKBgQD342oLbkaCUUQg2TbL
+4ynZMB9xHeBrQOnX4FL8DALfIj+EOIU2R/TtqeX7TSw0Q0Jp43FBtTw61HSaN+xn
+ko+ZQIxktO8SweMU117UndQAIXReXP9QDkKyjiHCe5KfxF7oH48xqL+zDfWiLXRj
+zeWKG4se06OLsPLG7v7x8nQgBwKBgQDObzsQiaSoNYi0YfWvLAoo7F0TJIjgWlil
+GX6Nr/PzXmILBmDC3Hp8ZnrebprGen5nmKN4aabswU7iYvmjhs007rJW5U5zLwLR
+SB3kWaNnokjOm+JIwNoek7Sn43hteir/+hKlcIgH8fih8/oKnIKp7r3nLP0NClS0
++w+nt6YnGwKBgAbw1ChLxyeg9OJikpk03Bgbs9Wr+3ulTqbfvhMWlwH+aH7gQkKZ
+0y7QYgMeTw2LkJF8b9BiLbSL/FPRGwpvXRvyZbvwIP2KdjxAJ4SWgrgaN7LosbFh
+JNbxCdrzMNDOY8XmFFFUo0F1M5p94VNmEXZDfSq4zEx+AN43FOZbXosDAoGAZBdK
+bBpQ274ZKlzU4rpXsr/n4QA13ZHwqRxTYB+QCNAaeX3+LHz6ZpbJvE+ke9eoslIv
+8JJJfUG9Hccfg0o49RFHJxrHjtGcbByrYayUrgrhgkvSy7O2Dl1PmpeQLISvlK2L
+nOuTCUcpZl0FP1/jesFnEk+d4lS//YA9dvR0e0ECgYBUokkNoXe7/0Nev2hsfEGq
+h0z2IerYbn6Ny7QVI94Ymmq2t/J5N4syVJ3t7PXbbsw5ldHX78bHuF/iLyyrRXsj
+o35+ufKd/jVbo/2PSmVW6apL1RE9ayYLDWEBi92qVqd5/mq5Q+o4ioqW3p6iY2yi
+hkqY4bl8bPvU4bQqXD1VBg==
+-----END PRIVATE KEY-----
+)PEM";
+
+// make_jwt_assertion(client_email "kinetic-test@proj.iam.gserviceaccount.com", private_key_id
+// "0123abcd", token_uri "https://oauth2.googleapis.com/token", scope cloud-platform,
+// now 1700000000).
+inline constexpr const char* kGoldenJwt =
+    "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCIsImtpZCI6IjAxMjNhYmNkIn0."
+    "eyJpc3MiOiJraW5ldGljLXRlc3RAcHJvai5pYW0uZ3NlcnZpY2VhY2NvdW50LmNvbSIsInNjb3BlIjoiaHR0cHM6Ly93d3"
+    "cuZ29vZ2xlYXBpcy5jb20vYXV0aC9jbG91ZC1wbGF0Zm9ybSIsImF1ZCI6Imh0dHBzOi8vb2F1dGgyLmdvb2dsZWFwaXMu"
+    "Y29tL3Rva2VuIiwiaWF0IjoxNzAwMDAwMDAwLCJleHAiOjE3MDAwMDM2MDB9.iA0QNadTOD9wAChCxj-"
+    "Dp4cCjJaJOC47eV8F-uQkENiYcgxwP_"
+    "1aF9prg1cvSWfykEyNbdXB8cO3q5I5WooAbuMHbqgdey0OsAwSteSyjwQdvDco2M69F-"
+    "sSQCdkdLZcv7x2l0L0KfOpvyBN3f6RLmSN-35mAFK0WkTN-eoT4kLxrMXNy0A3bOdIeDW0os2WhBK3zH_"
+    "k4M0qSC9fv9xy9UUxrVdKJHyv3QEEtZiK7DIGaWvrjV6XwBB7SeDYJNehujj0MvA-"
+    "QYiqRovvWcm91EUYA1dpgUsOnTS8qFCmB1OcIfk7dpo_mbZ-lrJUqOgkSE8exAv950SITrENJfUeKg";
+
+}  // namespace kinetic::testkeys
