@@ -6,10 +6,14 @@
 #include <cstdio>
 #include <cstring>
 
+#include "auth/adc.h"
+#include "auth/authed.h"
 #include "backend/local/local_backend.h"
 #include "config/paths.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "http/retry.h"
+#include "http/trace.h"
 
 namespace kinetic::cli {
 
@@ -61,6 +65,42 @@ Backend* Factory::backend_or_null() {
     backend_ = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
   }
   return backend_.get();
+}
+
+namespace {
+
+std::unique_ptr<http::Transport> trace_to_stderr(std::unique_ptr<http::Transport> inner,
+                                                 int verbosity) {
+  return http::traced(std::move(inner), verbosity, [](std::string_view line) {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  });
+}
+
+}  // namespace
+
+std::shared_ptr<http::Transport> Factory::http() {
+  if (!http_)
+    http_ = trace_to_stderr(http::retried(http::make_curl_transport()), globals_.verbosity);
+  return http_;
+}
+
+std::shared_ptr<auth::TokenCache> Factory::credentials() {
+  if (!credentials_) {
+    auth::AdcOptions options;
+    if (!globals_.access_token_file.empty()) options.access_token_file = globals_.access_token_file;
+    credentials_ =
+        std::make_shared<auth::TokenCache>(auth::find_credentials(env_, http(), options));
+  }
+  return credentials_;
+}
+
+std::shared_ptr<http::Transport> Factory::cloud() {
+  if (!cloud_) {
+    cloud_ =
+        trace_to_stderr(http::retried(auth::authed(http::make_curl_transport(), credentials())),
+                        globals_.verbosity);
+  }
+  return cloud_;
 }
 
 Backend& Factory::backend(const std::string& command) {

@@ -11,10 +11,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "auth/token_cache.h"
 #include "backend/backend.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "core/env.h"
+#include "http/transport.h"
 #include "render/output.h"
 
 namespace kinetic::cli {
@@ -50,6 +52,14 @@ class Factory {
   // Same, but null instead of throwing.
   Backend* backend_or_null();
 
+  // HTTP without credentials (token endpoints, the metadata server): traced(retried(curl)).
+  std::shared_ptr<http::Transport> http();
+  // The Application Default Credentials, looked up on first use (honours --access-token-file).
+  std::shared_ptr<auth::TokenCache> credentials();
+  // What every Google API client uses: traced(retried(authed(curl))), -v 6 tracing each request
+  // with secrets redacted.
+  std::shared_ptr<http::Transport> cloud();
+
  private:
   Env env_;
   Globals globals_;
@@ -58,6 +68,9 @@ class Factory {
   std::optional<ConfigFile> config_;
   std::optional<Settings> settings_;
   std::unique_ptr<Backend> backend_;
+  std::shared_ptr<http::Transport> http_;
+  std::shared_ptr<auth::TokenCache> credentials_;
+  std::shared_ptr<http::Transport> cloud_;
 };
 
 // What a parsed command does, set by its callback and run after parsing.

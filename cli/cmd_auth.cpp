@@ -5,21 +5,10 @@
 
 #include "app.h"
 #include "auth/adc.h"
-#include "auth/token_cache.h"
-#include "http/retry.h"
-#include "http/transport.h"
 
 namespace kinetic::cli {
 
 namespace {
-
-std::unique_ptr<auth::TokenCache> credentials(Factory& f) {
-  auth::AdcOptions options;
-  const std::string& file = f.globals().access_token_file;
-  if (!file.empty()) options.access_token_file = file;
-  std::shared_ptr<http::Transport> transport = http::retried(http::make_curl_transport());
-  return std::make_unique<auth::TokenCache>(auth::find_credentials(f.env(), transport, options));
-}
 
 std::string utc_time(std::chrono::system_clock::time_point t) {
   std::time_t tt = std::chrono::system_clock::to_time_t(t);
@@ -31,7 +20,7 @@ std::string utc_time(std::chrono::system_clock::time_point t) {
 }
 
 int print_access_token(Factory& f) {
-  auto cache = credentials(f);
+  auto cache = f.credentials();
   std::string token = cache->token();
   std::fprintf(f.io().out, "%s\n", token.c_str());
   std::fflush(f.io().out);
@@ -40,7 +29,7 @@ int print_access_token(Factory& f) {
 
 int status(Factory& f) {
   auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
-  auto cache = credentials(f);
+  auto cache = f.credentials();
   auth::SourceInfo info = cache->source().describe();
   FILE* out = f.io().out;
   if (format == OutputFormat::table) {

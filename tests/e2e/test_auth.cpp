@@ -55,6 +55,18 @@ TEST_F(AuthCliTest, ServiceAccountKeyIsExchangedForAToken) {
   EXPECT_EQ(s.out.find(oauth.last_access_token()), std::string::npos) << "status shows no token";
 }
 
+TEST_F(AuthCliTest, VerboseTraceShowsRequestsButNoSecret) {
+  env["GOOGLE_APPLICATION_CREDENTIALS"] = service_account_key().string();
+  auto r = sb.run({"auth", "print-access-token", "-v", "8"}, sb.root(), env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string token = oauth.last_access_token();
+  EXPECT_EQ(r.out, token + "\n") << "the token itself goes to stdout, as asked";
+  EXPECT_NE(r.err.find("POST " + oauth.token_url() + " 200"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(token), std::string::npos) << "token in the trace: " << r.err;
+  EXPECT_EQ(r.err.find("eyJ"), std::string::npos) << "JWT assertion in the trace: " << r.err;
+  EXPECT_NE(r.err.find("REDACTED"), std::string::npos) << r.err;
+}
+
 TEST_F(AuthCliTest, MetadataServerWhenNothingElse) {
   env["GCE_METADATA_HOST"] = oauth.host();
   oauth.set_metadata_email("node@acme-ml.iam.gserviceaccount.com");

@@ -50,7 +50,7 @@ std::string percent_decode(std::string_view s) {
 
 // Percent-encodes everything but RFC 3986 unreserved characters (one path segment).
 std::string percent_encode(std::string_view s) {
-  static const char *hex = "0123456789ABCDEF";
+  static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
@@ -91,8 +91,8 @@ std::string base64_decode(std::string_view in) {
 std::string rfc3339_now() {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() %
-            1000;
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[64];
@@ -109,27 +109,26 @@ std::string trim(std::string_view s) {
 }
 
 std::string lower(std::string s) {
-  for (auto &c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
 // Shuts down (without closing: httplib still owns the descriptor) the accepted socket whose
 // local/peer ports match; the client sees the connection die mid-request.
 void shutdown_connection(int local_port, int remote_port) {
-  DIR *dir = opendir("/proc/self/fd");
+  DIR* dir = opendir("/proc/self/fd");
   if (!dir) return;
-  while (auto *entry = readdir(dir)) {
-    char *end = nullptr;
+  while (auto* entry = readdir(dir)) {
+    char* end = nullptr;
     long fd = std::strtol(entry->d_name, &end, 10);
     if (*end != '\0' || fd < 0) continue;
     sockaddr_storage local{}, peer{};
     socklen_t ll = sizeof local, pl = sizeof peer;
-    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&local), &ll) != 0) continue;
-    if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr *>(&peer), &pl) != 0) continue;
-    auto port_of = [](const sockaddr_storage &a) -> int {
-      if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in &>(a).sin_port);
-      if (a.ss_family == AF_INET6)
-        return ntohs(reinterpret_cast<const sockaddr_in6 &>(a).sin6_port);
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
+    if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
+    auto port_of = [](const sockaddr_storage& a) -> int {
+      if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+      if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
       return -1;
     };
     if (port_of(local) == local_port && port_of(peer) == remote_port) {
@@ -146,14 +145,14 @@ struct Object {
   std::string data;
   std::int64_t generation = 0;
   std::int64_t metageneration = 1;
-  json metadata = json::object(); // client-writable fields (contentType, metadata, ...)
+  json metadata = json::object();  // client-writable fields (contentType, metadata, ...)
   std::string time_created;
   std::string updated;
 };
 
 struct Bucket {
   std::string project;
-  json resource; // full bucket resource
+  json resource;  // full bucket resource
   std::map<std::string, Object> objects;
 };
 
@@ -166,9 +165,9 @@ struct Session {
   std::string bucket, name;
   json metadata = json::object();
   Preconditions pre;
-  std::string data; // persisted bytes
+  std::string data;  // persisted bytes
   std::optional<std::uint64_t> total;
-  std::optional<json> result; // finalised object resource
+  std::optional<json> result;  // finalised object resource
 };
 
 struct HttpError {
@@ -176,16 +175,16 @@ struct HttpError {
   std::string reason;
   std::string message;
   std::map<std::string, std::string> headers = {};
-  json extra = json::object(); // extra members of errors[0]
+  json extra = json::object();  // extra members of errors[0]
 };
 
 struct Route {
   std::string method;
-  std::vector<std::string> segments; // decoded path segments
+  std::vector<std::string> segments;  // decoded path segments
   std::string raw_path;
 };
 
-} // namespace
+}  // namespace
 
 // ---- crc32c / md5 / base64 -------------------------------------------------------------------
 
@@ -205,7 +204,7 @@ std::uint32_t FakeGcs::crc32c(std::string_view data) {
 }
 
 std::string FakeGcs::base64(std::string_view bytes) {
-  static const char *tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
   std::size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
@@ -244,7 +243,7 @@ std::string FakeGcs::md5_base64(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(data.data(), data.size(), digest, &len, EVP_md5(), nullptr);
-  return base64(std::string_view(reinterpret_cast<const char *>(digest), len));
+  return base64(std::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
 // ---- implementation --------------------------------------------------------------------------
@@ -286,14 +285,14 @@ struct FakeGcs::Impl {
     return last_generation;
   }
 
-  void count(const std::string &route) {
+  void count(const std::string& route) {
     std::lock_guard lock(mu);
     ++counters[route];
   }
 
   // ---- resources ----
 
-  json object_resource(const std::string &bucket, const Object &o) const {
+  json object_resource(const std::string& bucket, const Object& o) const {
     json r = o.metadata;
     r.erase("crc32c");
     r.erase("md5Hash");
@@ -302,9 +301,8 @@ struct FakeGcs::Impl {
     auto enc = percent_encode(o.name);
     r["id"] = bucket + "/" + o.name + "/" + gen;
     r["selfLink"] = base_url() + "/storage/v1/b/" + bucket + "/o/" + enc;
-    r["mediaLink"] =
-        base_url() + "/download/storage/v1/b/" + bucket + "/o/" + enc + "?generation=" + gen +
-        "&alt=media";
+    r["mediaLink"] = base_url() + "/download/storage/v1/b/" + bucket + "/o/" + enc +
+                     "?generation=" + gen + "&alt=media";
     r["name"] = o.name;
     r["bucket"] = bucket;
     r["generation"] = gen;
@@ -322,7 +320,7 @@ struct FakeGcs::Impl {
     return r;
   }
 
-  json make_bucket(const std::string &name, const json &body) {
+  json make_bucket(const std::string& name, const json& body) {
     json r = body.is_object() ? body : json::object();
     auto now = rfc3339_now();
     r["kind"] = "storage#bucket";
@@ -348,33 +346,29 @@ struct FakeGcs::Impl {
                                {"publicAccessPrevention", "inherited"}};
     }
     if (!r.contains("softDeletePolicy")) {
-      r["softDeletePolicy"] = {{"retentionDurationSeconds", "604800"},
-                               {"effectiveTime", now}};
+      r["softDeletePolicy"] = {{"retentionDurationSeconds", "604800"}, {"effectiveTime", now}};
     }
     return r;
   }
 
   // ---- errors ----
 
-  static json error_body(const HttpError &e) {
+  static json error_body(const HttpError& e) {
     json item = {{"message", e.message}, {"domain", "global"}, {"reason", e.reason}};
-    for (auto &[k, v] : e.extra.items()) item[k] = v;
-    return {{"error", {{"code", e.status}, {"message", e.message}, {"errors", json::array({item})}}}};
+    for (auto& [k, v] : e.extra.items()) item[k] = v;
+    return {
+        {"error", {{"code", e.status}, {"message", e.message}, {"errors", json::array({item})}}}};
   }
 
-  static void send_error(httplib::Response &res, const HttpError &e) {
+  static void send_error(httplib::Response& res, const HttpError& e) {
     res.status = e.status;
-    for (auto &[k, v] : e.headers) res.set_header(k, v);
+    for (auto& [k, v] : e.headers) res.set_header(k, v);
     res.set_content(error_body(e).dump(), "application/json; charset=UTF-8");
   }
 
-  static HttpError not_found(const std::string &what) {
-    return {404, "notFound", what};
-  }
-  static HttpError bucket_not_found() {
-    return not_found("The specified bucket does not exist.");
-  }
-  static HttpError object_not_found(const std::string &bucket, const std::string &name) {
+  static HttpError not_found(const std::string& what) { return {404, "notFound", what}; }
+  static HttpError bucket_not_found() { return not_found("The specified bucket does not exist."); }
+  static HttpError object_not_found(const std::string& bucket, const std::string& name) {
     return not_found("No such object: " + bucket + "/" + name);
   }
   static HttpError precondition_failed() {
@@ -384,16 +378,16 @@ struct FakeGcs::Impl {
             {},
             {{"locationType", "header"}, {"location", "If-Match"}}};
   }
-  static HttpError invalid(const std::string &msg) { return {400, "invalid", msg}; }
+  static HttpError invalid(const std::string& msg) { return {400, "invalid", msg}; }
 
-  static void send_json(httplib::Response &res, int status, const json &body) {
+  static void send_json(httplib::Response& res, int status, const json& body) {
     res.status = status;
     res.set_content(body.dump(), "application/json; charset=UTF-8");
   }
 
   // ---- preconditions ----
 
-  static std::optional<std::int64_t> int_param(const httplib::Request &req, const char *name) {
+  static std::optional<std::int64_t> int_param(const httplib::Request& req, const char* name) {
     if (!req.has_param(name)) return std::nullopt;
     try {
       return std::stoll(req.get_param_value(name));
@@ -402,7 +396,7 @@ struct FakeGcs::Impl {
     }
   }
 
-  static Preconditions read_preconditions(const httplib::Request &req) {
+  static Preconditions read_preconditions(const httplib::Request& req) {
     Preconditions p;
     p.if_generation_match = int_param(req, "ifGenerationMatch");
     p.if_generation_not_match = int_param(req, "ifGenerationNotMatch");
@@ -412,7 +406,7 @@ struct FakeGcs::Impl {
   }
 
   // Throws 412 (or 304 for reads failing a *NotMatch condition) when a condition fails.
-  void check_preconditions(const Preconditions &p, const Object *current, bool is_read) {
+  void check_preconditions(const Preconditions& p, const Object* current, bool is_read) {
     if (precondition_next) {
       precondition_next = false;
       throw precondition_failed();
@@ -433,15 +427,15 @@ struct FakeGcs::Impl {
     }
   }
 
-  Bucket &bucket_or_throw(const std::string &name) {
+  Bucket& bucket_or_throw(const std::string& name) {
     auto it = buckets.find(name);
     if (it == buckets.end()) throw bucket_not_found();
     return it->second;
   }
 
   // Validates client-supplied hashes (metadata crc32c/md5Hash, X-Goog-Hash) against the data.
-  static void validate_hashes(const json &metadata, const std::string &x_goog_hash,
-                              const std::string &data) {
+  static void validate_hashes(const json& metadata, const std::string& x_goog_hash,
+                              const std::string& data) {
     std::optional<std::string> crc, md5;
     if (metadata.contains("crc32c") && metadata["crc32c"].is_string())
       crc = metadata["crc32c"].get<std::string>();
@@ -450,8 +444,8 @@ struct FakeGcs::Impl {
     std::size_t pos = 0;
     while (pos < x_goog_hash.size()) {
       auto comma = x_goog_hash.find(',', pos);
-      auto item = trim(x_goog_hash.substr(pos, comma == std::string::npos ? std::string::npos
-                                                                           : comma - pos));
+      auto item = trim(
+          x_goog_hash.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
       pos = comma == std::string::npos ? x_goog_hash.size() : comma + 1;
       auto eq = item.find('=');
       if (eq == std::string::npos) continue;
@@ -463,9 +457,9 @@ struct FakeGcs::Impl {
     if (crc) {
       auto actual = crc32c_base64(data);
       if (base64_decode(*crc) != base64_decode(actual)) {
-        throw HttpError{400, "invalid",
-                        "Provided CRC32C \"" + *crc +
-                            "\" doesn't match calculated CRC32C \"" + actual + "\"."};
+        throw HttpError{
+            400, "invalid",
+            "Provided CRC32C \"" + *crc + "\" doesn't match calculated CRC32C \"" + actual + "\"."};
       }
     }
     if (md5) {
@@ -479,11 +473,11 @@ struct FakeGcs::Impl {
   }
 
   // Creates/overwrites an object after precondition and hash checks. Caller holds mu.
-  json store_object(const std::string &bucket_name, const std::string &name, json metadata,
-                    const Preconditions &pre, std::string data, const std::string &x_goog_hash,
-                    const std::string &content_type_header) {
+  json store_object(const std::string& bucket_name, const std::string& name, json metadata,
+                    const Preconditions& pre, std::string data, const std::string& x_goog_hash,
+                    const std::string& content_type_header) {
     if (name.empty()) throw HttpError{400, "required", "Required"};
-    auto &bucket = bucket_or_throw(bucket_name);
+    auto& bucket = bucket_or_throw(bucket_name);
     auto it = bucket.objects.find(name);
     check_preconditions(pre, it == bucket.objects.end() ? nullptr : &it->second, false);
     validate_hashes(metadata, x_goog_hash, data);
@@ -492,10 +486,10 @@ struct FakeGcs::Impl {
     o.data = std::move(data);
     o.generation = new_generation();
     o.time_created = o.updated = rfc3339_now();
-    static const char *writable[] = {"contentType",  "contentEncoding", "contentDisposition",
-                                     "contentLanguage", "cacheControl", "metadata",
-                                     "customTime",   "storageClass"};
-    for (auto *k : writable) {
+    static const char* writable[] = {"contentType",     "contentEncoding", "contentDisposition",
+                                     "contentLanguage", "cacheControl",    "metadata",
+                                     "customTime",      "storageClass"};
+    for (auto* k : writable) {
       if (metadata.contains(k) && !metadata[k].is_null()) o.metadata[k] = metadata[k];
     }
     o.metadata.erase("storageClass");
@@ -507,7 +501,7 @@ struct FakeGcs::Impl {
 
   // ---- routing ----
 
-  static Route parse_route(const httplib::Request &req) {
+  static Route parse_route(const httplib::Request& req) {
     Route r;
     r.method = req.method;
     std::string target = req.target.empty() ? req.path : req.target;
@@ -516,8 +510,8 @@ struct FakeGcs::Impl {
     std::size_t pos = 1;
     while (pos <= r.raw_path.size()) {
       auto slash = r.raw_path.find('/', pos);
-      auto seg = r.raw_path.substr(pos, slash == std::string::npos ? std::string::npos
-                                                                    : slash - pos);
+      auto seg =
+          r.raw_path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
       r.segments.push_back(percent_decode(seg));
       if (slash == std::string::npos) break;
       pos = slash + 1;
@@ -526,14 +520,14 @@ struct FakeGcs::Impl {
   }
 
   // Returns the route name used by counters (and for fault filtering).
-  static std::string route_name(const Route &r, const httplib::Request &req) {
-    const auto &s = r.segments;
-    const auto &m = r.method;
+  static std::string route_name(const Route& r, const httplib::Request& req) {
+    const auto& s = r.segments;
+    const auto& m = r.method;
     bool storage = s.size() >= 3 && s[0] == "storage" && s[1] == "v1" && s[2] == "b";
-    bool upload = s.size() >= 4 && s[0] == "upload" && s[1] == "storage" && s[2] == "v1" &&
-                  s[3] == "b";
-    bool download = s.size() >= 4 && s[0] == "download" && s[1] == "storage" && s[2] == "v1" &&
-                    s[3] == "b";
+    bool upload =
+        s.size() >= 4 && s[0] == "upload" && s[1] == "storage" && s[2] == "v1" && s[3] == "b";
+    bool download =
+        s.size() >= 4 && s[0] == "download" && s[1] == "storage" && s[2] == "v1" && s[3] == "b";
     if (storage && s.size() == 3) {
       if (m == "POST") return "buckets.insert";
       if (m == "GET") return "buckets.list";
@@ -564,13 +558,14 @@ struct FakeGcs::Impl {
         return "upload.invalid";
       }
     }
-    if (s.size() == 2 && s[0] == "_fake" && s[1] == "counters" && m == "GET") return "fake.counters";
+    if (s.size() == 2 && s[0] == "_fake" && s[1] == "counters" && m == "GET")
+      return "fake.counters";
     if (s.size() == 2 && s[0] == "_fake" && s[1] == "corrupt-next-download" && m == "POST")
       return "fake.corrupt";
     return "not_found";
   }
 
-  static std::string object_name(const Route &r, std::size_t from) {
+  static std::string object_name(const Route& r, std::size_t from) {
     // Names are one encoded path segment; tolerate unencoded slashes too.
     std::string name;
     for (std::size_t i = from; i < r.segments.size(); ++i) {
@@ -581,9 +576,9 @@ struct FakeGcs::Impl {
   }
 
   // Reads the whole request body, honouring a pending drop_connection_after fault.
-  // Returns false if the connection was dropped; `partial` receives what was read.
-  bool read_body(const httplib::Request &req, const httplib::ContentReader *reader,
-                 bool is_upload, std::string &body) {
+  // Returns false if the connection was dropped (`body` then holds what was read).
+  bool read_body(const httplib::Request& req, const httplib::ContentReader* reader,
+                 const std::string& route, bool is_upload, std::string& body) {
     if (!reader) {
       body = req.body;
       return true;
@@ -599,9 +594,15 @@ struct FakeGcs::Impl {
       }
     }
     bool dropped = false;
-    (*reader)([&](const char *data, std::size_t len) {
+    (*reader)([&](const char* data, std::size_t len) {
       if (drop && body.size() + len >= *drop) {
         body.append(data, *drop - body.size());
+        {
+          // Record before the socket dies so that a client retrying at once sees the state.
+          std::lock_guard lock(mu);
+          ++counters["dropped_connections"];
+          if (route == "upload.resumable.put") persist_partial_chunk(req, body);
+        }
         shutdown_connection(req.local_port, req.remote_port);
         dropped = true;
         return false;
@@ -612,12 +613,12 @@ struct FakeGcs::Impl {
     return !dropped;
   }
 
-  void handle(const httplib::Request &req, httplib::Response &res,
-              const httplib::ContentReader *reader) {
+  void handle(const httplib::Request& req, httplib::Response& res,
+              const httplib::ContentReader* reader) {
     // httplib 0.11 applies "Range:" on its own, badly (keeps 200, slices error bodies, hangs on
     // ranges past the end). The Request is a non-const local inside httplib, so clearing its parsed
     // ranges is well-defined; the fake handles the Range header itself.
-    const_cast<httplib::Request &>(req).ranges.clear();
+    const_cast<httplib::Request&>(req).ranges.clear();
     auto route = parse_route(req);
     auto name = route_name(route, req);
     {
@@ -625,15 +626,11 @@ struct FakeGcs::Impl {
       ++counters[name];
       ++total;
     }
-    bool is_upload = name == "upload.media" || name == "upload.multipart" ||
-                     name == "upload.resumable.put";
+    bool is_upload =
+        name == "upload.media" || name == "upload.multipart" || name == "upload.resumable.put";
     std::string body;
-    bool complete = read_body(req, reader, is_upload, body);
-    if (!complete) {
-      std::lock_guard lock(mu);
-      ++counters["dropped_connections"];
-      if (name == "upload.resumable.put") persist_partial_chunk(req, body);
-      res.status = 500;
+    if (!read_body(req, reader, name, is_upload, body)) {
+      res.status = 500;  // never sent: the connection is already shut down
       return;
     }
     try {
@@ -653,28 +650,28 @@ struct FakeGcs::Impl {
         }
       }
       dispatch(name, route, req, res, body);
-    } catch (const HttpError &e) {
+    } catch (const HttpError& e) {
       send_error(res, e);
-    } catch (const json::exception &e) {
+    } catch (const json::exception& e) {
       send_error(res, invalid(std::string("Invalid JSON payload: ") + e.what()));
     }
   }
 
-  void persist_partial_chunk(const httplib::Request &req, const std::string &body) {
+  void persist_partial_chunk(const httplib::Request& req, const std::string& body) {
     auto it = sessions.find(req.get_param_value("upload_id"));
     if (it == sessions.end() || it->second.result) return;
     auto cr = req.get_header_value("Content-Range");
     unsigned long long start = 0;
     if (std::sscanf(cr.c_str(), "bytes %llu-", &start) != 1) start = 0;
-    auto &s = it->second;
+    auto& s = it->second;
     if (start != s.data.size()) return;
     std::size_t keep = body.size() / kChunkGranularity * kChunkGranularity;
     s.data.append(body, 0, keep);
   }
 
-  void dispatch(const std::string &name, const Route &route, const httplib::Request &req,
-                httplib::Response &res, const std::string &body) {
-    const auto &seg = route.segments;
+  void dispatch(const std::string& name, const Route& route, const httplib::Request& req,
+                httplib::Response& res, const std::string& body) {
+    const auto& seg = route.segments;
     std::lock_guard lock(mu);
     if (name == "fake.counters") return send_json(res, 200, json(counters));
     if (name == "fake.corrupt") {
@@ -688,12 +685,14 @@ struct FakeGcs::Impl {
       return send_json(res, 200, bucket_or_throw(seg[3]).resource);
     }
     if (name == "buckets.patch") {
-      auto &b = bucket_or_throw(seg[3]);
+      auto& b = bucket_or_throw(seg[3]);
       auto patch = json::parse(body.empty() ? "{}" : body);
-      for (auto &[k, v] : patch.items()) {
+      for (auto& [k, v] : patch.items()) {
         if (k == "name" || k == "id" || k == "kind") continue;
-        if (v.is_null()) b.resource.erase(k);
-        else b.resource[k] = v;
+        if (v.is_null())
+          b.resource.erase(k);
+        else
+          b.resource[k] = v;
       }
       b.resource["metageneration"] =
           std::to_string(std::stoll(b.resource["metageneration"].get<std::string>()) + 1);
@@ -701,7 +700,7 @@ struct FakeGcs::Impl {
       return send_json(res, 200, b.resource);
     }
     if (name == "buckets.delete") {
-      auto &b = bucket_or_throw(seg[3]);
+      auto& b = bucket_or_throw(seg[3]);
       if (!b.objects.empty())
         throw HttpError{409, "conflict", "The bucket you tried to delete is not empty."};
       buckets.erase(seg[3]);
@@ -712,9 +711,9 @@ struct FakeGcs::Impl {
     if (name == "objects.get" || name == "objects.download" || name == "objects.delete" ||
         name == "objects.patch") {
       bool dl = seg[0] == "download";
-      const auto &bucket_name = dl ? seg[4] : seg[3];
+      const auto& bucket_name = dl ? seg[4] : seg[3];
       auto obj = object_name(route, dl ? 6 : 5);
-      auto &b = bucket_or_throw(bucket_name);
+      auto& b = bucket_or_throw(bucket_name);
       auto it = b.objects.find(obj);
       auto pre = read_preconditions(req);
       if (it == b.objects.end()) throw object_not_found(bucket_name, obj);
@@ -722,9 +721,12 @@ struct FakeGcs::Impl {
           std::to_string(it->second.generation) != req.get_param_value("generation"))
         throw object_not_found(bucket_name, obj);
       bool read = name == "objects.get" || name == "objects.download";
-      if (read && !precondition_next) check_preconditions(pre, &it->second, true);
-      else if (!read) check_preconditions(pre, &it->second, false);
-      if (name == "objects.get") return send_json(res, 200, object_resource(bucket_name, it->second));
+      if (read && !precondition_next)
+        check_preconditions(pre, &it->second, true);
+      else if (!read)
+        check_preconditions(pre, &it->second, false);
+      if (name == "objects.get")
+        return send_json(res, 200, object_resource(bucket_name, it->second));
       if (name == "objects.download") return download(req, res, bucket_name, it->second);
       if (name == "objects.delete") {
         b.objects.erase(it);
@@ -732,19 +734,23 @@ struct FakeGcs::Impl {
         return;
       }
       auto patch = json::parse(body.empty() ? "{}" : body);
-      auto &o = it->second;
-      for (auto &[k, v] : patch.items()) {
+      auto& o = it->second;
+      for (auto& [k, v] : patch.items()) {
         if (k == "metadata" && v.is_object()) {
-          auto &m = o.metadata["metadata"];
+          auto& m = o.metadata["metadata"];
           if (!m.is_object()) m = json::object();
-          for (auto &[mk, mv] : v.items()) {
-            if (mv.is_null()) m.erase(mk);
-            else m[mk] = mv;
+          for (auto& [mk, mv] : v.items()) {
+            if (mv.is_null())
+              m.erase(mk);
+            else
+              m[mk] = mv;
           }
         } else if (k == "contentType" || k == "contentEncoding" || k == "contentDisposition" ||
                    k == "contentLanguage" || k == "cacheControl" || k == "customTime") {
-          if (v.is_null()) o.metadata.erase(k);
-          else o.metadata[k] = v;
+          if (v.is_null())
+            o.metadata.erase(k);
+          else
+            o.metadata[k] = v;
         }
       }
       ++o.metageneration;
@@ -754,11 +760,10 @@ struct FakeGcs::Impl {
     if (name == "upload.media") {
       if (!req.has_param("name")) throw HttpError{400, "required", "Required"};
       json md = json::object();
-      return send_json(res, 200,
-                       store_object(seg[4], req.get_param_value("name"), md,
-                                    read_preconditions(req), body,
-                                    req.get_header_value("X-Goog-Hash"),
-                                    req.get_header_value("Content-Type")));
+      return send_json(
+          res, 200,
+          store_object(seg[4], req.get_param_value("name"), md, read_preconditions(req), body,
+                       req.get_header_value("X-Goog-Hash"), req.get_header_value("Content-Type")));
     }
     if (name == "upload.multipart") return upload_multipart(seg[4], req, res, body);
     if (name == "upload.resumable.start") return resumable_start(seg[4], req, res, body);
@@ -773,8 +778,8 @@ struct FakeGcs::Impl {
     throw not_found("Not Found");
   }
 
-  void buckets_insert(const httplib::Request &req, httplib::Response &res,
-                      const std::string &body) {
+  void buckets_insert(const httplib::Request& req, httplib::Response& res,
+                      const std::string& body) {
     if (!req.has_param("project")) throw HttpError{400, "required", "Required parameter: project"};
     auto b = json::parse(body.empty() ? "{}" : body);
     if (!b.contains("name") || !b["name"].is_string() || b["name"].get<std::string>().empty())
@@ -793,7 +798,7 @@ struct FakeGcs::Impl {
     send_json(res, 200, resource);
   }
 
-  void buckets_list(const httplib::Request &req, httplib::Response &res) {
+  void buckets_list(const httplib::Request& req, httplib::Response& res) {
     if (!req.has_param("project")) throw HttpError{400, "required", "Required parameter: project"};
     auto project = req.get_param_value("project");
     auto prefix = req.get_param_value("prefix");
@@ -804,7 +809,7 @@ struct FakeGcs::Impl {
     json items = json::array();
     std::string last;
     bool more = false;
-    for (auto &[n, b] : buckets) {
+    for (auto& [n, b] : buckets) {
       if (b.project != project || n.rfind(prefix, 0) != 0) continue;
       if (!after.empty() && n <= after) continue;
       if (items.size() == max) {
@@ -820,9 +825,9 @@ struct FakeGcs::Impl {
     send_json(res, 200, out);
   }
 
-  void objects_list(const std::string &bucket_name, const httplib::Request &req,
-                    httplib::Response &res) {
-    auto &b = bucket_or_throw(bucket_name);
+  void objects_list(const std::string& bucket_name, const httplib::Request& req,
+                    httplib::Response& res) {
+    auto& b = bucket_or_throw(bucket_name);
     auto prefix = req.get_param_value("prefix");
     auto delimiter = req.get_param_value("delimiter");
     auto start = req.get_param_value("startOffset");
@@ -848,7 +853,7 @@ struct FakeGcs::Impl {
     std::string last_token;
     bool more = false;
     std::string current_prefix;
-    for (auto &[n, o] : b.objects) {
+    for (auto& [n, o] : b.objects) {
       if (n.rfind(prefix, 0) != 0) continue;
       if (!start.empty() && n < start) continue;
       if (!end.empty() && n >= end) continue;
@@ -885,8 +890,8 @@ struct FakeGcs::Impl {
     send_json(res, 200, out);
   }
 
-  void download(const httplib::Request &req, httplib::Response &res, const std::string &bucket,
-                const Object &o) {
+  void download(const httplib::Request& req, httplib::Response& res, const std::string& bucket,
+                const Object& o) {
     const auto size = o.data.size();
     std::size_t first = 0, last = size == 0 ? 0 : size - 1;
     bool ranged = false;
@@ -897,7 +902,7 @@ struct FakeGcs::Impl {
       if (dash != std::string::npos) {
         auto a = trim(spec.substr(0, dash)), b = trim(spec.substr(dash + 1));
         try {
-          if (a.empty() && !b.empty()) { // suffix: last N bytes
+          if (a.empty() && !b.empty()) {  // suffix: last N bytes
             auto n = std::stoull(b);
             if (n > 0 && size > 0) {
               first = n >= size ? 0 : size - n;
@@ -906,7 +911,8 @@ struct FakeGcs::Impl {
           } else if (!a.empty()) {
             first = std::stoull(a);
             if (first >= size) {
-              throw HttpError{416, "requestedRangeNotSatisfiable",
+              throw HttpError{416,
+                              "requestedRangeNotSatisfiable",
                               "The requested range cannot be satisfied.",
                               {{"Content-Range", "bytes */" + std::to_string(size)}}};
             }
@@ -914,7 +920,7 @@ struct FakeGcs::Impl {
             if (last < first) throw std::invalid_argument("range");
             ranged = true;
           }
-        } catch (const std::invalid_argument &) {
+        } catch (const std::invalid_argument&) {
           ranged = false;
           first = 0;
           last = size == 0 ? 0 : size - 1;
@@ -932,10 +938,11 @@ struct FakeGcs::Impl {
     res.set_header("x-goog-storage-class", "STANDARD");
     res.set_header("ETag", "\"" + r["md5Hash"].get<std::string>() + "\"");
     res.set_header("Accept-Ranges", "bytes");
-    if (r.contains("contentEncoding")) res.set_header("Content-Encoding", r["contentEncoding"].get<std::string>());
+    if (r.contains("contentEncoding"))
+      res.set_header("Content-Encoding", r["contentEncoding"].get<std::string>());
     auto content_type = r.value("contentType", std::string("application/octet-stream"));
     std::string slice = size == 0 ? std::string() : o.data.substr(first, last - first + 1);
-    if (corrupt_next_download && !slice.empty()) { // bytes change, x-goog-hash does not
+    if (corrupt_next_download && !slice.empty()) {  // bytes change, x-goog-hash does not
       corrupt_next_download = false;
       slice[slice.size() / 2] = static_cast<char>(slice[slice.size() / 2] ^ 0x5A);
     }
@@ -950,14 +957,14 @@ struct FakeGcs::Impl {
     auto data = std::make_shared<std::string>(std::move(slice));
     res.set_content_provider(
         data->size(), content_type,
-        [data](std::size_t offset, std::size_t length, httplib::DataSink &sink) {
+        [data](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
           sink.write(data->data() + offset, std::min(length, data->size() - offset));
           return true;
         });
   }
 
-  void upload_multipart(const std::string &bucket, const httplib::Request &req,
-                        httplib::Response &res, const std::string &body) {
+  void upload_multipart(const std::string& bucket, const httplib::Request& req,
+                        httplib::Response& res, const std::string& body) {
     auto ct = req.get_header_value("Content-Type");
     auto bpos = ct.find("boundary=");
     if (lower(ct).rfind("multipart/related", 0) != 0 || bpos == std::string::npos)
@@ -966,15 +973,18 @@ struct FakeGcs::Impl {
     auto semi = boundary.find(';');
     if (semi != std::string::npos) boundary = boundary.substr(0, semi);
     boundary = trim(boundary);
-    if (boundary.size() >= 2 && boundary.front() == '"') boundary = boundary.substr(1, boundary.size() - 2);
+    if (boundary.size() >= 2 && boundary.front() == '"')
+      boundary = boundary.substr(1, boundary.size() - 2);
     const std::string delim = "--" + boundary;
-    std::vector<std::pair<std::string, std::string>> parts; // headers, body
+    std::vector<std::pair<std::string, std::string>> parts;  // headers, body
     auto pos = body.find(delim);
     while (pos != std::string::npos) {
       pos += delim.size();
       if (body.compare(pos, 2, "--") == 0) break;
-      if (body.compare(pos, 2, "\r\n") == 0) pos += 2;
-      else if (body.compare(pos, 1, "\n") == 0) pos += 1;
+      if (body.compare(pos, 2, "\r\n") == 0)
+        pos += 2;
+      else if (body.compare(pos, 1, "\n") == 0)
+        pos += 1;
       auto hdr_end = body.find("\r\n\r\n", pos);
       std::size_t sep = 4;
       if (hdr_end == std::string::npos) {
@@ -1009,9 +1019,9 @@ struct FakeGcs::Impl {
                            req.get_header_value("X-Goog-Hash"), media_type));
   }
 
-  void resumable_start(const std::string &bucket_name, const httplib::Request &req,
-                       httplib::Response &res, const std::string &body) {
-    auto &bucket = bucket_or_throw(bucket_name);
+  void resumable_start(const std::string& bucket_name, const httplib::Request& req,
+                       httplib::Response& res, const std::string& body) {
+    auto& bucket = bucket_or_throw(bucket_name);
     Session s;
     s.bucket = bucket_name;
     s.metadata = json::parse(body.empty() ? "{}" : body);
@@ -1049,27 +1059,26 @@ struct FakeGcs::Impl {
     res.set_content("", "text/plain");
   }
 
-  void send_incomplete(httplib::Response &res, const Session &s) {
+  void send_incomplete(httplib::Response& res, const Session& s) {
     res.status = 308;
     if (!s.data.empty()) res.set_header("Range", "bytes=0-" + std::to_string(s.data.size() - 1));
     res.set_header("X-Goog-Upload-Chunk-Granularity", std::to_string(kChunkGranularity));
     res.set_content("", "text/plain");
   }
 
-  void finalize(httplib::Response &res, Session &s, const std::string &x_goog_hash) {
-    auto resource = store_object(s.bucket, s.name, s.metadata, s.pre, s.data, x_goog_hash,
-                                 std::string());
+  void finalize(httplib::Response& res, Session& s, const std::string& x_goog_hash) {
+    auto resource =
+        store_object(s.bucket, s.name, s.metadata, s.pre, s.data, x_goog_hash, std::string());
     s.result = resource;
     s.data.clear();
     s.data.shrink_to_fit();
     send_json(res, 200, resource);
   }
 
-  void resumable_put(const httplib::Request &req, httplib::Response &res,
-                     const std::string &body) {
+  void resumable_put(const httplib::Request& req, httplib::Response& res, const std::string& body) {
     auto it = sessions.find(req.get_param_value("upload_id"));
     if (it == sessions.end()) throw not_found("No such upload session.");
-    auto &s = it->second;
+    auto& s = it->second;
     if (s.result) return send_json(res, 200, *s.result);
     if (!buckets.count(s.bucket)) throw bucket_not_found();
     auto hash = req.get_header_value("X-Goog-Hash");
@@ -1095,7 +1104,7 @@ struct FakeGcs::Impl {
       throw invalid("Total size changed within the upload session.");
     // The declared total is only remembered once the request is accepted.
     const std::optional<std::uint64_t> known_total = total ? total : s.total;
-    if (range == "*") { // status query (or finalisation of a zero-length remainder)
+    if (range == "*") {  // status query (or finalisation of a zero-length remainder)
       if (!body.empty()) throw invalid("Content-Range bytes */N must have an empty body.");
       if (total && *total < s.data.size()) throw invalid("Total is smaller than persisted data.");
       if (total) s.total = total;
@@ -1110,7 +1119,7 @@ struct FakeGcs::Impl {
       first = std::stoull(range.substr(0, dash));
       auto e = range.substr(dash + 1);
       if (e == "*") {
-        open_end = true; // "bytes N-*/T": the body is the whole remainder (Node single-shot)
+        open_end = true;  // "bytes N-*/T": the body is the whole remainder (Node single-shot)
         last = first + body.size() - 1;
       } else {
         last = std::stoull(e);
@@ -1127,14 +1136,15 @@ struct FakeGcs::Impl {
     }
     std::uint64_t end_excl = first + body.size();
     bool is_last = open_end || (known_total && end_excl == *known_total);
-    if (known_total && end_excl > *known_total)
-      throw invalid("Data past the declared total size.");
+    if (known_total && end_excl > *known_total) throw invalid("Data past the declared total size.");
     if (!is_last && body.size() % kChunkGranularity != 0) {
-      throw invalid("Invalid request. The number of bytes uploaded is required to be equal or "
-                    "greater than 262144, except for the final request (it's recommended to be "
-                    "the exact multiple of 262144). The received request contained " +
-                    std::to_string(body.size()) + " bytes, which does not meet this "
-                    "requirement.");
+      throw invalid(
+          "Invalid request. The number of bytes uploaded is required to be equal or "
+          "greater than 262144, except for the final request (it's recommended to be "
+          "the exact multiple of 262144). The received request contained " +
+          std::to_string(body.size()) +
+          " bytes, which does not meet this "
+          "requirement.");
     }
     if (total) s.total = total;
     if (end_excl > s.data.size()) s.data.append(body, s.data.size() - first, std::string::npos);
@@ -1149,13 +1159,13 @@ struct FakeGcs::Impl {
 // ---- public API --------------------------------------------------------------------------------
 
 FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
-  auto *impl = impl_.get();
+  auto* impl = impl_.get();
   impl->host = std::move(host);
-  auto with_reader = [impl](const httplib::Request &req, httplib::Response &res,
-                            const httplib::ContentReader &reader) {
+  auto with_reader = [impl](const httplib::Request& req, httplib::Response& res,
+                            const httplib::ContentReader& reader) {
     impl->handle(req, res, &reader);
   };
-  auto without_reader = [impl](const httplib::Request &req, httplib::Response &res) {
+  auto without_reader = [impl](const httplib::Request& req, httplib::Response& res) {
     impl->handle(req, res, nullptr);
   };
   impl->server.Get(".*", without_reader);
@@ -1180,8 +1190,12 @@ FakeGcs::~FakeGcs() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-int FakeGcs::port() const { return impl_->port; }
-std::string FakeGcs::url() const { return impl_->base_url(); }
+int FakeGcs::port() const {
+  return impl_->port;
+}
+std::string FakeGcs::url() const {
+  return impl_->base_url();
+}
 
 void FakeGcs::fail_next(int n, int status, int retry_after_seconds, std::string route_prefix) {
   std::lock_guard lock(impl_->mu);
@@ -1207,7 +1221,7 @@ void FakeGcs::clear_faults() {
   impl_->precondition_next = false;
 }
 
-int FakeGcs::request_count(const std::string &route) const {
+int FakeGcs::request_count(const std::string& route) const {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->counters.find(route);
   return it == impl_->counters.end() ? 0 : it->second;
@@ -1226,7 +1240,7 @@ void FakeGcs::reset_counters() {
   impl_->total = 0;
 }
 
-void FakeGcs::create_bucket(const std::string &name, const std::string &project) {
+void FakeGcs::create_bucket(const std::string& name, const std::string& project) {
   std::lock_guard lock(impl_->mu);
   if (impl_->buckets.count(name)) return;
   Bucket b;
@@ -1234,25 +1248,25 @@ void FakeGcs::create_bucket(const std::string &name, const std::string &project)
   b.resource = impl_->make_bucket(name, json{{"name", name}});
   impl_->buckets.emplace(name, std::move(b));
 }
-bool FakeGcs::has_bucket(const std::string &name) const {
+bool FakeGcs::has_bucket(const std::string& name) const {
   std::lock_guard lock(impl_->mu);
   return impl_->buckets.count(name) > 0;
 }
-std::optional<json> FakeGcs::bucket_resource(const std::string &name) const {
+std::optional<json> FakeGcs::bucket_resource(const std::string& name) const {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->buckets.find(name);
   if (it == impl_->buckets.end()) return std::nullopt;
   return it->second.resource;
 }
-json FakeGcs::put_object(const std::string &bucket, const std::string &name, std::string data,
-                         const std::string &content_type) {
+json FakeGcs::put_object(const std::string& bucket, const std::string& name, std::string data,
+                         const std::string& content_type) {
   create_bucket(bucket);
   std::lock_guard lock(impl_->mu);
   return impl_->store_object(bucket, name, json{{"contentType", content_type}}, Preconditions{},
                              std::move(data), std::string(), std::string());
 }
-std::optional<std::string> FakeGcs::object_data(const std::string &bucket,
-                                                 const std::string &name) const {
+std::optional<std::string> FakeGcs::object_data(const std::string& bucket,
+                                                const std::string& name) const {
   std::lock_guard lock(impl_->mu);
   auto b = impl_->buckets.find(bucket);
   if (b == impl_->buckets.end()) return std::nullopt;
@@ -1260,8 +1274,8 @@ std::optional<std::string> FakeGcs::object_data(const std::string &bucket,
   if (o == b->second.objects.end()) return std::nullopt;
   return o->second.data;
 }
-std::optional<json> FakeGcs::object_resource(const std::string &bucket,
-                                             const std::string &name) const {
+std::optional<json> FakeGcs::object_resource(const std::string& bucket,
+                                             const std::string& name) const {
   std::lock_guard lock(impl_->mu);
   auto b = impl_->buckets.find(bucket);
   if (b == impl_->buckets.end()) return std::nullopt;
@@ -1272,9 +1286,9 @@ std::optional<json> FakeGcs::object_resource(const std::string &bucket,
 std::size_t FakeGcs::open_resumable_sessions() const {
   std::lock_guard lock(impl_->mu);
   std::size_t n = 0;
-  for (auto &[id, s] : impl_->sessions)
+  for (auto& [id, s] : impl_->sessions)
     if (!s.result) ++n;
   return n;
 }
 
-} // namespace kinetic::fakes
+}  // namespace kinetic::fakes

@@ -1,5 +1,5 @@
-// A faithful in-memory fake of the Cloud Storage JSON API (see /work/shared/reference/gcp-api.md §5)
-// served on 127.0.0.1 by cpp-httplib. It is exercised by Google's own Node client
+// A faithful in-memory fake of the Cloud Storage JSON API (see /work/shared/reference/gcp-api.md
+// §5) served on 127.0.0.1 by cpp-httplib. It is exercised by Google's own Node client
 // (tests/node/gcs_roundtrip.mjs) so that our client is tested against the real protocol shape:
 // string int64s, base64 big-endian crc32c, 308 + Range resumable sessions, GCS error bodies.
 #pragma once
@@ -17,15 +17,15 @@
 namespace kinetic::fakes {
 
 class FakeGcs {
-public:
+ public:
   // Starts serving on host:port (port 0 = a random free port) in a background thread.
   explicit FakeGcs(std::string host = "127.0.0.1", int port = 0);
-  ~FakeGcs(); // stops the server and joins the thread
-  FakeGcs(const FakeGcs &) = delete;
-  FakeGcs &operator=(const FakeGcs &) = delete;
+  ~FakeGcs();  // stops the server and joins the thread
+  FakeGcs(const FakeGcs&) = delete;
+  FakeGcs& operator=(const FakeGcs&) = delete;
 
   int port() const;
-  std::string url() const; // "http://127.0.0.1:PORT" (no trailing slash)
+  std::string url() const;  // "http://127.0.0.1:PORT" (no trailing slash)
 
   // ---- deterministic fault injection --------------------------------------------------------
   // The next `n` requests whose "METHOD /path" starts with `route_prefix` (empty = any request)
@@ -50,33 +50,33 @@ public:
   // upload.multipart upload.resumable.start upload.resumable.put upload.resumable.cancel
   // not_found; "injected_failures" and "dropped_connections" count faults. The same map is served
   // as JSON at GET /_fake/counters (for out-of-process clients).
-  int request_count(const std::string &route) const;
+  int request_count(const std::string& route) const;
   int total_requests() const;
   std::map<std::string, int> request_counts() const;
   void reset_counters();
 
   // ---- direct state access (seeding and assertions) -----------------------------------------
-  void create_bucket(const std::string &name, const std::string &project = "test-project");
-  bool has_bucket(const std::string &name) const;
-  std::optional<nlohmann::json> bucket_resource(const std::string &name) const;
+  void create_bucket(const std::string& name, const std::string& project = "test-project");
+  bool has_bucket(const std::string& name) const;
+  std::optional<nlohmann::json> bucket_resource(const std::string& name) const;
   // Stores an object (creating the bucket if needed); returns the object resource.
-  nlohmann::json put_object(const std::string &bucket, const std::string &name, std::string data,
-                            const std::string &content_type = "application/octet-stream");
-  std::optional<std::string> object_data(const std::string &bucket, const std::string &name) const;
-  std::optional<nlohmann::json> object_resource(const std::string &bucket,
-                                                const std::string &name) const;
+  nlohmann::json put_object(const std::string& bucket, const std::string& name, std::string data,
+                            const std::string& content_type = "application/octet-stream");
+  std::optional<std::string> object_data(const std::string& bucket, const std::string& name) const;
+  std::optional<nlohmann::json> object_resource(const std::string& bucket,
+                                                const std::string& name) const;
   std::size_t open_resumable_sessions() const;
 
   // ---- helpers (exposed for tests) ----------------------------------------------------------
   static std::uint32_t crc32c(std::string_view data);
   static std::string base64(std::string_view bytes);
-  static std::string crc32c_base64(std::string_view data); // big-endian 4 bytes, base64
+  static std::string crc32c_base64(std::string_view data);  // big-endian 4 bytes, base64
   static std::string md5_base64(std::string_view data);
 
   struct Impl;
 
-private:
+ private:
   std::unique_ptr<Impl> impl_;
 };
 
-} // namespace kinetic::fakes
+}  // namespace kinetic::fakes

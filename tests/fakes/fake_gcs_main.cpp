@@ -25,7 +25,7 @@ int usage() {
   return 2;
 }
 
-bool apply_fail_next(kinetic::fakes::FakeGcs &gcs, const std::string &spec) {
+bool apply_fail_next(kinetic::fakes::FakeGcs& gcs, const std::string& spec) {
   int n = 0, status = 0, retry_after = -1;
   int got = std::sscanf(spec.c_str(), "%d:%d:%d", &n, &status, &retry_after);
   if (got < 2) return false;
@@ -33,9 +33,9 @@ bool apply_fail_next(kinetic::fakes::FakeGcs &gcs, const std::string &spec) {
   return true;
 }
 
-} // namespace
+}  // namespace
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   std::string host = "127.0.0.1";
   int port = 0;
   std::vector<std::string> buckets;
@@ -43,11 +43,11 @@ int main(int argc, char **argv) {
   std::string drop_after;
   bool precondition_next = false;
 
-  if (const char *e = std::getenv("KINETIC_FAKE_GCS_FAIL_NEXT")) fail_next.emplace_back(e);
-  if (const char *e = std::getenv("KINETIC_FAKE_GCS_DROP_AFTER")) drop_after = e;
-  if (const char *e = std::getenv("KINETIC_FAKE_GCS_FAIL_PRECONDITION_NEXT"))
+  if (const char* e = std::getenv("KINETIC_FAKE_GCS_FAIL_NEXT")) fail_next.emplace_back(e);
+  if (const char* e = std::getenv("KINETIC_FAKE_GCS_DROP_AFTER")) drop_after = e;
+  if (const char* e = std::getenv("KINETIC_FAKE_GCS_FAIL_PRECONDITION_NEXT"))
     precondition_next = std::string(e) == "1";
-  if (const char *e = std::getenv("KINETIC_FAKE_GCS_BUCKETS")) {
+  if (const char* e = std::getenv("KINETIC_FAKE_GCS_BUCKETS")) {
     std::string list = e;
     for (std::size_t pos = 0; pos <= list.size();) {
       auto comma = list.find(',', pos);
@@ -66,14 +66,22 @@ int main(int argc, char **argv) {
       }
       return argv[++i];
     };
-    if (a == "--host") host = value();
-    else if (a == "--port") port = std::atoi(value().c_str());
-    else if (a == "--bucket") buckets.push_back(value());
-    else if (a == "--fail-next") fail_next.push_back(value());
-    else if (a == "--drop-after") drop_after = value();
-    else if (a == "--fail-precondition-next") precondition_next = true;
-    else if (a == "-h" || a == "--help") return usage() - 2;
-    else return usage();
+    if (a == "--host")
+      host = value();
+    else if (a == "--port")
+      port = std::atoi(value().c_str());
+    else if (a == "--bucket")
+      buckets.push_back(value());
+    else if (a == "--fail-next")
+      fail_next.push_back(value());
+    else if (a == "--drop-after")
+      drop_after = value();
+    else if (a == "--fail-precondition-next")
+      precondition_next = true;
+    else if (a == "-h" || a == "--help")
+      return usage() - 2;
+    else
+      return usage();
   }
 
   // Block the signals before the server threads start so that sigwait() gets them.
@@ -85,8 +93,8 @@ int main(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   kinetic::fakes::FakeGcs gcs(host, port);
-  for (auto &b : buckets) gcs.create_bucket(b);
-  for (auto &f : fail_next) {
+  for (auto& b : buckets) gcs.create_bucket(b);
+  for (auto& f : fail_next) {
     if (!apply_fail_next(gcs, f)) return usage();
   }
   if (!drop_after.empty()) gcs.drop_connection_after(std::stoull(drop_after));

@@ -85,8 +85,8 @@ async function main() {
     validation: 'crc32c',
     metadata: {contentType: 'application/octet-stream'},
   });
+  // The Node client turns `size` into a Number after resumable uploads (the fake sends a string).
   check(String(bigFile.metadata.size) === String(big.length), `size ${bigFile.metadata.size}`);
-  if (typeof bigFile.metadata.size !== "string") console.error(`note: resumable upload metadata.size is ${typeof bigFile.metadata.size}`);
 
   const counters = async () => (await fetch(`${endpoint}/_fake/counters`)).json();
   const c1 = await counters();

@@ -19,7 +19,7 @@ constexpr std::size_t kChunk = 256 * 1024;
 std::string pattern(std::size_t n, unsigned seed = 7) {
   std::string s(n, '\0');
   unsigned x = seed;
-  for (auto &c : s) {
+  for (auto& c : s) {
     x = x * 1103515245u + 12345u;
     c = static_cast<char>(x >> 16);
   }
@@ -27,7 +27,7 @@ std::string pattern(std::size_t n, unsigned seed = 7) {
 }
 
 class FakeGcsTest : public ::testing::Test {
-protected:
+ protected:
   FakeGcs gcs;
   httplib::Client cli{"127.0.0.1", gcs.port()};
 
@@ -36,9 +36,9 @@ protected:
     gcs.create_bucket("bkt", "proj");
   }
 
-  static json body(const httplib::Result &r) { return json::parse(r->body); }
+  static json body(const httplib::Result& r) { return json::parse(r->body); }
 
-  static void expect_error(const httplib::Result &r, int code, const std::string &reason) {
+  static void expect_error(const httplib::Result& r, int code, const std::string& reason) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, code);
     auto j = json::parse(r->body);
@@ -50,13 +50,13 @@ protected:
     EXPECT_EQ(j["error"]["errors"][0]["message"], j["error"]["message"]);
   }
 
-  httplib::Result media(const std::string &name, const std::string &data,
-                        const std::string &extra = "") {
+  httplib::Result media(const std::string& name, const std::string& data,
+                        const std::string& extra = "") {
     return cli.Post("/upload/storage/v1/b/bkt/o?uploadType=media&name=" + name + extra, data,
                     "text/plain");
   }
 
-  std::string start_session(const std::string &name, const std::string &extra = "") {
+  std::string start_session(const std::string& name, const std::string& extra = "") {
     auto r = cli.Post("/upload/storage/v1/b/bkt/o?uploadType=resumable&name=" + name + extra,
                       httplib::Headers{{"X-Upload-Content-Type", "application/x-tar"}},
                       R"({"metadata":{"k":"v"}})", "application/json; charset=UTF-8");
@@ -69,8 +69,8 @@ protected:
     return path;
   }
 
-  httplib::Result put_chunk(const std::string &session, const std::string &range,
-                            const std::string &data) {
+  httplib::Result put_chunk(const std::string& session, const std::string& range,
+                            const std::string& data) {
     return cli.Put(session, httplib::Headers{{"Content-Range", range}}, data,
                    "application/octet-stream");
   }
@@ -80,7 +80,7 @@ TEST(FakeGcsHashes, KnownVectors) {
   EXPECT_EQ(FakeGcs::crc32c("123456789"), 0xE3069283u);
   EXPECT_EQ(FakeGcs::crc32c(""), 0u);
   EXPECT_EQ(FakeGcs::crc32c_base64(""), "AAAAAA==");
-  EXPECT_EQ(FakeGcs::crc32c_base64("123456789"), "4waSgw=="); // E3 06 92 83, big-endian
+  EXPECT_EQ(FakeGcs::crc32c_base64("123456789"), "4waSgw==");  // E3 06 92 83, big-endian
   EXPECT_EQ(FakeGcs::crc32c_base64("hello world"), "yZRlqg==");
   EXPECT_EQ(FakeGcs::md5_base64(""), "1B2M2Y8AsgTpgAmY7PhCfg==");
   EXPECT_EQ(FakeGcs::md5_base64("hello world"), "XrY7u+Ae7tCTyyK7j1rNww==");
@@ -105,8 +105,7 @@ TEST_F(FakeGcsTest, BucketLifecycle) {
 
   expect_error(cli.Post("/storage/v1/b?project=proj", R"({"name":"staging"})", "application/json"),
                409, "conflict");
-  expect_error(cli.Post("/storage/v1/b", R"({"name":"x"})", "application/json"), 400,
-               "required");
+  expect_error(cli.Post("/storage/v1/b", R"({"name":"x"})", "application/json"), 400, "required");
 
   r = cli.Get("/storage/v1/b/staging");
   ASSERT_TRUE(r);
@@ -123,7 +122,7 @@ TEST_F(FakeGcsTest, BucketLifecycle) {
   ASSERT_TRUE(r);
   auto list = body(r);
   EXPECT_EQ(list["kind"], "storage#buckets");
-  ASSERT_EQ(list["items"].size(), 2u); // bkt + staging
+  ASSERT_EQ(list["items"].size(), 2u);  // bkt + staging
   r = cli.Get("/storage/v1/b?project=proj&maxResults=1");
   ASSERT_TRUE(r);
   ASSERT_EQ(body(r)["items"].size(), 1u);
@@ -159,8 +158,7 @@ TEST_F(FakeGcsTest, MediaUploadAndObjectResource) {
   EXPECT_EQ(o["crc32c"], "yZRlqg==");
   EXPECT_EQ(o["md5Hash"], "XrY7u+Ae7tCTyyK7j1rNww==");
   EXPECT_EQ(o["id"], "bkt/dir/hello world.txt/" + o["generation"].get<std::string>());
-  EXPECT_NE(o["selfLink"].get<std::string>().find("/o/dir%2Fhello%20world.txt"),
-            std::string::npos);
+  EXPECT_NE(o["selfLink"].get<std::string>().find("/o/dir%2Fhello%20world.txt"), std::string::npos);
   EXPECT_NE(o["mediaLink"].get<std::string>().find("alt=media"), std::string::npos);
   for (auto k : {"etag", "timeCreated", "updated"}) EXPECT_TRUE(o[k].is_string()) << k;
 
@@ -194,7 +192,7 @@ TEST_F(FakeGcsTest, MediaUploadAndObjectResource) {
 }
 
 TEST_F(FakeGcsTest, MultipartUploadValidatesHashes) {
-  auto multipart = [&](const json &meta, const std::string &data) {
+  auto multipart = [&](const json& meta, const std::string& data) {
     std::string b = "--XyZ\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n" + meta.dump() +
                     "\r\n--XyZ\r\nContent-Type: application/gzip\r\n\r\n" + data +
                     "\r\n--XyZ--\r\n";
@@ -202,8 +200,10 @@ TEST_F(FakeGcsTest, MultipartUploadValidatesHashes) {
                     "multipart/related; boundary=XyZ");
   };
   auto data = pattern(1000);
-  auto r = multipart({{"name", "src/a.tgz"}, {"crc32c", FakeGcs::crc32c_base64(data)},
-                      {"md5Hash", FakeGcs::md5_base64(data)}, {"metadata", {{"k", "v"}}}},
+  auto r = multipart({{"name", "src/a.tgz"},
+                      {"crc32c", FakeGcs::crc32c_base64(data)},
+                      {"md5Hash", FakeGcs::md5_base64(data)},
+                      {"metadata", {{"k", "v"}}}},
                      data);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -270,9 +270,8 @@ TEST_F(FakeGcsTest, ResumableUploadInChunksWithStatusQueriesAndDroppedChunk) {
 
   const auto total = std::to_string(data.size());
   r = fresh.Put(session,
-                httplib::Headers{{"Content-Range", "bytes 1048576-" +
-                                                       std::to_string(data.size() - 1) + "/" +
-                                                       total},
+                httplib::Headers{{"Content-Range",
+                                  "bytes 1048576-" + std::to_string(data.size() - 1) + "/" + total},
                                  {"X-Goog-Hash", "crc32c=" + FakeGcs::crc32c_base64(data)}},
                 data.substr(4 * kChunk), "application/octet-stream");
   ASSERT_TRUE(r);
@@ -394,8 +393,8 @@ TEST_F(FakeGcsTest, ListWithPrefixDelimiterAndPages) {
     ASSERT_TRUE(r);
     j = body(r);
     ++pages;
-    for (auto &i : j.value("items", json::array())) items.push_back(i["name"]);
-    for (auto &p : j.value("prefixes", json::array())) prefixes.push_back(p);
+    for (auto& i : j.value("items", json::array())) items.push_back(i["name"]);
+    for (auto& p : j.value("prefixes", json::array())) prefixes.push_back(p);
     token = j.value("nextPageToken", "");
   } while (!token.empty() && pages < 10);
   EXPECT_EQ(pages, 3);
@@ -416,7 +415,8 @@ TEST_F(FakeGcsTest, Preconditions) {
   auto r = media("p", "v2", "&ifGenerationMatch=0");
   expect_error(r, 412, "conditionNotMet");
   auto j = body(r);
-  EXPECT_EQ(j["error"]["message"], "At least one of the pre-conditions you specified did not hold.");
+  EXPECT_EQ(j["error"]["message"],
+            "At least one of the pre-conditions you specified did not hold.");
   EXPECT_EQ(j["error"]["errors"][0]["locationType"], "header");
   EXPECT_EQ(j["error"]["errors"][0]["location"], "If-Match");
   EXPECT_EQ(gcs.object_data("bkt", "p"), "v1");
@@ -475,4 +475,4 @@ TEST_F(FakeGcsTest, FaultInjection) {
   EXPECT_EQ(gcs.request_count("not_found"), 1);
 }
 
-} // namespace
+}  // namespace
