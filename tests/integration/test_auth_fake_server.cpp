@@ -10,8 +10,8 @@
 #include "auth/token_cache.h"
 #include "core/error.h"
 #include "fakes/fake_oauth.h"
-#include "test_auth_keys.h"
-#include "test_auth_support.h"
+#include "unit/test_auth_keys.h"
+#include "unit/test_auth_support.h"
 
 namespace kinetic::auth {
 namespace {
