@@ -7,8 +7,9 @@
 # BUILD_DIR must hold bench/kinetic_gcs_bench and tests/kinetic_fake_gcs:
 #   cmake -S . -B /tmp/kgbench -G Ninja -DCMAKE_BUILD_TYPE=Release -DKINETIC_BUILD_BENCH=ON
 #   cmake --build /tmp/kgbench --target kinetic_gcs_bench kinetic_fake_gcs
-# Node: tests/node/node_modules (cd tests/node && npm ci). gcloud: optional, skipped when missing
-# or when it cannot talk to the fake within a minute.
+# Node: tests/node/node_modules (cd tests/node && npm ci). gcloud: downloads only (its uploads
+# send a multipart form the fake rejects: "Multipart upload needs exactly 2 parts"); skipped when
+# missing or when it cannot download from the fake within a minute.
 #
 # Environment: BENCH_MIB (1024: size of the big object), BENCH_FILES (2000 small files of 1-64 KiB),
 # BENCH_THREADS (8: transfers in flight for the many-files runs), BENCH_GCLOUD=0 (skip gcloud),
@@ -118,8 +119,9 @@ PY
 same_tree() { diff -rq "$work/small" "$1" >/dev/null || { echo "gcs_bench: $1 differs from the sources" >&2; exit 1; }; }
 same_big() { cmp -s "$work/big.bin" "$1" || { echo "gcs_bench: $1 differs from big.bin" >&2; exit 1; }; rm -f "$1"; }
 
-kin() { "$bench" --endpoint "$endpoint" "$@"; }
-nod() { node "$here/gcs_node.mjs" "$endpoint" "$@"; }
+# Commands as arrays, so /usr/bin/time runs the real process.
+kin=("$bench" --endpoint "$endpoint")
+nod=(node "$here/gcs_node.mjs" "$endpoint")
 
 # gcloud with a private config pointing at the fake and a dummy token.
 gcloud_ok=0
@@ -132,8 +134,8 @@ if [[ "${BENCH_GCLOUD:-1}" != 0 ]] && command -v gcloud >/dev/null; then
   gcloud config set core/project fake-project >/dev/null 2>&1 || true
   gcloud config set api_endpoint_overrides/storage "$endpoint/" >/dev/null 2>&1 || true
   head -c 1000 /dev/urandom >"$work/probe.bin"
-  if timeout 60 gcloud storage cp --access-token-file="$work/token" "$work/probe.bin" "gs://$bucket/probe.bin" >/dev/null 2>"$work/gcloud.err" &&
-    timeout 60 gcloud storage cp --access-token-file="$work/token" "gs://$bucket/probe.bin" "$work/probe.back" >/dev/null 2>>"$work/gcloud.err" &&
+  "$bench" --endpoint "$endpoint" upload "$work/probe.bin" "$bucket" probe.bin >/dev/null
+  if timeout 60 gcloud storage cp --access-token-file="$work/token" "gs://$bucket/probe.bin" "$work/probe.back" >/dev/null 2>"$work/gcloud.err" &&
     cmp -s "$work/probe.bin" "$work/probe.back"; then
     gcloud_ok=1
   else
@@ -142,26 +144,22 @@ if [[ "${BENCH_GCLOUD:-1}" != 0 ]] && command -v gcloud >/dev/null; then
   fi
   delete_object probe.bin
 fi
-gcl() { gcloud storage cp --access-token-file="$work/token" "$@"; }
+gcl=(gcloud storage cp --access-token-file="$work/token")
 
 big_label="upload $mib MiB"
 echo "== $big_label"
-timed "$big_label" kinetic "$big_bytes" kin upload "$work/big.bin" "$bucket" big.bin
-timed "$big_label" node "$big_bytes" nod upload "$work/big.bin" "$bucket" big-node.bin
+timed "$big_label" kinetic "$big_bytes" "${kin[@]}" upload "$work/big.bin" "$bucket" big.bin
+timed "$big_label" node "$big_bytes" "${nod[@]}" upload "$work/big.bin" "$bucket" big-node.bin
 delete_object big-node.bin
-if ((gcloud_ok)); then
-  timed "$big_label" gcloud "$big_bytes" gcl "$work/big.bin" "gs://$bucket/big-gcloud.bin" || true
-  delete_object big-gcloud.bin
-fi
 
 big_label="download $mib MiB"
 echo "== $big_label"
-timed "$big_label" kinetic "$big_bytes" kin download "$bucket" big.bin "$work/back.bin"
+timed "$big_label" kinetic "$big_bytes" "${kin[@]}" download "$bucket" big.bin "$work/back.bin"
 same_big "$work/back.bin"
-timed "$big_label" node "$big_bytes" nod download "$bucket" big.bin "$work/back.bin"
+timed "$big_label" node "$big_bytes" "${nod[@]}" download "$bucket" big.bin "$work/back.bin"
 same_big "$work/back.bin"
 if ((gcloud_ok)); then
-  if timed "$big_label" gcloud "$big_bytes" gcl "gs://$bucket/big.bin" "$work/back.bin"; then
+  if timed "$big_label" gcloud "$big_bytes" "${gcl[@]}" "gs://$bucket/big.bin" "$work/back.bin"; then
     same_big "$work/back.bin"
   fi
 fi
@@ -169,32 +167,27 @@ delete_object big.bin
 
 label="upload $nfiles small (x$threads)"
 echo "== $label"
-timed "$label" kinetic "$small_bytes" kin --threads "$threads" upload-many "$work/small" "$bucket" small/
-delete_prefix small-node/ 2>/dev/null || true
-timed "$label" node "$small_bytes" nod --threads "$threads" upload-many "$work/small" "$bucket" small-node/
+timed "$label" kinetic "$small_bytes" "${kin[@]}" --threads "$threads" upload-many "$work/small" "$bucket" small/
+timed "$label" node "$small_bytes" "${nod[@]}" --threads "$threads" upload-many "$work/small" "$bucket" small-node/
 delete_prefix small-node/
-if ((gcloud_ok)); then
-  timed "$label" gcloud "$small_bytes" gcl "$work/small/*" "gs://$bucket/small-gcloud/" || true
-  delete_prefix small-gcloud/
-fi
 
 label="download $nfiles small (x$threads)"
 echo "== $label"
-timed "$label" kinetic "$small_bytes" kin --threads "$threads" download-many "$bucket" small/ "$work/back-k"
+timed "$label" kinetic "$small_bytes" "${kin[@]}" --threads "$threads" download-many "$bucket" small/ "$work/back-k"
 same_tree "$work/back-k"
-timed "$label" node "$small_bytes" nod --threads "$threads" download-many "$bucket" small/ "$work/back-n"
+timed "$label" node "$small_bytes" "${nod[@]}" --threads "$threads" download-many "$bucket" small/ "$work/back-n"
 same_tree "$work/back-n"
 if ((gcloud_ok)); then
   mkdir -p "$work/back-g"
-  if timed "$label" gcloud "$small_bytes" gcl "gs://$bucket/small/*" "$work/back-g/"; then
+  if timed "$label" gcloud "$small_bytes" "${gcl[@]}" "gs://$bucket/small/*" "$work/back-g/"; then
     same_tree "$work/back-g"
   fi
 fi
 
 echo "== per-request overhead and JWT signing"
-kin upload "$work/small/f00000.bin" "$bucket" meta.bin >/dev/null
-overhead_k="$(kin overhead "$bucket" meta.bin "${BENCH_OVERHEAD_N:-2000}")"
-overhead_n="$(nod overhead "$bucket" meta.bin "${BENCH_OVERHEAD_N:-2000}")"
+"${kin[@]}" upload "$work/small/f00000.bin" "$bucket" meta.bin >/dev/null
+overhead_k="$("${kin[@]}" overhead "$bucket" meta.bin "${BENCH_OVERHEAD_N:-2000}")"
+overhead_n="$("${nod[@]}" overhead "$bucket" meta.bin "${BENCH_OVERHEAD_N:-2000}")"
 jwt="$("$bench" jwt "${BENCH_JWT_N:-1000}")"
 
 echo

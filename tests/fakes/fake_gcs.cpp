@@ -1175,6 +1175,9 @@ FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
   impl->server.Patch(".*", with_reader);
   impl->server.set_payload_max_length(1ull << 32);
   impl->server.set_keep_alive_max_count(1000);
+  // Every idle keep-alive connection pins a worker until its 5 s timeout; clients that open
+  // many sockets (the Node client's deleteFiles runs 10 at once) would stall on a small pool.
+  impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   if (port == 0) {
     impl->port = impl->server.bind_to_any_port(impl->host);
   } else {
