@@ -6,14 +6,15 @@
 #
 # BUILD_DIR must hold bench/kinetic_gcs_bench and tests/kinetic_fake_gcs:
 #   cmake -S . -B /tmp/kgbench -G Ninja -DCMAKE_BUILD_TYPE=Release -DKINETIC_BUILD_BENCH=ON
-#   cmake --build /tmp/kgbench --target kinetic_gcs_bench kinetic_fake_gcs
+#   cmake --build /tmp/kgbench --target kinetic_gcs_bench kinetic_fake_gcs kinetic_nodelay_preload
 # Node: tests/node/node_modules (cd tests/node && npm ci). gcloud: downloads only (its uploads
 # send a multipart form the fake rejects: "Multipart upload needs exactly 2 parts"); skipped when
 # missing or when it cannot download from the fake within a minute.
 #
 # Environment: BENCH_MIB (1024: size of the big object), BENCH_FILES (2000 small files of 1-64 KiB),
 # BENCH_THREADS (8: transfers in flight for the many-files runs), BENCH_GCLOUD=0 (skip gcloud),
-# BENCH_OVERHEAD_N (2000 metadata GETs), BENCH_JWT_N (1000 signatures).
+# BENCH_OVERHEAD_N (2000 metadata GETs), BENCH_JWT_N (1000 signatures), BENCH_NODELAY=0 (run the
+# fake without the TCP_NODELAY and listen-backlog shim, bench/nodelay_preload.c; build target kinetic_nodelay_preload).
 #
 # The fake keeps objects in memory (the big object costs BENCH_MIB in the fake, twice while a
 # second upload lands), so each tool's upload is deleted before the next one. Every download is
@@ -46,7 +47,14 @@ cleanup() {
 trap cleanup EXIT
 
 bucket=bench
-"$fake" --bucket "$bucket" >"$work/fake.out" 2>"$work/fake.err" &
+preload="$build/bench/libkinetic_nodelay_preload.so"
+fake_env=()
+if [[ "${BENCH_NODELAY:-1}" != 0 && -f "$preload" ]]; then
+  fake_env=(env "LD_PRELOAD=$preload")
+else
+  echo "note: the fake runs without TCP_NODELAY: small requests wait ~40 ms each, bursts of connections ~1 s" >&2
+fi
+"${fake_env[@]}" "$fake" --bucket "$bucket" >"$work/fake.out" 2>"$work/fake.err" &
 fake_pid=$!
 for _ in $(seq 100); do [[ -s "$work/fake.out" ]] && break; sleep 0.05; done
 port="$(head -n1 "$work/fake.out")"

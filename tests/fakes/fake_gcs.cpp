@@ -953,6 +953,12 @@ struct FakeGcs::Impl {
     } else {
       res.status = 200;
     }
+    if (slice.empty()) {
+      // httplib calls a zero-length content provider forever: an empty body is set directly.
+      res.set_header("Content-Type", content_type);
+      res.set_header("Content-Length", "0");
+      return;
+    }
     // A content provider keeps httplib from gzip-compressing text bodies on its own.
     auto data = std::make_shared<std::string>(std::move(slice));
     res.set_content_provider(
@@ -973,7 +979,9 @@ struct FakeGcs::Impl {
     auto semi = boundary.find(';');
     if (semi != std::string::npos) boundary = boundary.substr(0, semi);
     boundary = trim(boundary);
-    if (boundary.size() >= 2 && boundary.front() == '"')
+    // Quoted either way: gcloud (Python's email package) sends boundary='===...=='.
+    if (boundary.size() >= 2 && (boundary.front() == '"' || boundary.front() == '\'') &&
+        boundary.back() == boundary.front())
       boundary = boundary.substr(1, boundary.size() - 2);
     const std::string delim = "--" + boundary;
     std::vector<std::pair<std::string, std::string>> parts;  // headers, body
@@ -985,11 +993,21 @@ struct FakeGcs::Impl {
         pos += 2;
       else if (body.compare(pos, 1, "\n") == 0)
         pos += 1;
-      auto hdr_end = body.find("\r\n\r\n", pos);
-      std::size_t sep = 4;
-      if (hdr_end == std::string::npos) {
-        hdr_end = body.find("\n\n", pos);
+      // A part may have no headers at all (gcloud's metadata part): a blank line right away.
+      std::size_t hdr_end, sep;
+      if (body.compare(pos, 2, "\r\n") == 0) {
+        hdr_end = pos;
         sep = 2;
+      } else if (body.compare(pos, 1, "\n") == 0) {
+        hdr_end = pos;
+        sep = 1;
+      } else {
+        hdr_end = body.find("\r\n\r\n", pos);
+        sep = 4;
+        if (hdr_end == std::string::npos) {
+          hdr_end = body.find("\n\n", pos);
+          sep = 2;
+        }
       }
       if (hdr_end == std::string::npos) throw invalid("Malformed multipart body.");
       auto next = body.find("\r\n" + delim, hdr_end + sep);
@@ -1178,6 +1196,7 @@ FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
   // Every idle keep-alive connection pins a worker until its 5 s timeout; clients that open
   // many sockets (the Node client's deleteFiles runs 10 at once) would stall on a small pool.
   impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
+  impl->server.set_tcp_nodelay(true);  // else every small answer waits ~40 ms for Nagle
   if (port == 0) {
     impl->port = impl->server.bind_to_any_port(impl->host);
   } else {

@@ -277,6 +277,7 @@ struct FakeOAuth::Impl {
 
 FakeOAuth::FakeOAuth() : impl_(std::make_unique<Impl>()) {
   impl_->routes();
+  impl_->server.set_tcp_nodelay(true);
   impl_->port = impl_->server.bind_to_any_port("127.0.0.1");
   impl_->thread = std::thread([impl = impl_.get()] { impl->server.listen_after_bind(); });
   while (!impl_->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -150,3 +150,41 @@ TEST_F(StorageTest, NamesAreEncoded) {
 
 }  // namespace
 }  // namespace kinetic::gcp
+
+#include "gcp/parallel_transfer.h"
+
+namespace kinetic::gcp {
+namespace {
+
+TEST(ParallelTransfer, ManySmallObjectsBothWaysOnEightThreads) {
+  fakes::FakeGcs fake;
+  fake.create_bucket("b");
+  fs::path dir = make_temp_dir(fs::temp_directory_path(), "kinetic-par-");
+  std::vector<TransferTask> up, down;
+  for (int i = 0; i < 300; ++i) {
+    std::string name = "many/f" + std::to_string(i);
+    fs::path src = dir / "src" / std::to_string(i);
+    atomic_write(src,
+                 std::string(static_cast<size_t>(i * 37 % 5000), static_cast<char>('a' + i % 26)));
+    up.push_back({TransferTask::Kind::upload, "b", name, src, {}});
+    down.push_back({TransferTask::Kind::download, "b", name, dir / "dst" / std::to_string(i), {}});
+  }
+  auto make = [] { return http::retried(http::make_curl_transport()); };
+  size_t last_objects = 0;
+  auto s = transfer_all(up, fake.url(), make, 8, [&](size_t n, uint64_t) { last_objects = n; });
+  EXPECT_EQ(s.objects, 300u);
+  EXPECT_EQ(last_objects, 300u);
+  auto d = transfer_all(down, fake.url(), make, 8);
+  EXPECT_EQ(d.bytes, s.bytes);
+  for (int i = 0; i < 300; ++i)
+    EXPECT_EQ(read_file(dir / "dst" / std::to_string(i)),
+              read_file(dir / "src" / std::to_string(i)));
+
+  // One bad task fails the whole transfer with its error, after the others stop.
+  down.push_back({TransferTask::Kind::download, "b", "missing", dir / "x", {}});
+  EXPECT_THROW(transfer_all(down, fake.url(), make, 8), Error);
+  remove_all_quiet(dir);
+}
+
+}  // namespace
+}  // namespace kinetic::gcp

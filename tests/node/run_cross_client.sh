@@ -46,4 +46,10 @@ if command -v gcloud >/dev/null 2>&1; then
   else
     echo "gcloud storage cat failed:"; cat "$TMP/gcloud.err"; exit 1
   fi
+  head -c 300000 /dev/urandom > "$TMP/from-gcloud"
+  gcloud storage cp "$TMP/from-gcloud" "gs://cross/gcloud/obj" --access-token-file "$TMP/token" \
+    >/dev/null 2>"$TMP/gcloud.err" || { echo "gcloud storage cp failed:"; cat "$TMP/gcloud.err"; exit 1; }
+  "$CP" download "$URL" cross gcloud/obj "$TMP/gcloud-read-by-kinetic" >/dev/null
+  cmp "$TMP/from-gcloud" "$TMP/gcloud-read-by-kinetic"
+  echo "ok: gcloud storage wrote, kinetic read"
 fi

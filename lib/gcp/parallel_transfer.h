@@ -1,0 +1,35 @@
+// Many objects at once: N threads, each with its own transport (transports and clients are not
+// thread-safe; credentials are), sharing one queue.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gcp/storage.h"
+
+namespace kinetic::gcp {
+
+struct TransferTask {
+  enum class Kind { upload, download } kind = Kind::upload;
+  std::string bucket;
+  std::string name;
+  fs::path file;
+  UploadOptions upload;  // for uploads (its progress callback is not used)
+};
+
+struct TransferSummary {
+  size_t objects = 0;
+  uint64_t bytes = 0;
+};
+
+// Runs TASKS on PARALLELISM threads. PROGRESS (optional, called from any thread but never
+// concurrently) gets objects done and bytes so far. The first failure stops the others from
+// starting new tasks and is rethrown once all threads have stopped.
+TransferSummary transfer_all(
+    const std::vector<TransferTask>& tasks, const std::string& endpoint,
+    const std::function<std::unique_ptr<http::Transport>()>& make_transport, int parallelism,
+    const std::function<void(size_t objects, uint64_t bytes)>& progress = nullptr);
+
+}  // namespace kinetic::gcp
