@@ -12,6 +12,7 @@
 #include "config/paths.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "gcp/google_error.h"
 #include "http/retry.h"
 #include "http/trace.h"
 
@@ -96,9 +97,11 @@ std::shared_ptr<auth::TokenCache> Factory::credentials() {
 
 std::shared_ptr<http::Transport> Factory::cloud() {
   if (!cloud_) {
-    cloud_ =
-        trace_to_stderr(http::retried(auth::authed(http::make_curl_transport(), credentials())),
-                        globals_.verbosity);
+    http::RetryPolicy policy;
+    policy.body_hint = [](const http::Response& r) { return gcp::retry_info_delay(r.body); };
+    cloud_ = trace_to_stderr(
+        http::retried(auth::authed(http::make_curl_transport(), credentials()), policy),
+        globals_.verbosity);
   }
   return cloud_;
 }

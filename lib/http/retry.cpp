@@ -145,6 +145,9 @@ class RetryingTransport final : public Transport {
       };
       if (attempt >= policy_.max_attempts) return give_up();
       auto delay = backoff_delay(policy_, attempt, env_.random(), retry_after, env_.now());
+      if (response && policy_.body_hint) {
+        if (auto hint = policy_.body_hint(*response)) delay = std::max(delay, *hint);
+      }
       if (env_.now() + delay - start > policy_.deadline) return give_up();
       env_.sleep(delay);
     }

@@ -18,6 +18,10 @@ struct RetryPolicy {
   double multiplier = 2.0;
   // Give up when the next wait would end later than this after the first attempt.
   std::chrono::milliseconds deadline{std::chrono::minutes(5)};
+  // A server's own hint from a retryable response's body (Google's RetryInfo.retryDelay), used
+  // like Retry-After: the wait is at least this long. The http layer knows no API's bodies, so
+  // the API layer supplies it (gcp::retry_info_delay).
+  std::function<std::optional<std::chrono::milliseconds>(const Response&)> body_hint;
 };
 
 // Statuses worth retrying: 408, 429, 500, 502, 503, 504.
@@ -34,9 +38,9 @@ using Clock = std::function<std::chrono::system_clock::time_point()>;
 using Random = std::function<double()>;
 
 struct RetryEnv {
-  Sleeper sleep;   // default: std::this_thread::sleep_for
-  Clock now;       // default: system_clock::now
-  Random random;   // default: a seeded PRNG
+  Sleeper sleep;  // default: std::this_thread::sleep_for
+  Clock now;      // default: system_clock::now
+  Random random;  // default: a seeded PRNG
 };
 
 // Wraps INNER: retryable statuses and retryable transport errors are retried for idempotent

@@ -115,6 +115,18 @@ TEST(RetryTransport, HonoursRetryAfter) {
   EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{3000ms}));
 }
 
+TEST(RetryTransport, HonoursAServerHintFromTheBody) {
+  // Google's RetryInfo lives in the body; the API layer reads it, the retry layer waits for it.
+  RetryPolicy policy;
+  policy.body_hint = [](const Response& r) -> std::optional<std::chrono::milliseconds> {
+    if (r.body == "body 503") return 7000ms;
+    return std::nullopt;
+  };
+  Harness h({status(503), status(200)}, policy);
+  EXPECT_EQ(h.transport->send(Request{}).status, 200);
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{7000ms}));
+}
+
 TEST(RetryTransport, NonIdempotentPostIsNotRetried) {
   Harness h({status(503), status(200)});
   Request post;
