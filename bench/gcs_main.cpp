@@ -115,12 +115,14 @@ int run_jwt(int iterations) {
   key.project_id = "fake-project";
   auto now = std::chrono::system_clock::now();
   std::size_t sink = 0;
-  for (int i = 0; i < 20; ++i) sink += auth::make_jwt_assertion(key, auth::kCloudPlatformScope, now).size();
+  for (int i = 0; i < 20; ++i)
+    sink += auth::make_jwt_assertion(key, auth::kCloudPlatformScope, now).size();
   std::vector<double> us;
   us.reserve(iterations);
   for (int i = 0; i < iterations; ++i) {
     auto t0 = Clock::now();
-    sink += auth::make_jwt_assertion(key, auth::kCloudPlatformScope, now + std::chrono::seconds(i)).size();
+    sink += auth::make_jwt_assertion(key, auth::kCloudPlatformScope, now + std::chrono::seconds(i))
+                .size();
     us.push_back(seconds_since(t0) * 1e6);
   }
   std::printf("jwt: RS256 2048-bit, median %.1f us, min %.1f us over %d (sink %zu)\n", median(us),
