@@ -172,7 +172,8 @@ TEST_F(RunTest, EnvFlagNamingAnUnsetVariableIsAUsageError) {
 TEST_F(RunTest, TimeoutExits124AndKillsTheWholeProcessGroup) {
   sb.write("proj/hang.sh",
            "sleep 1000 & echo $! > \"$KINETIC_OUTPUT_DIR/child.pid\"\necho started\nwait\n");
-  auto r = sb.run({"run", "hang.sh", "--timeout", "1s"}, proj);
+  // Long enough for a loaded CI machine to start the job and write the pid first.
+  auto r = sb.run({"run", "hang.sh", "--timeout", "3s"}, proj);
   EXPECT_EQ(r.exit_code, 124) << r.err;
   EXPECT_NE(r.err.find("timed out"), std::string::npos) << r.err;
   std::string job = job_id_in(r.err);
