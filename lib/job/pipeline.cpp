@@ -166,12 +166,28 @@ struct Packaged {
   fs::path temp_dir;
 };
 
-Packaged package(const Resolved& r, const RunEnvironment& env) {
+// A gitignore line matching exactly DIR (relative to the context root), specials escaped.
+std::string anchored_dir_pattern(const fs::path& rel) {
+  std::string out = "/";
+  for (char c : rel.generic_string()) {
+    if (c == '*' || c == '?' || c == '[' || c == '\\' || c == '!' || c == '#') out += '\\';
+    out += c;
+  }
+  return out + "/";
+}
+
+Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& output_dir) {
   Packaged p;
   p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
   p.archive = p.temp_dir / "context.tar.zst";
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
+  // kinetic's own state and the outputs directory never ship, wherever they are: a state dir
+  // inside the context would otherwise grow with every run (each packing the last).
+  for (const fs::path& own : {env.state_dir.lexically_normal(), output_dir.lexically_normal()}) {
+    if (!own.empty() && is_within(own, r.context_root))
+      rules.add_line(anchored_dir_pattern(own.lexically_relative(r.context_root)));
+  }
   // On a terminal, a context that takes a while to pack shows how far it got.
   PackProgress progress;
   double last = 0;
@@ -390,7 +406,12 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
                     "(--context local) or --dry-run -o yaml to see the manifests");
 
   // 2 package
-  Packaged pkg = package(r, env);
+  // --output inside the context is left out of it (./kinetic-out is a default exclude).
+  const fs::path explicit_output =
+      req.output.empty()
+          ? fs::path()
+          : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
+  Packaged pkg = package(r, env, explicit_output);
   if (req.dry_run) {
     remove_all_quiet(pkg.temp_dir);
     return dry_run(req, env, r, pkg.result);
@@ -430,10 +451,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   spec.retries = req.retries;
   spec.keep = req.keep;
   spec.detached = req.detach;
-  fs::path out_dir =
-      req.output.empty()
-          ? env.cwd / "kinetic-out" / spec.id
-          : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
+  fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
   spec.output_dir = out_dir.lexically_normal().string();
   spec.created = rfc3339(now_unix());
   if (env.io.err_tty && !env.io.quiet)

@@ -257,3 +257,26 @@ TEST_F(RunTest, UnchangedContextIsStagedOnce) {
 
 }  // namespace
 }  // namespace kinetic::test
+
+namespace kinetic::test {
+namespace {
+
+TEST(OwnFilesTest, StateAndOutputsInsideTheContextAreNeverShipped) {
+  Sandbox sb;
+  // KINETIC_HOME inside the project, and --output inside it too: neither may be packaged, or
+  // every run would ship the previous ones.
+  sb.write("proj/.git/HEAD", "ref: refs/heads/main\n");
+  sb.write("proj/ls.sh", "find . -path ./.git -prune -o -print | sort | tr '\\n' ' '\n");
+  std::map<std::string, std::string> env = {
+      {"KINETIC_HOME", (sb.root() / "proj" / "state").string()}};
+  auto first = sb.run({"run", "ls.sh", "--output", "results"}, sb.root() / "proj", env);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto second = sb.run({"run", "ls.sh", "--output", "results"}, sb.root() / "proj", env);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out.find("state"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("results"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out, first.out);
+}
+
+}  // namespace
+}  // namespace kinetic::test
