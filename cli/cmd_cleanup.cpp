@@ -11,17 +11,6 @@ struct CleanupOptions {
   bool dry_run = false;
 };
 
-std::string size_text(uint64_t n) {
-  char buf[32];
-  if (n < 1024) return std::to_string(n) + " B";
-  if (n < (1u << 20)) {
-    std::snprintf(buf, sizeof buf, "%.1f KiB", n / 1024.0);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f MiB", n / 1048576.0);
-  }
-  return buf;
-}
-
 int run_cleanup(const CleanupOptions& o, Factory& f) {
   const auto format =
       f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
@@ -44,7 +33,7 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
   uint64_t total = 0;
   Table t({"KIND", "NAME", "SIZE", "DETAIL"});
   for (const auto& i : items) {
-    t.add_row({i.kind, i.name, size_text(i.bytes), i.detail});
+    t.add_row({i.kind, i.name, format_bytes(i.bytes), i.detail});
     total += i.bytes;
   }
   if (!t.empty()) {
@@ -52,7 +41,7 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
     std::fwrite(text.data(), 1, text.size(), io.out);
   }
   io.info(std::string(o.dry_run ? "would remove " : "removed ") + std::to_string(items.size()) +
-          (items.size() == 1 ? " item" : " items") + " (" + size_text(total) + ")");
+          (items.size() == 1 ? " item" : " items") + " (" + format_bytes(total) + ")");
   return 0;
 }
 

@@ -43,19 +43,6 @@ std::string fmt_join(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string human_bytes(uint64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
-  return buf;
-}
-
 std::optional<std::string> which(const std::string& prog, const Env& env) {
   for (const auto& dir : split(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"), ':')) {
     fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
@@ -200,7 +187,7 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& o
       last = now;
       shown = true;
       std::fprintf(env.io.err, "\r\033[Kpackaging %s: %llu files, %s", r.context_root.c_str(),
-                   static_cast<unsigned long long>(entries), human_bytes(bytes).c_str());
+                   static_cast<unsigned long long>(entries), format_bytes(bytes).c_str());
       std::fflush(env.io.err);
     };
   }
@@ -216,9 +203,9 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& o
   if (p.result.input_bytes > kWarnBytes) {
     std::string largest;
     for (const auto& [name, size] : p.result.largest)
-      largest += (largest.empty() ? "" : ", ") + name + " (" + human_bytes(size) + ")";
+      largest += (largest.empty() ? "" : ", ") + name + " (" + format_bytes(size) + ")";
     env.io.warn("the context " + r.context_root.string() + " holds " +
-                human_bytes(p.result.input_bytes) + "; largest files: " + largest +
+                format_bytes(p.result.input_bytes) + "; largest files: " + largest +
                 ". Leave data out with .kineticignore");
   }
   return p;
@@ -313,7 +300,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
   line("context:", s.context.value + " (backend " + s.backend + ")");
   line("file:", r.file_rel + " (" + std::string(job_kind_name(r.kind)) + ")");
   line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
-                       human_bytes(pack.input_bytes) + " -> " + human_bytes(pack.archive_bytes) +
+                       format_bytes(pack.input_bytes) + " -> " + format_bytes(pack.archive_bytes) +
                        ", sha256 " + pack.sha256.substr(0, 12));
   line("requirements:", r.requirements
                             ? display_path(r.requirements->source, env.cwd) + " (" +
@@ -457,7 +444,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (env.io.err_tty && !env.io.quiet)
     env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
                 " via " + env.settings.context.value + " (" + std::to_string(pkg.result.files) +
-                " files, " + human_bytes(pkg.result.input_bytes) +
+                " files, " + format_bytes(pkg.result.input_bytes) +
                 (uploaded ? "" : ", context cached") + ")");
 
   if (req.detach) {

@@ -88,6 +88,19 @@ std::string Table::render(bool aligned) const {
   return out;
 }
 
+std::string format_bytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
 void print_document(FILE* out, OutputFormat f, const nlohmann::ordered_json& doc) {
   std::string text = f == OutputFormat::yaml ? to_yaml(doc) : doc.dump(2) + "\n";
   std::fwrite(text.data(), 1, text.size(), out);

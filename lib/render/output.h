@@ -2,6 +2,7 @@
 // stderr; progress only when stderr is a terminal.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ class Table {
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// "512 B", "3.4 KiB", "1.2 GiB": sizes for people.
+std::string format_bytes(uint64_t n);
 
 // Prints a JSON value as -o json (2-space indent) or -o yaml.
 void print_document(FILE* out, OutputFormat f, const nlohmann::ordered_json& doc);
