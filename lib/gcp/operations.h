@@ -1,0 +1,35 @@
+// Waiting for long-running operations: GKE's own Operation type (status PENDING/RUNNING/DONE,
+// error or statusMessage on failure) and google.longrunning.Operation (done, error | response)
+// used by Service Usage, Cloud Build and Artifact Registry (gcp-api.md §2.3, §4, §6).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::gcp {
+
+struct PollOptions {
+  std::chrono::milliseconds initial{1000};
+  std::chrono::milliseconds max{10000};
+  double factor = 1.5;
+  std::chrono::seconds deadline{3600};
+  // Injected so tests never sleep; the CLI sleeps for real.
+  std::function<void(std::chrono::milliseconds)> sleep;
+  // Called after each poll with the latest operation (progress display).
+  std::function<void(const nlohmann::json& operation)> on_poll;
+};
+
+// Polls GET until the operation is finished; returns the finished operation. Throws Error
+// (Errc::api) with the operation's error message, prefixed by WHAT, when it failed, and when the
+// deadline passes.
+nlohmann::json wait_gke_operation(const std::function<nlohmann::json()>& get,
+                                  nlohmann::json operation, const PollOptions& options,
+                                  const std::string& what);
+nlohmann::json wait_long_running(const std::function<nlohmann::json()>& get,
+                                 nlohmann::json operation, const PollOptions& options,
+                                 const std::string& what);
+
+}  // namespace kinetic::gcp

@@ -1,0 +1,30 @@
+// Follows a pod's log to its end across cut connections: with timestamps=true each line carries
+// its RFC 3339 nano time, so a reconnect asks for sinceTime=<last time> and drops the lines it
+// already delivered — no line lost, none repeated (gcp-api.md §7 "Log stream details").
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "k8s/client.h"
+
+namespace kinetic::k8s {
+
+struct FollowOptions {
+  std::string container = "main";
+  // Called between reconnects (and while the container has not started yet); returning false
+  // stops following. Tests inject a no-op; the CLI sleeps with backoff and checks for Ctrl-C.
+  std::function<bool(int attempt)> wait;
+  // Called when the stream ended cleanly: true when the container has exited (done), false to
+  // reconnect. Null: a clean end is the end.
+  std::function<bool()> finished;
+};
+
+// Delivers each complete line (with its '\n', without the timestamp prefix) to ON_LINE, in
+// order, exactly once. Returns when the container has exited and its log is drained.
+void follow_pod_log(Client& client, const std::string& ns, const std::string& pod,
+                    const FollowOptions& options,
+                    const std::function<void(std::string_view line)>& on_line);
+
+}  // namespace kinetic::k8s

@@ -1,0 +1,35 @@
+// Why a pod is not running yet, in one line a user can act on (run step 6 "watch"), from the
+// pod's status and its events (gcp-api.md §7.3, §7.4): no node pool matches, scale-up triggered,
+// FailedScaleUp or quota, ErrImagePull/ImagePullBackOff.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::k8s {
+
+enum class PendingKind {
+  none,          // scheduled and starting (or running): nothing to say
+  scheduling,    // waiting for the scheduler
+  scaling_up,    // TriggeredScaleUp: waiting for a node
+  no_pool,       // no node pool can ever fit it (NotTriggerScaleUp / Unschedulable, no scale-up)
+  scale_failed,  // FailedScaleUp: out of resources, quota
+  image_pull,    // ErrImagePull / ImagePullBackOff / InvalidImageName
+  config_error,  // CreateContainerConfigError (e.g. a missing Secret)
+};
+
+struct PendingReason {
+  PendingKind kind = PendingKind::none;
+  std::string message;  // one line, e.g. "waiting for a node: pool v5e-4 scaling up 0->1"
+  // Whether waiting cannot help (image pull, config error); no_pool becomes fatal after a grace
+  // period decided by the caller.
+  bool fatal = false;
+};
+
+// POD: the Pod object; EVENTS: the Events whose involvedObject is the pod, oldest first.
+PendingReason pending_reason(const nlohmann::json& pod, const std::vector<nlohmann::json>& events);
+
+}  // namespace kinetic::k8s

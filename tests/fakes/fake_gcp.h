@@ -1,0 +1,97 @@
+// Faithful fakes of the Google Cloud control-plane APIs kinetic drives (see
+// /work/shared/reference/gcp-api.md §2, §3, §4, §6): Service Usage, GKE (container v1), Cloud
+// Build and Artifact Registry, each on its own 127.0.0.1 port (their operation paths overlap).
+// Long-running operations are real Operation objects (GKE's own type; google.longrunning for the
+// others) that advance one step per poll, never by wall-clock time, so tests are deterministic.
+// Errors are google.rpc.Status bodies with ErrorInfo (SERVICE_DISABLED when an API is off).
+// gcloud with api_endpoint_overrides is the reference client (tests/gcloud/).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::fakes {
+
+class FakeGcs;
+
+struct FakeGcpOptions {
+  // Services enabled in every project at start (e.g. {"serviceusage.googleapis.com"}); the other
+  // APIs answer 403 SERVICE_DISABLED until enabled through Service Usage.
+  std::set<std::string> enabled_services = {"serviceusage.googleapis.com",
+                                            "storage.googleapis.com"};
+  // Polls an operation takes to reach DONE (0: done in the create response).
+  int operation_polls = 1;
+  // Build polls spent in QUEUED and in WORKING before the build ends.
+  int build_polls = 2;
+  // Zones that exist, and the machine types each offers (GKE rejects a pool whose machine type
+  // is not offered in its zone with 400 INVALID_ARGUMENT, as a TPU-only zone would).
+  std::map<std::string, std::set<std::string>> zone_machine_types;
+  // The Kubernetes API of every cluster created (Cluster.endpoint, masterAuth.clusterCaCertificate
+  // = base64 of the PEM).
+  std::string kube_endpoint;
+  std::string kube_ca_pem;
+  // Called when a node pool finishes creating (the pool resource, with config, autoscaling,
+  // placementPolicy) and when one is deleted (its name), so the fake Kubernetes API can add and
+  // remove nodes. Also called for the pools of a created cluster.
+  std::function<void(const std::string& cluster, const nlohmann::json& pool)> on_pool_created;
+  std::function<void(const std::string& cluster, const std::string& pool)> on_pool_deleted;
+  // Where Cloud Build reads build sources (gs://BUCKET/OBJECT, a .tar.gz holding a Dockerfile) and
+  // writes build logs (logsBucket/log-ID.txt). Null: sources are not checked, no logs.
+  FakeGcs* gcs = nullptr;
+  // A build whose source's requirements name a package in this set fails in its docker step
+  // (FAILURE, failureInfo USER_BUILD_STEP, a pip-like "No matching distribution" log line).
+  std::set<std::string> unknown_packages = {"this-package-does-not-exist"};
+};
+
+class FakeGcp {
+ public:
+  explicit FakeGcp(FakeGcpOptions options = {});
+  ~FakeGcp();
+  FakeGcp(const FakeGcp&) = delete;
+  FakeGcp& operator=(const FakeGcp&) = delete;
+
+  // Base URL of SERVICE ("serviceusage", "container", "cloudbuild", "artifactregistry") as an
+  // endpoint override takes it: "http://127.0.0.1:PORT/".
+  std::string url(const std::string& service) const;
+  int port(const std::string& service) const;
+
+  // ---- state (seeding and assertions) -------------------------------------------------------
+  void enable_service(const std::string& project, const std::string& service);
+  bool service_enabled(const std::string& project, const std::string& service) const;
+  std::optional<nlohmann::json> cluster(const std::string& project, const std::string& location,
+                                        const std::string& name) const;
+  // Whether Artifact Registry holds IMAGE ("LOC-docker.pkg.dev/P/REPO/PKG:TAG"); the fake
+  // Kubernetes API asks this before "pulling".
+  bool has_image(const std::string& image) const;
+  // Adds a tag as a finished build would (seeding a cached image).
+  void put_image(const std::string& image);
+  int builds_created() const;
+
+  // ---- deterministic fault injection --------------------------------------------------------
+  // The next N requests to SERVICE whose "METHOD /path" starts with ROUTE_PREFIX answer STATUS
+  // with a google.rpc.Status body (429 RESOURCE_EXHAUSTED adds RetryInfo; 503 UNAVAILABLE).
+  void fail_next(const std::string& service, int n, int status,
+                 const std::string& route_prefix = {});
+  // The next node pool created ends its operation with an error (e.g. GCE_STOCKOUT or
+  // GCE_QUOTA_EXCEEDED as GKE reports them) and the pool in ERROR.
+  void fail_next_pool(const std::string& code, const std::string& message);
+
+  // ---- counters: "METHOD /canonical/path" per service; also GET /_fake/counters on each port -
+  std::map<std::string, int> request_counts(const std::string& service) const;
+  int total_requests() const;
+  void reset_counters();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kinetic::fakes

@@ -1,0 +1,111 @@
+// A faithful fake of the Kubernetes API server (see /work/shared/reference/gcp-api.md §7) served
+// over TLS on 127.0.0.1 with a self-signed CA generated at start-up. It runs a tiny control plane:
+// a scheduler that places pods on the nodes of its node pools by node selector, taints and
+// extended resources (scaling a pool up from 0 like the cluster autoscaler, with its events), a
+// Job controller (and a JobSet controller) and a kubelet that runs each pod's container command as
+// a local process, so a job really runs: its logs stream, and its exit code comes back.
+// kubectl is the reference client (tests/kubectl/): discovery, OpenAPI, create/get/logs/delete.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::fakes {
+
+struct FakeTaint {
+  std::string key;
+  std::string value;
+  std::string effect = "NoSchedule";  // as Kubernetes spells it
+};
+
+// A node pool as the cluster autoscaler sees it. Nodes are named
+// gke-CLUSTER-POOL-xxxxxxxx-yyyy and carry LABELS plus cloud.google.com/gke-nodepool=NAME.
+struct FakeNodePool {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::vector<FakeTaint> taints;
+  // Extended resources per node, e.g. {"google.com/tpu","4"} or {"nvidia.com/gpu","1"};
+  // cpu/memory are treated as unlimited.
+  std::map<std::string, std::string> allocatable;
+  int min_nodes = 0;
+  int max_nodes = 1;
+  int nodes = 0;  // nodes that exist now (min_nodes are created at once)
+  std::string zone = "us-central1-a";
+};
+
+struct FakeKubeOptions {
+  std::string cluster = "kinetic";
+  // Bearer token every request must carry; empty accepts any non-empty token (401 Status
+  // otherwise, as a real API server answers an anonymous caller with no RBAC).
+  std::string expected_token;
+  // Extra environment given to every pod process (e.g. STORAGE_EMULATOR_HOST, GCE_METADATA_HOST,
+  // PATH), as a test cluster's nodes would provide.
+  std::map<std::string, std::string> pod_env;
+  // Whether the node can pull IMAGE; false makes the container wait in ErrImagePull, then
+  // ImagePullBackOff, with a "Failed" event quoting WHY. Null: every image pulls.
+  std::function<bool(const std::string& image, std::string* why)> image_pullable;
+  // Where pod working directories go (each pod gets its own, also its HOME and TMPDIR);
+  // empty: a temporary directory removed at destruction.
+  std::string work_root;
+  // terminationGracePeriodSeconds used when a pod spec has none (the real default is 30);
+  // SIGTERM, then SIGKILL after the grace.
+  int default_grace_seconds = 30;
+};
+
+class FakeKube {
+ public:
+  explicit FakeKube(FakeKubeOptions options = {});
+  ~FakeKube();  // kills every pod process, stops the server
+  FakeKube(const FakeKube&) = delete;
+  FakeKube& operator=(const FakeKube&) = delete;
+
+  int port() const;
+  std::string endpoint() const;  // "127.0.0.1:PORT" (GKE's Cluster.endpoint carries no scheme)
+  std::string url() const;       // "https://127.0.0.1:PORT"
+  std::string ca_pem() const;    // the CA that signed the serving certificate (pin it)
+
+  // ---- node pools (driven by the fake GKE when pools are created and deleted) ----------------
+  void set_node_pool(const FakeNodePool& pool);  // adds or replaces (keeps existing nodes)
+  void remove_node_pool(const std::string& name);  // deletes its nodes; their pods fail
+  std::vector<FakeNodePool> node_pools() const;
+
+  // ---- deterministic fault injection --------------------------------------------------------
+  // The next scale-up of POOL fails: a FailedScaleUp event with MESSAGE (e.g. "GCE quota
+  // exceeded") and no node.
+  void fail_scale_up(const std::string& pool, const std::string& message);
+  // The next follow=true log stream is cut (connection closed) after BYTES bytes of body.
+  void cut_next_log_stream_after(std::size_t bytes);
+  // Every open watch gets an in-stream ERROR 410 Expired and the event history is dropped, so a
+  // watch from an old resourceVersion gets 410 at connect.
+  void expire_watches();
+  // The next N requests whose "METHOD /path" starts with ROUTE_PREFIX answer STATUS with a
+  // Kubernetes Status body (e.g. 429 with Retry-After, 500, 503).
+  void fail_next(int n, int status, const std::string& route_prefix = {});
+
+  // ---- counters and state (assertions) ------------------------------------------------------
+  // "METHOD /canonical/path" with names replaced by {name}, e.g. "POST /apis/batch/v1/namespaces/
+  // {ns}/jobs", "GET /api/v1/namespaces/{ns}/pods/{name}/log"; also served at GET /_fake/counters.
+  std::map<std::string, int> request_counts() const;
+  int total_requests() const;
+  void reset_counters();
+  // The object at an API path ("/apis/batch/v1/namespaces/default/jobs/x"), if it exists.
+  std::optional<nlohmann::json> object(const std::string& path) const;
+  // Pod processes still running.
+  int running_pods() const;
+  // Blocks until no pod process runs (tests use it instead of sleeping); false after TIMEOUT_MS.
+  bool wait_idle(int timeout_ms) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kinetic::fakes
