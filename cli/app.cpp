@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
 #include "auth/adc.h"
 #include "auth/authed.h"
+#include "backend/gke/gke_backend.h"
 #include "backend/local/local_backend.h"
 #include "config/paths.h"
 #include "core/error.h"
@@ -65,7 +67,54 @@ Backend* Factory::backend_or_null() {
     if (auto g = env_.get_nonempty("KINETIC_KILL_GRACE_SECONDS")) grace = std::atoi(g->c_str());
     backend_ = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
   }
+  if (!backend_ && settings().backend == "gke") {
+    gke::Session& s = gke_session();
+    gke::require_target(s.target, "the gke context " + settings().context.value);
+    backend_ = std::make_unique<gke::GkeBackend>(s);
+  }
   return backend_.get();
+}
+
+const Settings& Factory::cloud_settings(bool provisioning) {
+  if (!provisioning || settings().backend == "gke") return settings();
+  if (!cloud_settings_) {
+    // Resolve as if a fresh gke context were selected: flags and environment first, then
+    // gcloud's configuration, then the defaults (cluster `kinetic`).
+    ConfigFile scratch = config();
+    const std::string name = "kinetic-up-scratch";
+    scratch.upsert(name).backend = "gke";
+    GlobalFlags flags = globals_.flags;
+    flags.context = name;
+    cloud_settings_ = resolve_settings(flags, env_, scratch, read_gcloud_config(env_));
+    cloud_settings_->context = settings().context;
+  }
+  return *cloud_settings_;
+}
+
+gke::Session& Factory::gke_session(bool provisioning) {
+  if (!gke_session_) {
+    const Settings& s = cloud_settings(provisioning);
+    gke::Session session;
+    session.target.project = s.project.value;
+    session.target.location = s.zone.set() ? s.zone.value : s.region.value;
+    session.target.region = s.region.value;
+    session.target.cluster = s.cluster.value;
+    session.target.ns = s.namespace_.set() ? s.namespace_.value : "default";
+    session.cloud = cloud();
+    session.credentials = credentials();
+    session.env = &env_;
+    session.io = &io();
+    session.verbosity = globals_.verbosity;
+    session.state_dir = state_dir();
+    // Fakes and emulators finish operations at once; tests set a short interval.
+    if (auto ms = env_.get_nonempty("KINETIC_POLL_INTERVAL_MS")) {
+      auto interval = std::chrono::milliseconds(std::atol(ms->c_str()));
+      session.poll.initial = interval;
+      session.poll.max = interval;
+    }
+    gke_session_ = std::move(session);
+  }
+  return *gke_session_;
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include "auth/token_cache.h"
 #include "backend/backend.h"
+#include "backend/gke/session.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "core/env.h"
@@ -59,6 +60,12 @@ class Factory {
   // What every Google API client uses: traced(retried(authed(curl))), -v 6 tracing each request
   // with secrets redacted.
   std::shared_ptr<http::Transport> cloud();
+  // Settings as a gke context sees them: the selected context's, or, when it is local and
+  // PROVISIONING (`up` creates the gke context), the flags and environment with gcloud's config
+  // filling the gaps.
+  const Settings& cloud_settings(bool provisioning);
+  // Everything a GKE command needs, for the selected context (see cloud_settings).
+  gke::Session& gke_session(bool provisioning = false);
 
  private:
   Env env_;
@@ -71,6 +78,8 @@ class Factory {
   std::shared_ptr<http::Transport> http_;
   std::shared_ptr<auth::TokenCache> credentials_;
   std::shared_ptr<http::Transport> cloud_;
+  std::optional<Settings> cloud_settings_;
+  std::optional<gke::Session> gke_session_;
 };
 
 // What a parsed command does, set by its callback and run after parsing.

@@ -1,29 +1,70 @@
-// kinetic down --yes: delete what `up` created.
-// Registered with its final flags and help so scripts and completions see the real interface;
-// until the gke backend lands it says so in one line and exits 1 (never a fake success).
+// kinetic down --yes: delete what `up` created (cluster with its pools, repository, bucket) and
+// say what went and what stayed. A second `down` finds nothing and succeeds.
 #include <unistd.h>
 
+#include <cstdio>
+#include <iostream>
+
 #include "app.h"
+#include "backend/gke/provisioner.h"
 #include "core/error.h"
 
 namespace kinetic::cli {
 
+namespace {
+
+struct DownFlags {
+  bool yes = false;
+  bool keep_bucket = false;
+  bool keep_images = false;
+};
+
+bool confirm(const gke::Target& t) {
+  std::fprintf(stderr,
+               "Delete cluster %s (%s) in project %s, with its node pools, image repository and "
+               "jobs bucket? [y/N] ",
+               t.cluster.c_str(), t.location.c_str(), t.project.c_str());
+  std::fflush(stderr);
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+int run_down(const DownFlags& flags, Factory& f) {
+  gke::Session& session = f.gke_session(/*provisioning=*/true);
+  gke::require_target(session.target, "kinetic down");
+  if (!flags.yes) {
+    if (::isatty(0) != 1)
+      throw Error(Errc::refused,
+                  "refusing to delete cloud resources without confirmation; pass --yes");
+    if (!confirm(session.target)) throw Error(Errc::refused, "nothing deleted");
+  }
+  IOStreams& io = f.io();
+  gke::Provisioner provisioner(
+      session, [&](const gke::Change& c) { io.info(c.kind + " " + c.name + ": " + c.action); });
+  auto changes = provisioner.down({flags.keep_bucket, flags.keep_images});
+  int deleted = 0;
+  for (const auto& c : changes) deleted += c.action == "deleted";
+  io.info(deleted == 0 ? "kinetic down: nothing to delete in project " + session.target.project
+                       : "kinetic down: deleted " + std::to_string(deleted) +
+                             (deleted == 1 ? " resource" : " resources"));
+  return 0;
+}
+
+}  // namespace
+
 void add_down(CLI::App& root, Factory& f, Action& action) {
-  auto yes = std::make_shared<bool>(false);
+  auto flags = std::make_shared<DownFlags>();
   CLI::App* c = root.add_subcommand("down", "Delete what `up` created and report it");
-  c->add_flag("-y,--yes", *yes, "Do not ask for confirmation (needed when not on a terminal)");
-  c->add_flag("--keep-bucket", unused_flag(), "Keep the jobs bucket and its objects");
-  c->add_flag("--keep-images", unused_flag(), "Keep the image repository");
-  c->footer("Examples:\n  kinetic down --yes");
-  c->callback([&f, &action, yes] {
-    action = [&f, yes]() -> int {
-      if (!*yes && ::isatty(0) != 1)
-        throw Error(Errc::refused,
-                    "refusing to delete cloud resources without confirmation; pass --yes");
-      (void)f;
-      needs_cloud("down");
-    };
-  });
+  c->add_flag("-y,--yes", flags->yes,
+              "Do not ask for confirmation (needed when not on a terminal)");
+  c->add_flag("--keep-bucket", flags->keep_bucket, "Keep the jobs bucket and its objects");
+  c->add_flag("--keep-images", flags->keep_images, "Keep the image repository");
+  c->footer(
+      "Examples:\n"
+      "  kinetic down --yes\n"
+      "  kinetic down --yes --keep-images     # the next `up` reuses built images");
+  c->callback([&f, &action, flags] { action = [&f, flags] { return run_down(*flags, f); }; });
 }
 
 }  // namespace kinetic::cli

@@ -1,45 +1,121 @@
 // kinetic pool add|remove|list: accelerator node pools of the current cluster.
-// Registered with its final flags and help so scripts and completions see the real interface;
-// until the gke backend lands it says so in one line and exits 1 (never a fake success).
 #include "app.h"
+#include "backend/gke/provisioner.h"
+#include "core/error.h"
+#include "render/output.h"
 
 namespace kinetic::cli {
 
+namespace {
+
+struct PoolFlags {
+  std::string accelerator;
+  bool spot = false;
+  std::string reservation;
+  int min_nodes = 0;
+  std::optional<int> max_nodes;
+  std::string name;
+};
+
+gke::Session& cluster_session(Factory& f, const std::string& command) {
+  gke::Session& s = f.gke_session();
+  if (f.settings().backend != "gke")
+    throw Error(Errc::usage, "`kinetic " + command + "` works on a gke context; context '" +
+                                 f.settings().context.value +
+                                 "' is local (create one with `kinetic up`)");
+  gke::require_target(s.target, "kinetic " + command);
+  return s;
+}
+
+std::string autoscaling_text(const gcp::NodePoolInfo& p) {
+  return std::to_string(p.min_nodes) + "-" + std::to_string(p.max_nodes);
+}
+
+int run_list(Factory& f) {
+  const auto format =
+      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
+  gke::Session& s = cluster_session(f, "pool list");
+  gke::Provisioner provisioner(s, nullptr);
+  auto rows = provisioner.list_pools();
+  IOStreams& io = f.io();
+  if (format == OutputFormat::name) {
+    for (const auto& r : rows) std::fprintf(io.out, "%s\n", r.pool.name.c_str());
+    return 0;
+  }
+  if (format == OutputFormat::json || format == OutputFormat::yaml) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+      list.push_back({{"name", r.pool.name},
+                      {"accelerator", r.accelerator.empty() ? "cpu" : r.accelerator},
+                      {"machineType", r.pool.machine_type},
+                      {"spot", r.pool.spot},
+                      {"topology", r.pool.tpu_topology},
+                      {"nodes", r.nodes},
+                      {"minNodes", r.pool.min_nodes},
+                      {"maxNodes", r.pool.max_nodes},
+                      {"status", r.pool.status}});
+    }
+    print_document(io.out, format, {{"cluster", s.target.cluster}, {"pools", list}});
+    return 0;
+  }
+  Table t({"NAME", "ACCELERATOR", "MACHINE", "SPOT", "NODES", "AUTOSCALE", "STATUS"});
+  for (const auto& r : rows) {
+    t.add_row({r.pool.name, r.accelerator.empty() ? "-" : r.accelerator, r.pool.machine_type,
+               r.pool.spot ? "yes" : "no", std::to_string(r.nodes), autoscaling_text(r.pool),
+               r.pool.status});
+  }
+  std::string text = t.render(io.out_tty);
+  std::fputs(text.c_str(), io.out);
+  return 0;
+}
+
+}  // namespace
+
 void add_pool(CLI::App& root, Factory& f, Action& action) {
+  auto flags = std::make_shared<PoolFlags>();
   CLI::App* c = root.add_subcommand("pool", "Manage the accelerator node pools of the cluster");
-  c->require_subcommand(0, 1);
+  c->require_subcommand(1, 1);
   c->footer(
       "Examples:\n"
       "  kinetic pool add --accelerator v5litepod-4 --spot\n"
       "  kinetic pool list\n"
-      "  kinetic pool remove tpu-v5litepod-4-1a2b");
+      "  kinetic pool remove v5litepod-4-spot");
   CLI::App* add = c->add_subcommand("add", "Add a node pool for an accelerator");
-  add->add_option("-a,--accelerator", "Accelerator, e.g. v5litepod-4")->required();
-  add->add_flag("--spot", unused_flag(), "Spot nodes");
-  add->add_option("--reservation", "Consume this reservation");
-  add->add_option("--min-nodes", "Minimum nodes (default 0)");
-  add->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("pool add");
+  add->add_option("-a,--accelerator", flags->accelerator, "Accelerator, e.g. v5litepod-4")
+      ->required();
+  add->add_flag("--spot", flags->spot, "Spot nodes");
+  add->add_option("--reservation", flags->reservation, "Consume this reservation");
+  add->add_option("--min-nodes", flags->min_nodes, "Minimum nodes (default 0)");
+  add->add_option("--max-nodes", flags->max_nodes,
+                  "Maximum nodes (default: one slice for multi-host TPUs, else 4)");
+  add->callback([&f, &action, flags] {
+    action = [&f, flags]() -> int {
+      Accelerator a = resolve_accelerator(flags->accelerator);
+      gke::PoolOptions options{flags->spot, flags->reservation, flags->min_nodes, flags->max_nodes};
+      gke::node_pool_request(a, options);  // bad sizes fail before any call
+      gke::Session& s = cluster_session(f, "pool add");
+      IOStreams& io = f.io();
+      gke::Provisioner provisioner(
+          s, [&](const gke::Change& ch) { io.info(ch.kind + " " + ch.name + ": " + ch.action); });
+      provisioner.add_pool(a, options);
+      return 0;
     };
   });
   CLI::App* remove = c->add_subcommand("remove", "Delete a node pool");
-  remove->add_option("name", "Pool name (see `kinetic pool list`)")->required();
-  remove->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("pool remove");
+  remove->add_option("name", flags->name, "Pool name (see `kinetic pool list`)")->required();
+  remove->callback([&f, &action, flags] {
+    action = [&f, flags]() -> int {
+      gke::Session& s = cluster_session(f, "pool remove");
+      IOStreams& io = f.io();
+      gke::Provisioner provisioner(
+          s, [&](const gke::Change& ch) { io.info(ch.kind + " " + ch.name + ": " + ch.action); });
+      provisioner.remove_pool(flags->name);
+      return 0;
     };
   });
   CLI::App* list =
       c->add_subcommand("list", "List the node pools with their accelerators and sizes");
-  list->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("pool list");
-    };
-  });
+  list->callback([&f, &action] { action = [&f] { return run_list(f); }; });
 }
 
 }  // namespace kinetic::cli

@@ -1,28 +1,100 @@
-// kinetic up: provision (or reconcile) the GKE cluster, pools, registry and bucket.
-// Registered with its final flags and help so scripts and completions see the real interface;
-// until the gke backend lands it says so in one line and exits 1 (never a fake success).
+// kinetic up: enable the services, create (or reconcile) the cluster, the accelerator node pools,
+// the image repository and the jobs bucket, then record the gke context and make it current.
 #include "app.h"
+#include "backend/gke/names.h"
+#include "backend/gke/provisioner.h"
+#include "core/error.h"
+#include "core/strings.h"
 
 namespace kinetic::cli {
 
+namespace {
+
+struct UpFlags {
+  std::vector<std::string> accelerators;
+  bool spot = false;
+  std::string reservation;
+  int min_nodes = 0;
+  std::optional<int> max_nodes;
+  std::string machine_type;
+  std::string release_channel = "regular";
+  std::string context_name;
+};
+
+// Prints one change as it happens: "cluster kinetic: created".
+void print_change(IOStreams& io, const gke::Change& c) {
+  io.info(c.kind + " " + c.name + ": " + c.action);
+}
+
+int run_up(const UpFlags& flags, Factory& f) {
+  gke::Session& session = f.gke_session(/*provisioning=*/true);
+  gke::require_target(session.target, "kinetic up");
+  IOStreams& io = f.io();
+
+  gke::UpOptions options;
+  for (const auto& a : flags.accelerators) options.accelerators.push_back(resolve_accelerator(a));
+  options.pool.spot = flags.spot;
+  options.pool.reservation = flags.reservation;
+  options.pool.min_nodes = flags.min_nodes;
+  options.pool.max_nodes = flags.max_nodes;
+  options.default_machine_type = flags.machine_type;
+  options.release_channel = to_lower(flags.release_channel);
+  for (auto& c : options.release_channel) c = static_cast<char>(std::toupper(c));
+  // Check every pool request before touching anything, so a bad --min-nodes fails fast.
+  for (const auto& a : options.accelerators) gke::node_pool_request(a, options.pool);
+
+  const gke::Target& t = session.target;
+  io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
+  gke::Provisioner provisioner(session, [&](const gke::Change& c) { print_change(io, c); });
+  std::vector<gke::Change> changes = provisioner.up(options);
+
+  // Record the context and make it current.
+  ConfigFile& config = f.config();
+  std::string name = flags.context_name;
+  if (name.empty()) name = t.cluster == gke::kDefaultCluster ? t.project : t.cluster;
+  Context& ctx = config.upsert(name);
+  ctx.backend = "gke";
+  ctx.project = t.project;
+  ctx.zone = t.location == t.region ? "" : t.location;
+  ctx.region = t.location == t.region ? t.region : "";
+  ctx.cluster = t.cluster;
+  config.set_current_context(name);
+  config.save();
+
+  int created = 0;
+  for (const auto& c : changes) created += c.action != "exists";
+  io.info("kinetic up: " + std::string(created == 0 ? "everything already existed" : "ready") +
+          "; context " + name + " is current (run jobs with `kinetic run FILE`)");
+  return 0;
+}
+
+}  // namespace
+
 void add_up(CLI::App& root, Factory& f, Action& action) {
-  auto accelerators = std::make_shared<std::vector<std::string>>();
+  auto flags = std::make_shared<UpFlags>();
   CLI::App* c = root.add_subcommand(
       "up", "Provision (or reconcile) a GKE cluster for kinetic and make it the current context");
-  c->add_option("-a,--accelerator", *accelerators, "Add a node pool for this accelerator");
-  c->add_flag("--spot", unused_flag(), "Make the node pools Spot");
-  c->add_option("--reservation", "Consume this reservation");
-  c->add_option("--min-nodes", "Minimum nodes per pool (default 0)");
-  c->add_option("--idle-down", "Delete the cluster after this long without jobs, e.g. 2h");
+  c->add_option("-a,--accelerator", flags->accelerators,
+                "Add a node pool for this accelerator (repeatable)");
+  c->add_flag("--spot", flags->spot, "Make the accelerator node pools Spot");
+  c->add_option("--reservation", flags->reservation, "Consume this reservation");
+  c->add_option("--min-nodes", flags->min_nodes, "Minimum nodes per pool (default 0)");
+  c->add_option("--max-nodes", flags->max_nodes,
+                "Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)");
+  c->add_option("--machine-type", flags->machine_type,
+                "Machine type of the default pool (default: the first the zone offers of "
+                "e2/n2/n1/n2d/c3/t2d-standard-4)");
+  c->add_option("--release-channel", flags->release_channel,
+                "GKE release channel: rapid, regular, stable or extended")
+      ->check(CLI::IsMember({"rapid", "regular", "stable", "extended"}, CLI::ignore_case));
+  c->add_option("--context-name", flags->context_name,
+                "Name of the kinetic context to write (default: the project)");
   c->footer(
-      "Examples:\n  kinetic up --project acme-ml --zone us-central1-a --accelerator "
-      "v5litepod-1");
-  c->callback([&f, &action] {
-    action = [&f]() -> int {
-      (void)f;
-      needs_cloud("up");
-    };
-  });
+      "Examples:\n"
+      "  kinetic up --project acme-ml --zone us-central1-a --accelerator v5litepod-1\n"
+      "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
+      "Running it again reconciles: what exists is reported and left alone.");
+  c->callback([&f, &action, flags] { action = [&f, flags] { return run_up(*flags, f); }; });
 }
 
 }  // namespace kinetic::cli

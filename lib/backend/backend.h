@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fs.h"
+#include "job/catalog.h"
 #include "job/spec.h"
 
 namespace kinetic {
@@ -79,10 +80,25 @@ struct CleanupItem {
   std::string detail;
 };
 
+// Step 3: what the job's image is made of (DESIGN.md "Image tag").
+struct ImageRequest {
+  AcceleratorFamily family = AcceleratorFamily::cpu;
+  std::string base_image;
+  std::vector<std::string> requirements;  // normalized
+  std::string tag;                        // FAMILY-HASH12 over the two above
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string name() const = 0;
+
+  // Whether contexts ship as tar.gz (readable by any python3's tarfile in a pod) rather than the
+  // faster tar.zst.
+  virtual bool gzip_contexts() const { return false; }
+  // Step 3: makes sure the image exists (building it if needed) and returns its reference. The
+  // local backend runs on the host's own tools and returns the tag.
+  virtual std::string prepare_image(const ImageRequest& request) { return request.tag; }
 
   // Step 4: makes the context archive available to the runner. Returns its URI; sets *UPLOADED
   // to false when the store already had it (content-addressed).

@@ -42,6 +42,11 @@ json metadata_for(const ManifestInput& in) {
   metadata["name"] = k8s_object_name(in.job_id);
   metadata["namespace"] = in.namespace_;
   metadata["labels"] = labels_for(in);
+  if (!in.annotations.empty()) {
+    json annotations = json::object();
+    for (const auto& [key, value] : in.annotations) annotations[key] = value;
+    metadata["annotations"] = annotations;
+  }
   return metadata;
 }
 

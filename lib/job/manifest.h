@@ -29,6 +29,8 @@ struct ManifestInput {
   int retries = 0;                      // backoffLimit (JobSet: failurePolicy.maxRestarts)
   long ttl_seconds_after_finished = 3600;
   std::map<std::string, std::string> labels;  // extra labels, besides kinetic's own
+  // Annotations on the Job (or JobSet): what `status` shows without the bucket (file, accelerator).
+  std::map<std::string, std::string> annotations;
 };
 
 // "kinetic-" + job id: the name of the Job (or JobSet) and of its Secret.

@@ -1,0 +1,130 @@
+#include "backend/gke/cluster_requests.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "backend/gke/names.h"
+#include "core/error.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kCloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform";
+
+json node_config(const std::string& machine_type) {
+  json config = json::object();
+  config["machineType"] = machine_type;
+  config["diskSizeGb"] = 100;
+  config["oauthScopes"] = json::array({kCloudPlatformScope});
+  config["workloadMetadataConfig"] = {{"mode", "GKE_METADATA"}};
+  config["resourceLabels"] = {{"managed-by", "kinetic"}};
+  return config;
+}
+
+}  // namespace
+
+const std::vector<std::string>& required_services() {
+  static const std::vector<std::string> services = {
+      "container.googleapis.com",  "compute.googleapis.com",
+      "cloudbuild.googleapis.com", "artifactregistry.googleapis.com",
+      "storage.googleapis.com",    "logging.googleapis.com",
+      "iam.googleapis.com",
+  };
+  return services;
+}
+
+const std::vector<std::string>& default_machine_candidates() {
+  static const std::vector<std::string> types = {"e2-standard-4", "n2-standard-4",
+                                                 "n1-standard-4", "n2d-standard-4",
+                                                 "c3-standard-4", "t2d-standard-4"};
+  return types;
+}
+
+bool is_machine_type_unavailable(const std::string& message) {
+  std::string m = message;
+  std::transform(m.begin(), m.end(), m.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return m.find("machine type") != std::string::npos || m.find("machinetype") != std::string::npos;
+}
+
+json cluster_request(const ClusterOptions& options) {
+  json pool = json::object();
+  pool["name"] = "default-pool";
+  pool["initialNodeCount"] = 1;
+  pool["config"] = node_config(options.default_machine_type);
+  pool["autoscaling"] = {{"enabled", true}, {"minNodeCount", 1}, {"maxNodeCount", 3}};
+  pool["management"] = {{"autoRepair", true}, {"autoUpgrade", true}};
+
+  json cluster = json::object();
+  cluster["name"] = options.name;
+  cluster["description"] = "kinetic jobs cluster (kinetic up)";
+  cluster["releaseChannel"] = {{"channel", options.release_channel}};
+  cluster["workloadIdentityConfig"] = {{"workloadPool", options.project + ".svc.id.goog"}};
+  cluster["ipAllocationPolicy"] = {{"useIpAliases", true}};
+  cluster["resourceLabels"] = {{"managed-by", "kinetic"}};
+  cluster["nodePools"] = json::array({pool});
+  return cluster;
+}
+
+json node_pool_request(const Accelerator& accelerator, const PoolOptions& options) {
+  Accelerator a = accelerator;
+  if (options.spot) a.spot = true;
+  const bool multi_host = a.hosts > 1;
+  const int max_nodes = options.max_nodes.value_or(multi_host ? a.hosts : 4);
+  if (options.min_nodes < 0 || max_nodes < 1 || options.min_nodes > max_nodes)
+    throw Error(Errc::usage, "--min-nodes " + std::to_string(options.min_nodes) +
+                                 " must be between 0 and the pool's maximum (" +
+                                 std::to_string(max_nodes) + ")");
+  if (multi_host &&
+      (max_nodes % a.hosts != 0 || (options.min_nodes != 0 && options.min_nodes % a.hosts != 0)))
+    throw Error(Errc::usage,
+                a.name + " spans " + std::to_string(a.hosts) +
+                    " hosts and scales a whole slice at a time; use --min-nodes 0 or " +
+                    std::to_string(a.hosts));
+
+  json config = node_config(a.machine_type);
+  const std::string name = pool_name(a);
+  config["labels"] = {{kPoolLabel, name}, {kAcceleratorLabel, a.name}};
+  if (a.family == AcceleratorFamily::gpu) {
+    config["accelerators"] =
+        json::array({{{"acceleratorType", a.gke_accelerator},
+                      {"acceleratorCount", std::to_string(a.chips_per_host)},
+                      {"gpuDriverInstallationConfig", {{"gpuDriverVersion", "LATEST"}}}}});
+  }
+  if (a.spot) {
+    config["spot"] = true;
+    // Only jobs asking for Spot (they tolerate this) may land on nodes that can vanish.
+    config["taints"] = json::array(
+        {{{"key", "cloud.google.com/gke-spot"}, {"value", "true"}, {"effect", "NO_SCHEDULE"}}});
+  }
+  if (!options.reservation.empty()) {
+    config["reservationAffinity"] = {{"consumeReservationType", "SPECIFIC_RESERVATION"},
+                                     {"key", "compute.googleapis.com/reservation-name"},
+                                     {"values", json::array({options.reservation})}};
+  }
+
+  json pool = json::object();
+  pool["name"] = name;
+  pool["initialNodeCount"] = options.min_nodes;
+  pool["config"] = config;
+  if (multi_host) {
+    // One slice scales atomically, 0 <-> hosts (Google's own terraform: max = hosts, ANY).
+    pool["placementPolicy"] = {{"tpuTopology", a.topology}};
+    pool["autoscaling"] = {{"enabled", true},
+                           {"minNodeCount", options.min_nodes},
+                           {"maxNodeCount", max_nodes},
+                           {"locationPolicy", "ANY"}};
+  } else {
+    pool["autoscaling"] = {{"enabled", true},
+                           {"totalMinNodeCount", options.min_nodes},
+                           {"totalMaxNodeCount", max_nodes},
+                           {"locationPolicy", "ANY"}};
+  }
+  pool["management"] = {{"autoRepair", true}, {"autoUpgrade", true}};
+  return pool;
+}
+
+}  // namespace kinetic::gke

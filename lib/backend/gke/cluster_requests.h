@@ -1,0 +1,47 @@
+// The GKE request bodies `up` and `pool add` send, as pure functions (gcp-api.md §2.1, §2.2):
+// a Standard cluster with Workload Identity, a release channel and a small default pool, and
+// accelerator node pools that autoscale from zero.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "job/catalog.h"
+
+namespace kinetic::gke {
+
+// The APIs `up` turns on (gcp-api.md §6).
+const std::vector<std::string>& required_services();
+
+struct ClusterOptions {
+  std::string project;
+  std::string name;
+  std::string release_channel = "REGULAR";
+  std::string default_machine_type;  // of the small default pool (kube-system, cpu jobs)
+};
+
+nlohmann::json cluster_request(const ClusterOptions& options);
+
+// Machine types tried in turn for the default pool: zones differ in what they offer (a TPU-only
+// zone may lack E2), and GKE rejects a type the zone does not have, so `up` falls back.
+const std::vector<std::string>& default_machine_candidates();
+
+// Whether a GKE 400 says the machine type does not exist in the zone.
+bool is_machine_type_unavailable(const std::string& message);
+
+struct PoolOptions {
+  bool spot = false;  // also from the accelerator's :spot
+  std::string reservation;
+  int min_nodes = 0;
+  std::optional<int> max_nodes;  // default: one slice for multi-host TPUs, 4 nodes otherwise
+};
+
+// The node pool for ACCELERATOR: machine type, GPUs with drivers, TPU topology placement for
+// multi-host slices, Spot (with a taint so only Spot-tolerating jobs land there), reservation
+// affinity, autoscaling from MIN to MAX. Throws Error(Errc::usage) for impossible sizes.
+nlohmann::json node_pool_request(const Accelerator& accelerator, const PoolOptions& options);
+
+}  // namespace kinetic::gke

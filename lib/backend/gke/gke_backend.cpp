@@ -1,0 +1,360 @@
+#include "backend/gke/gke_backend.h"
+
+#include <algorithm>
+#include <set>
+
+#include "backend/gke/image_builder.h"
+#include "backend/gke/job_state.h"
+#include "backend/gke/job_watch.h"
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "gcp/storage.h"
+#include "job/bootstrap.h"
+#include "job/manifest.h"
+#include "pack/archive.h"
+#include "render/status_line.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string managed_selector() {
+  return std::string(kManagedByLabel) + "=kinetic";
+}
+
+std::string job_selector(const std::string& id) {
+  return std::string(kJobLabel) + "=" + id;
+}
+
+// Seconds to wait for a Job to be marked finished once its pod has ended.
+constexpr double kVerdictTimeoutSeconds = 120;
+
+double scheduling_grace(const Env& env) {
+  if (auto v = env.get_nonempty("KINETIC_SCHEDULING_GRACE_SECONDS")) {
+    try {
+      return std::stod(*v);
+    } catch (const std::exception&) {
+      throw Error(Errc::config, "KINETIC_SCHEDULING_GRACE_SECONDS=" + *v + " is not a number");
+    }
+  }
+  return 90;
+}
+
+}  // namespace
+
+GkeBackend::GkeBackend(Session session) : session_(std::move(session)) {}
+GkeBackend::~GkeBackend() = default;
+
+k8s::Client& GkeBackend::kube() {
+  if (!kube_) kube_ = connect_kube(session_, cluster_access(session_));
+  return *kube_->client;
+}
+
+std::string GkeBackend::prepare_image(const ImageRequest& request) {
+  bool built = false;
+  return ensure_image(session_, request, &built);
+}
+
+std::string GkeBackend::stage_context(const fs::path& archive, const std::string& sha256,
+                                      bool* uploaded) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  const std::string object = context_object(sha256);
+  const std::string uri = "gs://" + bucket + "/" + object;
+  *uploaded = false;
+  if (storage.get_object(bucket, object)) return uri;  // content-addressed: already there
+
+  StatusLine line(*session_.io);
+  gcp::UploadOptions options;
+  options.content_type = "application/gzip";
+  options.if_generation_match = 0;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    line.update("uploading context: " + format_bytes(done) + " of " + format_bytes(total), true);
+  };
+  try {
+    storage.upload_file(bucket, object, archive, options);
+  } catch (const Error&) {
+    // Another run may have uploaded the same bytes meanwhile (the precondition failed).
+    if (!storage.get_object(bucket, object)) throw;
+  }
+  *uploaded = true;
+  return uri;
+}
+
+void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  storage.upload_string(bucket, spec_object(spec.id), to_json(spec).dump(),
+                        {.content_type = "application/json"});
+
+  ManifestInput in;
+  in.job_id = spec.id;
+  in.namespace_ = session_.target.ns;
+  in.accelerator = resolve_accelerator(spec.accelerator);
+  in.image = spec.image;
+  in.command = bootstrap_command();
+  in.env = bootstrap_env(spec.id, spec.context_uri, spec.context_sha256,
+                         "gs://" + bucket + "/" + spec_object(spec.id),
+                         "gs://" + bucket + "/" + results_prefix(spec.id));
+  for (const auto& kv : spec.env) in.env.push_back(kv);
+  in.secret_env = spec.secret_env;
+  in.timeout_seconds = spec.timeout_seconds;
+  in.retries = spec.retries;
+  in.annotations = {{kFileAnnotation, spec.file},
+                    {kAcceleratorAnnotation, spec.accelerator},
+                    {kOutputAnnotation, spec.output_dir}};
+
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  bool secret_created = false;
+  try {
+    if (auto secret = build_secret(in, secrets)) {
+      k.create(k8s::secrets_path(ns), json::parse(secret->dump()));
+      secret_created = true;
+    }
+    json workload = json::parse(build_workload(in).dump());
+    const bool jobset = workload.value("kind", "") == "JobSet";
+    k.create(jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
+  } catch (...) {
+    // Nothing half-submitted stays behind: the Secret goes with the failed Job.
+    if (secret_created) {
+      try {
+        k.remove(k8s::secret_path(ns, k8s_object_name(spec.id)));
+      } catch (const Error&) {
+      }
+    }
+    throw;
+  }
+}
+
+void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
+                             const Interrupt* interrupt) {
+  k8s::Client& k = kube();
+  WatchOptions o;
+  o.ns = session_.target.ns;
+  o.job_id = id;
+  o.io = session_.io;
+  o.interrupt = interrupt;
+  o.scheduling_grace_seconds = scheduling_grace(*session_.env);
+  if (!follow) {
+    auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
+    if (pods.empty()) return;
+    k8s::LogOptions lo;
+    lo.container = "main";
+    k.logs(o.ns, pods.front()["metadata"].value("name", ""), lo, [&](std::string_view chunk) {
+      sink.write(LogStream::out, chunk);
+      return true;
+    });
+    return;
+  }
+  std::optional<std::string> pod;
+  try {
+    pod = wait_for_lead_pod(k, o);
+  } catch (const Error& e) {
+    if (e.code() == Errc::job_start) delete_runtime_objects(id);
+    throw;
+  }
+  if (!pod) return;
+  InterruptWatcher watcher(interrupt);
+  stream_pod_log(k, o, *pod, sink);
+}
+
+std::optional<JobStatus> GkeBackend::results_status(const std::string& id) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  try {
+    return job_status_from_json(json::parse(
+        storage.download_string(session_.bucket(), results_prefix(id) + "status.json")));
+  } catch (const Error& e) {
+    if (e.code() == Errc::not_found) return std::nullopt;
+    throw;
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+JobStatus GkeBackend::collect(const JobSpec& spec) {
+  const bool jobset = resolve_accelerator(spec.accelerator).hosts > 1;
+  std::optional<json> workload =
+      wait_for_workload(kube(), session_.target.ns, spec.id, jobset, kVerdictTimeoutSeconds);
+
+  JobStatus st = initial_status(spec);
+  if (auto reported = results_status(spec.id)) {
+    st.state = reported->state;
+    st.exit_code = reported->exit_code;
+    st.error = reported->error;
+    st.started = reported->started;
+    st.finished = reported->finished;
+    st.duration_seconds = reported->duration_seconds;
+    st.attempts = std::max(1, reported->attempts);
+  } else if (workload) {
+    JobStatus w = status_from_workload(*workload);
+    st.state = w.state;
+    st.error = w.error.empty() ? "the job ended without reporting (no status.json)" : w.error;
+    st.started = w.started;
+    st.finished = w.finished;
+    st.duration_seconds = w.duration_seconds;
+  } else {
+    st.state = std::string(kCancelled);
+    st.error = "cancelled before it reported";
+  }
+  if (workload && workload_failure_reason(*workload) == "DeadlineExceeded") {
+    st.state = std::string(kTimedOut);
+    st.error =
+        "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) + "s (--timeout)";
+  } else if (!workload && st.state != kSucceeded && st.state != kFailed) {
+    st.state = std::string(kCancelled);
+  }
+  st.backend = "gke";
+  st.output_dir = spec.output_dir;
+
+  // Outputs, then status.json beside them.
+  make_dirs(spec.output_dir, 0755);
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
+  if (storage.get_object(bucket, outputs)) {
+    fs::path dir = make_temp_dir(session_.state_dir / "tmp", "collect-");
+    try {
+      storage.download_file(bucket, outputs, dir / "outputs.tar.gz");
+      unpack_archive(dir / "outputs.tar.gz", spec.output_dir);
+    } catch (...) {
+      remove_all_quiet(dir);
+      throw;
+    }
+    remove_all_quiet(dir);
+  }
+  atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644,
+               Durability::unsynced);
+  return st;
+}
+
+void GkeBackend::delete_runtime_objects(const std::string& id) {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(id);
+  k.remove(k8s::job_path(ns, name));
+  k.remove(k8s::jobset_path(ns, name));
+  k.remove(k8s::secret_path(ns, name));
+}
+
+void GkeBackend::clean(const JobSpec& spec) {
+  if (spec.keep) return;
+  delete_runtime_objects(spec.id);
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  for (const auto& o : storage.list(bucket, job_prefix(spec.id)).objects)
+    storage.delete_object(bucket, o.name);
+}
+
+JobStatus GkeBackend::cancel(const std::string& id) {
+  std::optional<JobStatus> before = get(id);
+  if (!before) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
+  delete_runtime_objects(id);
+  JobStatus st = *before;
+  if (!st.terminal()) {
+    st.state = std::string(kCancelled);
+    st.finished = rfc3339(now_unix());
+  }
+  return st;
+}
+
+void GkeBackend::request_cancel(const std::string& id) {
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(id);
+  // Background propagation: the pods go too, and each gets SIGTERM, which the bootstrap passes on.
+  kube().remove(k8s::job_path(ns, name));
+  kube().remove(k8s::jobset_path(ns, name));
+}
+
+std::optional<JobStatus> GkeBackend::get(const std::string& id) {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
+    auto items = list_or_empty(k, collection, job_selector(id));
+    if (items.empty()) continue;
+    JobStatus st = status_from_workload(items.front());
+    if (st.terminal() && st.state != kSucceeded) {
+      if (auto reported = results_status(id)) {
+        st.exit_code = reported->exit_code;
+        if (!reported->error.empty() && st.state != kTimedOut) st.error = reported->error;
+      }
+    }
+    return st;
+  }
+  return results_status(id);
+}
+
+std::optional<JobSpec> GkeBackend::get_spec(const std::string& id) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  try {
+    return job_spec_from_json(
+        json::parse(storage.download_string(session_.bucket(), spec_object(id))));
+  } catch (const Error& e) {
+    if (e.code() == Errc::not_found) return std::nullopt;
+    throw;
+  }
+}
+
+std::vector<JobStatus> GkeBackend::list() {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  std::vector<JobStatus> out;
+  for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
+    for (const auto& w : list_or_empty(k, collection, managed_selector())) {
+      // A JobSet's child Jobs carry the job label too; the JobSet speaks for them.
+      if (w["metadata"].contains("ownerReferences")) continue;
+      out.push_back(status_from_workload(w));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const JobStatus& a, const JobStatus& b) { return a.created > b.created; });
+  return out;
+}
+
+std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_run) {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  const double cutoff = now_unix() - static_cast<double>(older_than_seconds);
+  std::vector<CleanupItem> items;
+  std::set<std::string> live;  // job ids with a workload that stays
+
+  for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
+    for (const auto& w : list_or_empty(k, collection, managed_selector())) {
+      if (w["metadata"].contains("ownerReferences")) continue;
+      JobStatus st = status_from_workload(w);
+      const double finished = parse_rfc3339(st.finished);
+      if (st.terminal() && finished > 0 && finished <= cutoff) {
+        items.push_back({"job", st.id, 0, st.state});
+        if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));
+      } else {
+        live.insert(st.id);
+      }
+    }
+  }
+  for (const auto& s : k.list(k8s::secrets_path(ns), managed_selector()).items) {
+    const std::string id = s["metadata"].value("labels", json::object()).value(kJobLabel, "");
+    if (live.count(id)) continue;
+    items.push_back({"secret", s["metadata"].value("name", ""), 0, "its job is gone"});
+    if (!dry_run) k.remove(k8s::secret_path(ns, s["metadata"].value("name", "")));
+  }
+
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
+    for (const auto& o : storage.list(bucket, prefix).objects) {
+      if (parse_rfc3339(o.updated) > cutoff) continue;
+      if (std::string(prefix) == kJobsPrefix) {
+        std::string id = o.name.substr(std::string(kJobsPrefix).size());
+        id = id.substr(0, id.find('/'));
+        if (live.count(id)) continue;
+      }
+      items.push_back({"staging", "gs://" + bucket + "/" + o.name, o.size, ""});
+      if (!dry_run) storage.delete_object(bucket, o.name);
+    }
+  }
+  return items;
+}
+
+}  // namespace kinetic::gke

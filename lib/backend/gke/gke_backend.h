@@ -1,0 +1,46 @@
+// The gke backend (DESIGN.md): contexts and results in the jobs bucket, images from Artifact
+// Registry built by Cloud Build, jobs as Kubernetes Jobs (JobSets for multi-host TPU slices) on
+// the cluster, reached at its endpoint with its CA pinned.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "backend/backend.h"
+#include "backend/gke/cluster_access.h"
+#include "backend/gke/session.h"
+
+namespace kinetic::gke {
+
+class GkeBackend : public Backend {
+ public:
+  explicit GkeBackend(Session session);
+  ~GkeBackend() override;
+
+  std::string name() const override { return "gke"; }
+  bool gzip_contexts() const override { return true; }
+  std::string prepare_image(const ImageRequest& request) override;
+  std::string stage_context(const fs::path& archive, const std::string& sha256,
+                            bool* uploaded) override;
+  void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
+  void stream_logs(const std::string& id, bool follow, LogSink& sink,
+                   const Interrupt* interrupt) override;
+  JobStatus collect(const JobSpec& spec) override;
+  void clean(const JobSpec& spec) override;
+  JobStatus cancel(const std::string& id) override;
+  void request_cancel(const std::string& id) override;
+  std::optional<JobStatus> get(const std::string& id) override;
+  std::optional<JobSpec> get_spec(const std::string& id) override;
+  std::vector<JobStatus> list() override;
+  std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+
+ private:
+  k8s::Client& kube();
+  std::optional<JobStatus> results_status(const std::string& id);
+  void delete_runtime_objects(const std::string& id);
+
+  Session session_;
+  std::optional<KubeConnection> kube_;
+};
+
+}  // namespace kinetic::gke

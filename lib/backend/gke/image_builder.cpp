@@ -1,0 +1,123 @@
+#include "backend/gke/image_builder.h"
+
+#include <chrono>
+
+#include "backend/gke/image_source.h"
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "gcp/artifact_registry.h"
+#include "gcp/cloud_build.h"
+#include "gcp/storage.h"
+#include "job/images.h"
+#include "job/spec.h"
+#include "render/status_line.h"
+
+namespace kinetic::gke {
+
+namespace {
+
+constexpr long kBuildTimeoutSeconds = 3600;
+
+// The lines of a build log worth quoting: pip's and docker's errors, else the last line.
+std::string log_excerpt(const std::string& log) {
+  std::vector<std::string> lines = split(log, '\n');
+  std::string error;
+  for (const auto& line : lines) {
+    auto t = std::string(trim(line));
+    if (t.find("ERROR") != std::string::npos || t.find("error:") != std::string::npos) {
+      error = t;
+      break;
+    }
+  }
+  if (error.empty()) {
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+      if (!trim(*it).empty()) {
+        error = std::string(trim(*it));
+        break;
+      }
+    }
+  }
+  // Cloud Build prefixes step output with "Step #0: ".
+  if (auto colon = error.find(": "); starts_with(error, "Step #") && colon != std::string::npos)
+    error = error.substr(colon + 2);
+  return error;
+}
+
+std::string elapsed_text(double seconds) {
+  long s = static_cast<long>(seconds);
+  return s < 60 ? std::to_string(s) + "s"
+                : std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+}
+
+}  // namespace
+
+std::string ensure_image(const Session& session, const ImageRequest& request, bool* built) {
+  const Target& t = session.target;
+  const std::string image = image_reference(t.region, t.project, request.tag);
+  *built = false;
+  gcp::ArtifactRegistryClient registry(*session.cloud, session.endpoint("artifactregistry"),
+                                       session.poll);
+  if (registry.has_tag(t.project, t.region, kRepository, kImagePackage, request.tag)) return image;
+
+  // Not built yet: ship the Dockerfile and requirements to Cloud Build.
+  const std::string bucket = session.bucket();
+  const std::string object = std::string(kBuildsPrefix) + request.tag + ".tar.gz";
+  fs::path dir = make_temp_dir(session.state_dir / "tmp", "build-");
+  try {
+    fs::path source = dir / "source.tar.gz";
+    write_build_source(
+        source, dockerfile_for(request.family, request.base_image, !request.requirements.empty()),
+        request.requirements);
+    gcp::StorageClient storage(*session.cloud, session.endpoint("storage"));
+    storage.upload_file(bucket, object, source, {.content_type = "application/gzip"});
+  } catch (...) {
+    remove_all_quiet(dir);
+    throw;
+  }
+  remove_all_quiet(dir);
+
+  gcp::CloudBuildClient builds(*session.cloud, session.endpoint("cloudbuild"));
+  const std::string logs = "gs://" + bucket + "/" + kBuildsPrefix + "logs";
+  gcp::BuildInfo build =
+      builds.create(t.project, t.region,
+                    gcp::docker_build_request(bucket, object, image, logs, kBuildTimeoutSeconds));
+  *built = true;
+  StatusLine line(*session.io);
+  const double start = now_unix();
+  session.io->info("kinetic: building image " + request.tag + " with Cloud Build (build " +
+                   build.id + "); requirements changed or never built");
+  gcp::PollOptions poll = session.poll;
+  poll.initial = std::chrono::milliseconds(2000);
+  poll.max = std::chrono::milliseconds(5000);
+  poll.deadline = std::chrono::seconds(kBuildTimeoutSeconds + 600);
+  build = builds.wait(t.project, t.region, build.id, poll, [&](const gcp::BuildInfo& b) {
+    line.update("building image " + request.tag + ": " + b.status + " (" +
+                elapsed_text(now_unix() - start) + ")");
+  });
+  line.clear();
+  if (build.succeeded()) {
+    session.io->info("kinetic: built " + image + " in " + elapsed_text(now_unix() - start));
+    return image;
+  }
+
+  // Say what failed: the step, Cloud Build's detail, and the log's own error line.
+  std::string message = "image build " + build.id + " " + to_lower(build.status);
+  if (build.failed_step >= 0)
+    message += " at step " + std::to_string(build.failed_step) +
+               (build.failed_step_name.empty() ? "" : " (" + build.failed_step_name + ")");
+  std::string log_object = std::string(kBuildsPrefix) + "logs/log-" + build.id + ".txt";
+  std::string why;
+  try {
+    gcp::StorageClient storage(*session.cloud, session.endpoint("storage"));
+    why = log_excerpt(storage.download_string(bucket, log_object));
+  } catch (const Error&) {
+    // No log (yet): Cloud Build's own words will do.
+  }
+  if (why.empty()) why = !build.failure_detail.empty() ? build.failure_detail : build.status_detail;
+  if (!why.empty()) message += ": " + why;
+  message += "; full log: gs://" + bucket + "/" + log_object;
+  throw Error(Errc::job_start, message);
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,85 @@
+#include "backend/gke/job_state.h"
+
+#include <ctime>
+#include <optional>
+
+#include "backend/gke/names.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::optional<json> true_condition(const json& workload, std::initializer_list<const char*> types) {
+  auto status = workload.find("status");
+  if (status == workload.end() || !status->is_object()) return std::nullopt;
+  for (const auto& c : status->value("conditions", json::array())) {
+    if (c.value("status", "") != "True") continue;
+    for (const char* t : types) {
+      if (c.value("type", "") == t) return c;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+double parse_rfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return 0;
+  double frac = 0;
+  if (*rest == '.') {
+    double scale = 0.1;
+    for (++rest; *rest >= '0' && *rest <= '9'; ++rest, scale /= 10) frac += (*rest - '0') * scale;
+  }
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
+bool workload_finished(const json& workload) {
+  return true_condition(workload, {"Complete", "Completed", "Failed"}).has_value();
+}
+
+std::string workload_failure_reason(const json& workload) {
+  if (auto c = true_condition(workload, {"Failed"})) return c->value("reason", "");
+  return {};
+}
+
+JobStatus status_from_workload(const json& workload) {
+  JobStatus st;
+  const json meta = workload.value("metadata", json::object());
+  const json labels = meta.value("labels", json::object());
+  const json annotations = meta.value("annotations", json::object());
+  st.id = labels.value(kJobLabel, "");
+  st.backend = "gke";
+  st.file = annotations.value(kFileAnnotation, "");
+  st.accelerator = annotations.value(kAcceleratorAnnotation, "");
+  st.output_dir = annotations.value(kOutputAnnotation, "");
+  st.created = meta.value("creationTimestamp", "");
+  const json status = workload.value("status", json::object());
+  st.started = status.value("startTime", "");
+  st.attempts = status.value("failed", 0) + (status.value("active", 0) > 0 ? 1 : 0) +
+                status.value("succeeded", 0);
+
+  if (auto done = true_condition(workload, {"Complete", "Completed"})) {
+    st.state = std::string(kSucceeded);
+    st.exit_code = 0;
+    st.finished = status.value("completionTime", done->value("lastTransitionTime", ""));
+  } else if (auto failed = true_condition(workload, {"Failed"})) {
+    const std::string reason = failed->value("reason", "");
+    st.state = std::string(reason == "DeadlineExceeded" ? kTimedOut : kFailed);
+    st.error = failed->value("message", reason);
+    st.finished = failed->value("lastTransitionTime", "");
+  } else if (status.value("active", 0) > 0 || status.contains("replicatedJobsStatus")) {
+    st.state =
+        std::string(status.value("ready", 0) > 0 || !st.started.empty() ? kRunning : kPending);
+  }
+  if (meta.contains("deletionTimestamp") && !st.terminal()) st.state = std::string(kCancelled);
+  const double start = parse_rfc3339(st.started.empty() ? st.created : st.started);
+  const double end = st.finished.empty() ? now_unix() : parse_rfc3339(st.finished);
+  if (start > 0 && end >= start) st.duration_seconds = end - start;
+  return st;
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,27 @@
+// A Kubernetes Job (or JobSet) read back as kinetic's JobStatus: its state from the conditions
+// (Complete, Failed with DeadlineExceeded as a timeout), times, and what the annotations recorded
+// at submit time (file, accelerator). Pure, so `status` needs no bucket read per job.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.h"
+
+namespace kinetic::gke {
+
+inline constexpr const char* kFileAnnotation = "kinetic.dev/file";
+inline constexpr const char* kAcceleratorAnnotation = "kinetic.dev/accelerator";
+inline constexpr const char* kOutputAnnotation = "kinetic.dev/output-dir";
+
+JobStatus status_from_workload(const nlohmann::json& workload);
+
+// Whether the workload has finished (a Complete/Completed or Failed condition that is True).
+bool workload_finished(const nlohmann::json& workload);
+
+// The failure reason of a finished workload ("DeadlineExceeded", "BackoffLimitExceeded"...).
+std::string workload_failure_reason(const nlohmann::json& workload);
+
+// Seconds since the Unix epoch of an RFC 3339 time; 0 when it does not parse.
+double parse_rfc3339(const std::string& text);
+
+}  // namespace kinetic::gke

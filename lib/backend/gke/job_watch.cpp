@@ -1,0 +1,196 @@
+#include "backend/gke/job_watch.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "backend/gke/job_state.h"
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "job/spec.h"
+#include "k8s/log_follower.h"
+#include "k8s/pending_reason.h"
+#include "render/status_line.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string job_selector(const std::string& job_id) {
+  return std::string(kJobLabel) + "=" + job_id;
+}
+
+// The pod whose log is the job's: completion index 0 of the newest attempt.
+std::optional<json> lead_pod(const std::vector<json>& pods) {
+  std::optional<json> best;
+  for (const auto& p : pods) {
+    const json meta = p.value("metadata", json::object());
+    const json labels = meta.value("labels", json::object());
+    std::string index = labels.value("batch.kubernetes.io/job-completion-index", "0");
+    if (index != "0") continue;
+    if (!best ||
+        meta.value("creationTimestamp", "") >= (*best)["metadata"].value("creationTimestamp", ""))
+      best = p;
+  }
+  return best;
+}
+
+// Whether Ctrl-C (or SIGTERM) arrived; drains the signal pipe so it reports each press once.
+bool take_interrupt(const Interrupt* interrupt, int timeout_ms = 0) {
+  if (interrupt == nullptr || interrupt->fd < 0) return false;
+  pollfd p{interrupt->fd, POLLIN, 0};
+  if (::poll(&p, 1, timeout_ms) <= 0) return false;
+  char drain[64];
+  while (::read(interrupt->fd, drain, sizeof drain) > 0) {
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<json> list_or_empty(k8s::Client& client, const std::string& collection,
+                                const std::string& selector) {
+  try {
+    return client.list(collection, selector).items;
+  } catch (const k8s::ApiError& e) {
+    if (e.code() == 404) return {};
+    throw;
+  }
+}
+
+std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& o) {
+  StatusLine line(*o.io);
+  const std::string selector = job_selector(o.job_id);
+  const double start = now_unix();
+  std::optional<double> unschedulable_since;
+  bool interrupted = false;
+  for (;;) {
+    if (take_interrupt(o.interrupt)) {
+      o.interrupt->on_interrupt();
+      interrupted = true;
+    }
+    k8s::ObjectList pods = client.list(k8s::pods_path(o.ns), selector);
+    std::optional<json> pod = lead_pod(pods.items);
+    if (!pod) {
+      // No pod yet: the Job controller has not made one, or the job is gone.
+      bool exists = false;
+      for (const auto& w : client.list(k8s::jobs_path(o.ns), selector).items) {
+        exists = exists || !w["metadata"].contains("deletionTimestamp");
+      }
+      if (!exists && list_or_empty(client, k8s::jobsets_path(o.ns), selector).empty())
+        return std::nullopt;
+      if (interrupted) return std::nullopt;
+      line.update("waiting for the job's pod to be created");
+    } else {
+      const std::string name = (*pod)["metadata"].value("name", "");
+      const std::string phase = (*pod)["status"].value("phase", "Pending");
+      if (phase != "Pending") return name;
+      if (interrupted) return std::nullopt;
+      auto events = client
+                        .list(k8s::events_path(o.ns), {},
+                              "involvedObject.kind=Pod,involvedObject.name=" + name)
+                        .items;
+      k8s::PendingReason why = k8s::pending_reason(*pod, events);
+      if (why.fatal) throw Error(Errc::job_start, why.message);
+      if (why.kind == k8s::PendingKind::no_pool) {
+        if (!unschedulable_since) unschedulable_since = now_unix();
+        if (now_unix() - *unschedulable_since >= o.scheduling_grace_seconds)
+          throw Error(Errc::job_start, why.message);
+      } else {
+        unschedulable_since.reset();
+      }
+      if (!why.message.empty()) {
+        long waited = static_cast<long>(now_unix() - start);
+        line.update(why.message + " (" + std::to_string(waited) + "s)", false);
+      }
+    }
+    // Block until a pod of the job changes, or a few seconds pass (events do not touch pods).
+    try {
+      client.watch(k8s::pods_path(o.ns), selector, pods.resource_version, 2,
+                   [](const k8s::WatchEvent& e) { return e.type == "BOOKMARK"; });
+    } catch (const k8s::ApiError& e) {
+      if (e.code() != 410) throw;  // expired: the next list starts afresh
+    }
+  }
+}
+
+void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::string& pod,
+                    LogSink& sink) {
+  k8s::FollowOptions follow;
+  follow.container = "main";
+  follow.wait = [&](int attempt) {
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min(2000, 100 << std::min(attempt, 4))));
+    return client.get(k8s::pod_path(o.ns, pod)).has_value();
+  };
+  follow.finished = [&] {
+    auto p = client.get(k8s::pod_path(o.ns, pod));
+    if (!p) return true;
+    const std::string phase = (*p)["status"].value("phase", "");
+    return phase == "Succeeded" || phase == "Failed";
+  };
+  k8s::follow_pod_log(client, o.ns, pod, follow,
+                      [&](std::string_view text) { sink.write(LogStream::out, text); });
+}
+
+std::optional<json> wait_for_workload(k8s::Client& client, const std::string& ns,
+                                      const std::string& job_id, bool jobset,
+                                      double timeout_seconds) {
+  const std::string collection = jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns);
+  const std::string selector = job_selector(job_id);
+  const double start = now_unix();
+  for (;;) {
+    k8s::ObjectList list = client.list(collection, selector);
+    if (list.items.empty()) return std::nullopt;
+    if (workload_finished(list.items.front()) || now_unix() - start > timeout_seconds)
+      return list.items.front();
+    std::optional<json> finished;
+    try {
+      client.watch(collection, selector, list.resource_version, 5, [&](const k8s::WatchEvent& e) {
+        if (e.type == "DELETED") return false;
+        if (e.type != "BOOKMARK" && workload_finished(e.object)) {
+          finished = e.object;
+          return false;
+        }
+        return true;
+      });
+    } catch (const k8s::ApiError& e) {
+      if (e.code() != 410) throw;
+    }
+    if (finished) return finished;
+  }
+}
+
+struct InterruptWatcher::State {
+  int stop[2] = {-1, -1};
+  std::thread thread;
+};
+
+InterruptWatcher::InterruptWatcher(const Interrupt* interrupt) : state_(std::make_unique<State>()) {
+  if (interrupt == nullptr || interrupt->fd < 0 || ::pipe(state_->stop) != 0) return;
+  state_->thread = std::thread([interrupt, stop = state_->stop[0]] {
+    for (;;) {
+      pollfd fds[2] = {{interrupt->fd, POLLIN, 0}, {stop, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0) continue;
+      if (fds[1].revents != 0) return;
+      if (fds[0].revents != 0 && take_interrupt(interrupt)) interrupt->on_interrupt();
+    }
+  });
+}
+
+InterruptWatcher::~InterruptWatcher() {
+  if (state_->thread.joinable()) {
+    (void)!::write(state_->stop[1], "x", 1);
+    state_->thread.join();
+  }
+  for (int fd : state_->stop) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+}  // namespace kinetic::gke

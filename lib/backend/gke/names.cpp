@@ -1,0 +1,55 @@
+#include "backend/gke/names.h"
+
+#include <algorithm>
+
+namespace kinetic::gke {
+
+std::string bucket_name(const std::string& project, const std::string& cluster) {
+  std::string p = project;
+  if (auto colon = p.find(':'); colon != std::string::npos) {
+    std::string domain = p.substr(0, colon);
+    std::replace(domain.begin(), domain.end(), '.', '-');
+    p = domain + "-" + p.substr(colon + 1);
+  }
+  std::string name = p + "-kinetic-" + cluster;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (size_t at = name.find("google"); at != std::string::npos; at = name.find("google", at))
+    name.replace(at, 6, "g00gle");
+  if (name.size() > 63) name.resize(63);
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
+std::string pool_name(const Accelerator& accelerator) {
+  std::string name;
+  for (char c : accelerator.name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    name += std::isalnum(u) ? static_cast<char>(std::tolower(u)) : '-';
+  }
+  if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) name = "p-" + name;
+  if (accelerator.spot) name += "-spot";
+  if (name.size() > 40) name.resize(40);
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
+std::string kube_context_name(const std::string& project, const std::string& location,
+                              const std::string& cluster) {
+  return "gke_" + project + "_" + location + "_" + cluster;
+}
+
+std::string job_prefix(const std::string& job_id) {
+  return std::string(kJobsPrefix) + job_id + "/";
+}
+std::string spec_object(const std::string& job_id) {
+  return job_prefix(job_id) + "spec.json";
+}
+std::string results_prefix(const std::string& job_id) {
+  return job_prefix(job_id) + "results/";
+}
+std::string context_object(const std::string& sha256) {
+  return std::string(kContextsPrefix) + sha256 + ".tar.gz";
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,43 @@
+// Names of everything kinetic creates in a project (DESIGN.md "Cloud contract": cluster
+// `kinetic`, bucket PROJECT-kinetic-CLUSTER, repository `kinetic`, labels on everything).
+#pragma once
+
+#include <string>
+
+#include "job/catalog.h"
+
+namespace kinetic::gke {
+
+inline constexpr const char* kDefaultCluster = "kinetic";
+inline constexpr const char* kRepository = "kinetic";
+inline constexpr const char* kImagePackage = "base";
+inline constexpr const char* kNamespace = "default";
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kJobLabel = "kinetic.dev/job";
+inline constexpr const char* kPoolLabel = "kinetic.dev/pool";
+inline constexpr const char* kAcceleratorLabel = "kinetic.dev/accelerator";
+// Staging objects live under these prefixes of the bucket; the lifecycle rule deletes them.
+inline constexpr const char* kContextsPrefix = "contexts/";
+inline constexpr const char* kJobsPrefix = "jobs/";
+inline constexpr const char* kBuildsPrefix = "builds/";
+inline constexpr int kStagingDays = 7;
+
+// PROJECT-kinetic-CLUSTER, made a valid bucket name: a domain-scoped project ("example.com:p")
+// loses its ':' and '.', "google" (which bucket names may not contain) becomes "g00gle", and the
+// name is cut to 63 characters.
+std::string bucket_name(const std::string& project, const std::string& cluster);
+
+// The node pool kinetic uses for an accelerator: "v5litepod-4", "l4", "a100x8-spot", "cpu".
+std::string pool_name(const Accelerator& accelerator);
+
+// gcloud's kubeconfig names: gke_PROJECT_LOCATION_CLUSTER.
+std::string kube_context_name(const std::string& project, const std::string& location,
+                              const std::string& cluster);
+
+// Where a job's objects live in the bucket.
+std::string job_prefix(const std::string& job_id);      // jobs/ID/
+std::string spec_object(const std::string& job_id);     // jobs/ID/spec.json
+std::string results_prefix(const std::string& job_id);  // jobs/ID/results/
+std::string context_object(const std::string& sha256);  // contexts/SHA.tar.gz
+
+}  // namespace kinetic::gke

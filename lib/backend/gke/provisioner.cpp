@@ -1,0 +1,204 @@
+#include "backend/gke/provisioner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "backend/gke/cluster_access.h"
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "gcp/artifact_registry.h"
+#include "gcp/service_usage.h"
+#include "gcp/storage.h"
+
+namespace kinetic::gke {
+
+namespace {
+
+std::vector<std::string> staging_prefixes() {
+  return {kContextsPrefix, kJobsPrefix, kBuildsPrefix};
+}
+
+}  // namespace
+
+Provisioner::Provisioner(const Session& session, std::function<void(const Change&)> on_change)
+    : session_(session), on_change_(std::move(on_change)) {}
+
+void Provisioner::record(std::vector<Change>& changes, Change change) {
+  if (on_change_) on_change_(change);
+  changes.push_back(std::move(change));
+}
+
+gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
+                                             std::vector<Change>& changes) {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  if (auto existing = gke.get_cluster(t.project, t.location, t.cluster)) {
+    if (existing->status == "ERROR" || existing->status == "STOPPING")
+      throw Error(Errc::api,
+                  "cluster " + t.cluster + " is " + existing->status +
+                      (existing->status_message.empty() ? std::string()
+                                                        : " (" + existing->status_message + ")") +
+                      "; delete it with `kinetic down --yes` and run `kinetic up` again");
+    record(changes, {"cluster", t.cluster, "exists"});
+    if (existing->status == "RUNNING") return *existing;
+    // Still provisioning (an interrupted `up`): creating again answers 409 and waits for it.
+  }
+  std::vector<std::string> candidates =
+      options.default_machine_type.empty() ? default_machine_candidates()
+                                           : std::vector<std::string>{options.default_machine_type};
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    ClusterOptions co;
+    co.project = t.project;
+    co.name = t.cluster;
+    co.release_channel = options.release_channel;
+    co.default_machine_type = candidates[i];
+    try {
+      gcp::ClusterInfo created = gke.create_cluster(t.project, t.location, cluster_request(co));
+      if (changes.empty() || changes.back().kind != "cluster")
+        record(changes,
+               {"cluster", t.cluster + " (" + t.location + ", default pool " + candidates[i] + ")",
+                "created"});
+      return created;
+    } catch (const Error& e) {
+      const bool last = i + 1 == candidates.size();
+      if (last || !options.default_machine_type.empty() || !is_machine_type_unavailable(e.what()))
+        throw;
+      // This zone does not offer the type (a TPU-only zone may lack E2): try the next one.
+    }
+  }
+  throw Error(Errc::internal, "no machine type to try");
+}
+
+std::vector<Change> Provisioner::up(const UpOptions& options) {
+  std::vector<Change> changes;
+  const Target& t = session_.target;
+
+  gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
+  std::vector<std::string> off = services.disabled(t.project, required_services());
+  if (!off.empty()) {
+    services.enable(t.project, off, session_.poll);
+    for (const auto& s : off) record(changes, {"service", s, "enabled"});
+  }
+
+  gcp::ClusterInfo cluster = ensure_cluster(options, changes);
+  remember_cluster_access(session_, {"https://" + cluster.endpoint, cluster.ca_pem});
+
+  for (const Accelerator& a : options.accelerators) {
+    if (a.family == AcceleratorFamily::cpu && !options.pool.spot) continue;  // the default pool
+    changes.push_back(add_pool(a, options.pool));  // reported by add_pool itself
+  }
+
+  gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),
+                                       session_.poll);
+  auto [repo, created] =
+      registry.ensure_repository(t.project, t.region, kRepository, "kinetic job images");
+  (void)repo;
+  record(changes, {"repository", t.region + "-docker.pkg.dev/" + t.project + "/" + kRepository,
+                   created ? "created" : "exists"});
+
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  const bool had_bucket = storage.get_bucket(bucket).has_value();
+  storage.ensure_bucket(t.project, bucket, t.region, kStagingDays, staging_prefixes());
+  record(changes, {"bucket", "gs://" + bucket, had_bucket ? "exists" : "created"});
+  return changes;
+}
+
+Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& options) {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  nlohmann::json request = node_pool_request(accelerator, options);
+  const std::string name = request["name"];
+  for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
+    if (p.name == name) {
+      Change c{"node pool", name, "exists"};
+      if (on_change_) on_change_(c);
+      return c;
+    }
+  }
+  gke.create_node_pool(t.project, t.location, t.cluster, request);
+  Change c{"node pool",
+           name + " (" + accelerator.machine_type +
+               (accelerator.topology.empty() ? "" : ", " + accelerator.topology) + ")",
+           "created"};
+  if (on_change_) on_change_(c);
+  return c;
+}
+
+Change Provisioner::remove_pool(const std::string& name) {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  if (name == "default-pool")
+    throw Error(Errc::usage,
+                "default-pool runs the cluster's own services; remove the cluster with `kinetic "
+                "down` instead");
+  if (!gke.delete_node_pool(t.project, t.location, t.cluster, name)) {
+    std::vector<std::string> names;
+    for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster))
+      names.push_back(p.name);
+    auto close = closest_matches(name, names);
+    throw Error(Errc::not_found, "node pool " + name + " not found in cluster " + t.cluster +
+                                     (close.empty() ? std::string("; see `kinetic pool list`")
+                                                    : "; did you mean " + join_or(close) + "?"));
+  }
+  Change c{"node pool", name, "deleted"};
+  if (on_change_) on_change_(c);
+  return c;
+}
+
+std::vector<PoolRow> Provisioner::list_pools() {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  std::vector<PoolRow> rows;
+  for (auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
+    PoolRow row;
+    if (auto it = p.labels.find(kAcceleratorLabel); it != p.labels.end())
+      row.accelerator = it->second;
+    row.pool = std::move(p);
+    rows.push_back(std::move(row));
+  }
+  // Node counts come from the cluster itself (GKE reports only what autoscaling allows).
+  auto conn = connect_kube(session_, cluster_access(session_));
+  std::map<std::string, int> counts;
+  for (const auto& node : conn.client->list(k8s::nodes_path()).items) {
+    auto labels = node["metadata"].value("labels", nlohmann::json::object());
+    counts[labels.value("cloud.google.com/gke-nodepool", "")]++;
+  }
+  for (auto& row : rows) row.nodes = counts[row.pool.name];
+  return rows;
+}
+
+std::vector<Change> Provisioner::down(const DownOptions& options) {
+  std::vector<Change> changes;
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  if (gke.delete_cluster(t.project, t.location, t.cluster))
+    record(changes, {"cluster", t.cluster + " (with its node pools)", "deleted"});
+  forget_cluster_access(session_);
+
+  const std::string repo_name =
+      t.region + "-docker.pkg.dev/" + t.project + "/" + std::string(kRepository);
+  if (options.keep_images) {
+    record(changes, {"repository", repo_name, "kept"});
+  } else {
+    gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),
+                                         session_.poll);
+    if (registry.delete_repository(t.project, t.region, kRepository))
+      record(changes, {"repository", repo_name, "deleted"});
+  }
+
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  if (options.keep_bucket) {
+    record(changes, {"bucket", "gs://" + bucket, "kept"});
+  } else if (storage.get_bucket(bucket)) {
+    // A bucket must be empty before it can go.
+    for (const auto& o : storage.list(bucket).objects) storage.delete_object(bucket, o.name);
+    storage.delete_bucket(bucket);
+    record(changes, {"bucket", "gs://" + bucket, "deleted"});
+  }
+  return changes;
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,62 @@
+// `up`, `down` and `pool add|remove|list`: creating, reconciling and deleting what kinetic runs on
+// (services, cluster, node pools, registry, bucket). Every step says whether it created something
+// or found it already there, so running `up` twice is safe and says so.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/gke/cluster_requests.h"
+#include "backend/gke/session.h"
+#include "gcp/gke.h"
+
+namespace kinetic::gke {
+
+// One thing up/down/pool touched.
+struct Change {
+  std::string kind;  // "service", "cluster", "node pool", "repository", "bucket"
+  std::string name;
+  std::string action;  // "enabled", "created", "exists", "deleted", "kept", "not found"
+};
+
+struct UpOptions {
+  std::vector<Accelerator> accelerators;  // a node pool each
+  PoolOptions pool;
+  std::string default_machine_type;  // empty: the first of default_machine_candidates() the
+                                     // zone offers
+  std::string release_channel = "REGULAR";
+};
+
+struct DownOptions {
+  bool keep_bucket = false;
+  bool keep_images = false;
+};
+
+struct PoolRow {
+  gcp::NodePoolInfo pool;
+  std::string accelerator;  // catalog name, when kinetic made it
+  int nodes = 0;            // nodes that exist now (from the Kubernetes API)
+};
+
+class Provisioner {
+ public:
+  // Each change is reported through ON_CHANGE as it happens (the CLI prints it).
+  Provisioner(const Session& session, std::function<void(const Change&)> on_change);
+
+  std::vector<Change> up(const UpOptions& options);
+  std::vector<Change> down(const DownOptions& options);
+  Change add_pool(const Accelerator& accelerator, const PoolOptions& options);
+  Change remove_pool(const std::string& name);
+  std::vector<PoolRow> list_pools();
+
+ private:
+  void record(std::vector<Change>& changes, Change change);
+  gcp::ClusterInfo ensure_cluster(const UpOptions& options, std::vector<Change>& changes);
+
+  const Session& session_;
+  std::function<void(const Change&)> on_change_;
+};
+
+}  // namespace kinetic::gke

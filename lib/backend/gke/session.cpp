@@ -1,0 +1,30 @@
+#include "backend/gke/session.h"
+
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "gcp/endpoints.h"
+
+namespace kinetic::gke {
+
+std::string Session::endpoint(const char* service) const {
+  return gcp::api_endpoint(service, *env);
+}
+
+std::string Session::bucket() const {
+  return bucket_name(target.project, target.cluster);
+}
+
+void require_target(const Target& target, const std::string& command) {
+  if (target.project.empty())
+    throw Error(Errc::config, command +
+                                  " needs a project: pass --project P, set KINETIC_PROJECT, or "
+                                  "`gcloud config set project P`");
+  if (target.location.empty())
+    throw Error(Errc::config,
+                command +
+                    " needs a location: pass --zone Z (or --region R), set KINETIC_ZONE, or "
+                    "`gcloud config set compute/zone Z`");
+  if (target.cluster.empty()) throw Error(Errc::config, command + " needs a cluster name");
+}
+
+}  // namespace kinetic::gke

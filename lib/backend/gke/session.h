@@ -1,0 +1,44 @@
+// What every GKE operation draws on: the target (project, location, cluster), the authed cloud
+// transport, credentials for the cluster, the environment (endpoint overrides), how to wait for
+// operations, and where to show progress. Built once per command by the CLI.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "auth/token_cache.h"
+#include "core/env.h"
+#include "core/fs.h"
+#include "gcp/operations.h"
+#include "http/transport.h"
+#include "render/output.h"
+
+namespace kinetic::gke {
+
+struct Target {
+  std::string project;
+  std::string location;  // a zone (zonal cluster) or a region (regional cluster)
+  std::string region;    // of the registry and the bucket
+  std::string cluster;
+  std::string ns = "default";
+};
+
+struct Session {
+  Target target;
+  std::shared_ptr<http::Transport> cloud;  // traced(retried(authed(curl)))
+  std::shared_ptr<auth::TokenCache> credentials;
+  const Env* env = nullptr;
+  const IOStreams* io = nullptr;
+  int verbosity = 0;
+  fs::path state_dir;
+  gcp::PollOptions poll;  // sleeps for real in the CLI
+
+  std::string endpoint(const char* service) const;
+  std::string bucket() const;
+};
+
+// Checks that the target names a project and a location, with a one-line error saying which
+// flag or `kinetic config set` key supplies the missing one.
+void require_target(const Target& target, const std::string& command);
+
+}  // namespace kinetic::gke

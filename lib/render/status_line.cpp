@@ -1,0 +1,33 @@
+#include "render/status_line.h"
+
+#include <cstdio>
+
+namespace kinetic {
+
+void StatusLine::update(const std::string& text, bool transient) {
+  if (io_.quiet || text == last_) return;
+  if (io_.err_tty) {
+    std::fprintf(io_.err, "\r\033[K%s", text.c_str());
+    std::fflush(io_.err);
+    shown_ = true;
+  } else if (!transient) {
+    std::fprintf(io_.err, "%s\n", text.c_str());
+  }
+  last_ = text;
+}
+
+void StatusLine::clear() {
+  if (shown_) {
+    std::fputs("\r\033[K", io_.err);
+    std::fflush(io_.err);
+    shown_ = false;
+  }
+}
+
+void StatusLine::finish(const std::string& text) {
+  clear();
+  last_.clear();
+  io_.info(text);
+}
+
+}  // namespace kinetic

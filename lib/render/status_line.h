@@ -1,0 +1,34 @@
+// One current line of progress for long waits (build status, scheduling, transfers): rewritten in
+// place on a terminal, printed once per change when stderr is not a terminal (so CI logs stay
+// line-oriented), silent with --quiet.
+#pragma once
+
+#include <string>
+
+#include "render/output.h"
+
+namespace kinetic {
+
+class StatusLine {
+ public:
+  explicit StatusLine(const IOStreams& io) : io_(io) {}
+  ~StatusLine() { clear(); }
+  StatusLine(const StatusLine&) = delete;
+  StatusLine& operator=(const StatusLine&) = delete;
+
+  // Shows TEXT as the current state. On a terminal it replaces the previous text; otherwise
+  // it is printed when it differs from the last line printed, unless TRANSIENT (byte counts
+  // and other ticking values that would flood a log).
+  void update(const std::string& text, bool transient = false);
+  // Removes the line from a terminal (nothing to do elsewhere).
+  void clear();
+  // Clears, then prints TEXT as a permanent line (unless --quiet).
+  void finish(const std::string& text);
+
+ private:
+  const IOStreams& io_;
+  std::string last_;
+  bool shown_ = false;
+};
+
+}  // namespace kinetic
