@@ -1,5 +1,6 @@
 // kinetic status [JOB]: where jobs stand, as a table or -o json|yaml|name.
 #include "app.h"
+#include "backend/gke/provisioner.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "job_lookup.h"
@@ -14,6 +15,37 @@ struct StatusOptions {
 
 std::string exit_text(const JobStatus& s) {
   return s.exit_code ? std::to_string(*s.exit_code) : "-";
+}
+
+// What the job's accelerator has cost so far at list price (0 when unknown or local).
+double cost_of(const JobStatus& s) {
+  if (s.backend != "gke" || s.accelerator.empty()) return 0;
+  try {
+    return resolve_accelerator(s.accelerator).price_per_hour * s.duration_seconds / 3600.0;
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+std::string cost_text(const JobStatus& s) {
+  if (s.backend != "gke") return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "$%.2f", cost_of(s));
+  return buf;
+}
+
+// The cluster and its pools, for `status` on a gke context.
+struct ClusterView {
+  std::string name;
+  std::string location;
+  std::vector<gke::PoolRow> pools;
+};
+
+std::optional<ClusterView> cluster_view(Factory& f) {
+  if (f.settings().backend != "gke") return std::nullopt;
+  gke::Session& s = f.gke_session();
+  gke::Provisioner provisioner(s, nullptr);
+  return ClusterView{s.target.cluster, s.target.location, provisioner.list_pools()};
 }
 
 std::string duration_text(const JobStatus& s) {
@@ -36,6 +68,8 @@ int run_status(const StatusOptions& o, Factory& f) {
     jobs = b.list();
   }
   IOStreams& io = f.io();
+  const bool whole = o.job.empty() && format != OutputFormat::name;
+  std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
   switch (format) {
     case OutputFormat::json:
     case OutputFormat::yaml: {
@@ -44,8 +78,24 @@ int run_status(const StatusOptions& o, Factory& f) {
         doc = nlohmann::ordered_json::parse(to_json(jobs.front()).dump());
       } else {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const auto& j : jobs) list.push_back(nlohmann::ordered_json::parse(to_json(j).dump()));
-        doc = {{"context", s.context.value}, {"backend", s.backend}, {"jobs", list}};
+        for (const auto& j : jobs) {
+          auto item = nlohmann::ordered_json::parse(to_json(j).dump());
+          if (j.backend == "gke") item["cost_usd"] = cost_of(j);
+          list.push_back(item);
+        }
+        doc = {{"context", s.context.value}, {"backend", s.backend}};
+        if (cluster) {
+          nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+          for (const auto& p : cluster->pools)
+            pools.push_back({{"name", p.pool.name},
+                             {"accelerator", p.accelerator.empty() ? "cpu" : p.accelerator},
+                             {"nodes", p.nodes},
+                             {"maxNodes", p.pool.max_nodes},
+                             {"status", p.pool.status}});
+          doc["cluster"] = {
+              {"name", cluster->name}, {"location", cluster->location}, {"pools", pools}};
+        }
+        doc["jobs"] = list;
       }
       print_document(io.out, format, doc);
       return 0;
@@ -58,7 +108,7 @@ int run_status(const StatusOptions& o, Factory& f) {
   }
   const bool wide = format == OutputFormat::wide;
   std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
-                                      "AGE", "DURATION", "FILE"};
+                                      "AGE", "DURATION", "COST", "FILE"};
   if (wide) {
     headers.push_back("OUTPUT");
     headers.push_back("ERROR");
@@ -66,12 +116,23 @@ int run_status(const StatusOptions& o, Factory& f) {
   Table t(headers);
   for (const auto& j : jobs) {
     std::vector<std::string> row = {
-        j.id, j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j), j.file};
+        j.id,         j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j),
+        cost_text(j), j.file};
     if (wide) {
       row.push_back(j.output_dir);
       row.push_back(j.error.empty() ? "-" : j.error);
     }
     t.add_row(row);
+  }
+  if (cluster) {
+    io.info("cluster " + cluster->name + " (" + cluster->location + ")");
+    Table pools({"POOL", "ACCELERATOR", "NODES", "MAX"});
+    for (const auto& p : cluster->pools)
+      pools.add_row({p.pool.name, p.accelerator.empty() ? "cpu" : p.accelerator,
+                     std::to_string(p.nodes), std::to_string(p.pool.max_nodes)});
+    std::string text = pools.render(io.out_tty);
+    std::fwrite(text.data(), 1, text.size(), io.out);
+    std::fputs("\n", io.out);
   }
   if (o.job.empty())
     io.info("context " + s.context.value + " (backend " + s.backend +

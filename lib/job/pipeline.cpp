@@ -163,10 +163,11 @@ std::string anchored_dir_pattern(const fs::path& rel) {
   return out + "/";
 }
 
-Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& output_dir) {
+Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& output_dir,
+                 Compression compression) {
   Packaged p;
   p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
-  p.archive = p.temp_dir / "context.tar.zst";
+  p.archive = p.temp_dir / ("context" + std::string(archive_extension(compression)));
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
   // kinetic's own state and the outputs directory never ship, wherever they are: a state dir
@@ -192,7 +193,7 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& o
     };
   }
   try {
-    p.result = pack_directory(r.context_root, rules, p.archive, progress);
+    p.result = pack_directory(r.context_root, rules, p.archive, compression, progress);
   } catch (...) {
     if (shown) std::fputs("\r\033[K", env.io.err);
     remove_all_quiet(p.temp_dir);
@@ -398,7 +399,10 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
       req.output.empty()
           ? fs::path()
           : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
-  Packaged pkg = package(r, env, explicit_output);
+  // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
+  const Compression compression =
+      (env.backend ? env.backend->gzip_contexts() : !local) ? Compression::gzip : Compression::zstd;
+  Packaged pkg = package(r, env, explicit_output, compression);
   if (req.dry_run) {
     remove_all_quiet(pkg.temp_dir);
     return dry_run(req, env, r, pkg.result);
@@ -409,6 +413,18 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (local && r.requirements && env.io.verbosity > 0)
     env.io.info("kinetic: local backend: " + display_path(r.requirements->source, env.cwd) +
                 " is not installed; the job uses the host's python3");
+  ImageRequest image_request;
+  image_request.family = r.accel.family;
+  image_request.base_image = std::string(base_image_for(r.accel.family));
+  if (r.requirements) image_request.requirements = r.requirements->lines;
+  image_request.tag = r.image_tag;
+  std::string image;
+  try {
+    image = backend.prepare_image(image_request);
+  } catch (...) {
+    remove_all_quiet(pkg.temp_dir);
+    throw;
+  }
 
   // 4 stage
   bool uploaded = false;
@@ -432,7 +448,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   spec.backend = env.settings.backend;
   spec.context_sha256 = pkg.result.sha256;
   spec.context_uri = context_uri;
-  spec.image = r.image_tag;
+  spec.image = image;
   spec.secret_env = r.job_env.names;
   spec.timeout_seconds = req.timeout_seconds;
   spec.retries = req.retries;

@@ -25,6 +25,9 @@ namespace {
 
 constexpr size_t kBlock = 256 * 1024;  // read size for file contents
 constexpr int kZstdLevel = 3;
+// Fast: contexts can be large and deflate is single-threaded. Changing it changes every gzip
+// context's hash (harmless: a new hash only means one more upload).
+constexpr int kGzipLevel = 3;
 
 std::string errno_text(int err) {
   return std::strerror(err);
@@ -191,8 +194,17 @@ unsigned zstd_workers() {
 
 }  // namespace
 
+std::string_view archive_extension(Compression compression) {
+  return compression == Compression::gzip ? ".tar.gz" : ".tar.zst";
+}
+
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           const PackProgress& progress) {
+  return pack_directory(root, rules, out_file, Compression::zstd, progress);
+}
+
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
+                          Compression compression, const PackProgress& progress) {
   struct stat root_st;
   if (::stat(root.c_str(), &root_st) != 0 || !S_ISDIR(root_st.st_mode)) {
     throw Error(Errc::packaging, "context directory " + root.string() +
@@ -240,12 +252,22 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
   WriteHandle a(archive_write_new());
   if (!a) throw Error(Errc::internal, "cannot allocate a libarchive writer");
   archive_write_set_format(a.get(), ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
-  if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) throw write_error(a.get());
-  archive_write_set_filter_option(a.get(), "zstd", "compression-level",
-                                  std::to_string(kZstdLevel).c_str());
-  // Optional: older libarchive has no "threads" option and then compresses single-threaded.
-  archive_write_set_filter_option(a.get(), "zstd", "threads",
-                                  std::to_string(zstd_workers()).c_str());
+  if (compression == Compression::gzip) {
+    if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK) throw write_error(a.get());
+    if (archive_write_set_filter_option(a.get(), "gzip", "compression-level",
+                                        std::to_string(kGzipLevel).c_str()) != ARCHIVE_OK)
+      throw write_error(a.get());
+    // No mtime in the header ("!timestamp"); libarchive never stores a file name by default.
+    if (archive_write_set_filter_option(a.get(), "gzip", "timestamp", nullptr) != ARCHIVE_OK)
+      throw write_error(a.get());
+  } else {
+    if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) throw write_error(a.get());
+    archive_write_set_filter_option(a.get(), "zstd", "compression-level",
+                                    std::to_string(kZstdLevel).c_str());
+    // Optional: older libarchive has no "threads" option and then compresses single-threaded.
+    archive_write_set_filter_option(a.get(), "zstd", "threads",
+                                    std::to_string(zstd_workers()).c_str());
+  }
   archive_write_set_bytes_per_block(a.get(), 0);  // no tar blocking, no padding after the frame
   if (archive_write_open2(a.get(), &sink, nullptr, sink_write, nullptr, nullptr) != ARCHIVE_OK)
     throw write_error(a.get());

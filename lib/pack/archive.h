@@ -1,9 +1,10 @@
-// Deterministic context archives (tar + zstd, via libarchive) and their safe extraction.
+// Deterministic context archives (tar + zstd or gzip, via libarchive) and their safe extraction.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,17 @@ struct PackResult {
 using PackProgress = std::function<void(uint64_t entries, uint64_t bytes)>;
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           const PackProgress& progress = nullptr);
+
+// How the tar stream is compressed. zstd (the default, used by the local backend) is fast and
+// small; gzip is what Python's standard library reads before 3.14 (`tarfile`), so GKE contexts,
+// unpacked in the pod by the bootstrap (job/bootstrap.h), use it. Both are deterministic: the
+// gzip header carries no timestamp and no file name, and the level is fixed.
+enum class Compression { zstd, gzip };
+// ".tar.zst" or ".tar.gz".
+std::string_view archive_extension(Compression compression);
+// As above, with the given compression (same entries, same tar bytes).
+PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
+                          Compression compression, const PackProgress& progress = nullptr);
 
 // Extracts ARCHIVE into DEST (created if missing). Refuses, with Error(Errc::packaging), entries
 // with absolute paths, '..' components, hard links, device files, or symlinks that point outside

@@ -105,8 +105,9 @@ CliResult Sandbox::run(const std::vector<std::string>& args, const fs::path& cwd
 }
 
 int Sandbox::spawn(const std::vector<std::string>& args, const fs::path& cwd,
-                   const fs::path& out_file, const fs::path& err_file) const {
-  auto env = environment({});
+                   const fs::path& out_file, const fs::path& err_file,
+                   const std::map<std::string, std::string>& extra_env) const {
+  auto env = environment(extra_env);
   pid_t pid = ::fork();
   if (pid == 0) {
     int devnull = ::open("/dev/null", O_RDONLY);

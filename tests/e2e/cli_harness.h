@@ -35,7 +35,8 @@ class Sandbox {
                 const std::map<std::string, std::string>& extra_env = {}) const;
   // Starts kinetic without waiting; returns the pid. Output goes to files under the sandbox.
   int spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& out_file,
-            const fs::path& err_file) const;
+            const fs::path& err_file,
+            const std::map<std::string, std::string>& extra_env = {}) const;
   // Waits for PID and returns its exit code (128+N for a signal).
   static int wait(int pid);
 

@@ -281,6 +281,64 @@ TEST_F(PackArchiveTest, EntriesAreSortedAndCarryNoOwnerOrTime) {
   EXPECT_EQ(by_name["train.py"].data, "print('hi')\n");
 }
 
+TEST_F(PackArchiveTest, GzipIsDeterministicWithNoTimestampOrNameInTheHeader) {
+  make_tree(ctx_);
+  auto r1 = pack_directory(ctx_, IgnoreRules::defaults(), tmp_ / "one.tar.gz", Compression::gzip);
+  // Other mtimes, and a second later on the clock: the bytes must not move.
+  const struct timespec times[2] = {{1234567, 0}, {987654321, 5}};
+  for (auto& e : fs::recursive_directory_iterator(ctx_))
+    ::utimensat(AT_FDCWD, e.path().c_str(), times, AT_SYMLINK_NOFOLLOW);
+  auto r2 = pack_directory(ctx_, IgnoreRules::defaults(), tmp_ / "two.tar.gz", Compression::gzip);
+  EXPECT_EQ(r1.sha256, r2.sha256);
+  const std::string bytes = slurp(tmp_ / "one.tar.gz");
+  EXPECT_EQ(bytes, slurp(tmp_ / "two.tar.gz"));
+  EXPECT_EQ(r1.sha256, sha256_file(tmp_ / "one.tar.gz"));
+  EXPECT_EQ(r1.archive_bytes, bytes.size());
+  ASSERT_GE(bytes.size(), 10u);
+  EXPECT_EQ(bytes.substr(0, 3), std::string("\x1f\x8b\x08", 3));  // gzip, deflate
+  EXPECT_EQ(bytes[3], '\0');                                      // no name, comment or extra
+  EXPECT_EQ(bytes.substr(4, 4), std::string(4, '\0'));            // MTIME 0
+  // Not the zstd bytes, and not the same content address.
+  auto z = pack_directory(ctx_, IgnoreRules::defaults(), tmp_ / "one.tar.zst");
+  EXPECT_NE(z.sha256, r1.sha256);
+  EXPECT_EQ(z.files, r1.files);
+  EXPECT_EQ(z.input_bytes, r1.input_bytes);
+}
+
+TEST_F(PackArchiveTest, GzipHoldsTheSameEntriesAsZstdAndRoundTrips) {
+  make_tree(ctx_);
+  auto g = pack_directory(ctx_, IgnoreRules::defaults(), tmp_ / "c.tar.gz", Compression::gzip);
+  pack_directory(ctx_, IgnoreRules::defaults(), tmp_ / "c.tar.zst", Compression::zstd);
+  auto ge = read_entries(tmp_ / "c.tar.gz");
+  auto ze = read_entries(tmp_ / "c.tar.zst");
+  ASSERT_EQ(names(ge), names(ze));
+  for (size_t i = 0; i < ge.size(); ++i) {
+    EXPECT_EQ(ge[i].perm, ze[i].perm) << ge[i].name;
+    EXPECT_EQ(ge[i].type, ze[i].type) << ge[i].name;
+    EXPECT_EQ(ge[i].link, ze[i].link) << ge[i].name;
+    EXPECT_EQ(ge[i].data, ze[i].data) << ge[i].name;
+    EXPECT_EQ(ge[i].mtime, 0) << ge[i].name;
+  }
+  fs::path out = tmp_ / "unpacked";
+  unpack_archive(tmp_ / "c.tar.gz", out);
+  EXPECT_EQ(perm_of(out / "train.py"), 0755u);
+  EXPECT_EQ(perm_of(out / "secret.env"), 0600u);
+  EXPECT_EQ(slurp(out / "data" / "blob.bin"), random_bytes(300 * 1024 + 5, 1));
+  EXPECT_EQ(fs::read_symlink(out / "latest.csv"), "data/a.csv");
+  auto again =
+      pack_directory(out, IgnoreRules::defaults(), tmp_ / "again.tar.gz", Compression::gzip);
+  EXPECT_EQ(again.sha256, g.sha256);
+}
+
+TEST_F(PackArchiveTest, ExtensionsNameTheCompression) {
+  EXPECT_EQ(archive_extension(Compression::zstd), ".tar.zst");
+  EXPECT_EQ(archive_extension(Compression::gzip), ".tar.gz");
+  // The default stays zstd (the local backend's format).
+  write(ctx_ / "a.py", "x");
+  pack_directory(ctx_, IgnoreRules(), tmp_ / "d");
+  EXPECT_EQ(slurp(tmp_ / "d").substr(0, 4), std::string("\x28\xb5\x2f\xfd", 4));
+}
+
 TEST_F(PackArchiveTest, PlainNamesNeedNoPaxRecords) {
   // Short ASCII names fit ustar headers: no extended records that older tars warn about.
   write(ctx_ / "train.py", "x");

@@ -1,0 +1,678 @@
+// The in-pod bootstrap (job/bootstrap.h) run for real: `python3 -c SOURCE` as a child process with
+// the environment a pod gets, against the fake GCS (STORAGE_EMULATOR_HOST) and the fake metadata
+// server. Jobs really run; the tests look at what reaches the child's stdout, its exit code and
+// what lands in the bucket. Synchronisation is by pipes (the job prints "ready"), never by sleeps.
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/fs.h"
+#include "fakes/fake_gcs.h"
+#include "fakes/fake_oauth.h"
+#include "job/bootstrap.h"
+#include "job/spec.h"
+#include "pack/archive.h"
+#include "pack/ignore.h"
+#include "pack/sha256.h"
+
+extern char** environ;
+
+namespace kinetic {
+namespace {
+
+constexpr const char* kBucket = "b";
+
+// A running `python3 -c <bootstrap>` with its stdout and stderr on pipes.
+class Child {
+ public:
+  Child(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    int out[2], err[2];
+    EXPECT_EQ(::pipe2(out, O_CLOEXEC), 0);
+    EXPECT_EQ(::pipe2(err, O_CLOEXEC), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    int rc = ::posix_spawnp(&pid_, cargv[0], &fa, nullptr, cargv.data(), cenv.data());
+    posix_spawn_file_actions_destroy(&fa);
+    EXPECT_EQ(rc, 0) << std::strerror(rc);
+    ::close(out[1]);
+    ::close(err[1]);
+    fds_[0] = out[0];
+    fds_[1] = err[0];
+  }
+  ~Child() {
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // Reads both pipes until PRED(out) holds or both end. A bound of a minute keeps a broken
+  // bootstrap from hanging the suite; it is not a timing assumption.
+  bool read_until(const std::function<bool(const std::string&)>& pred) {
+    char buf[65536];
+    while (!pred(out_)) {
+      pollfd p[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+      if (fds_[0] < 0 && fds_[1] < 0) return false;
+      int r = ::poll(p, 2, 60000);
+      if (r == 0) {
+        ADD_FAILURE() << "no output from the bootstrap for a minute; stdout so far:\n"
+                      << out_ << "\nstderr:\n"
+                      << err_;
+        return false;
+      }
+      if (r < 0) continue;
+      for (int i = 0; i < 2; ++i) {
+        if (fds_[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        ssize_t n = ::read(fds_[i], buf, sizeof buf);
+        if (n > 0) {
+          (i == 0 ? out_ : err_).append(buf, static_cast<size_t>(n));
+        } else if (n == 0 || errno != EINTR) {
+          ::close(fds_[i]);
+          fds_[i] = -1;
+        }
+      }
+    }
+    return true;
+  }
+  // Reads everything, reaps the child; its exit code (128 + N when killed by signal N).
+  int wait() {
+    read_until([](const std::string&) { return false; });
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid_, &status, 0), pid_);
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  void signal(int sig) { ::kill(pid_, sig); }
+  const std::string& out() const { return out_; }
+  const std::string& err() const { return err_; }
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int fds_[2] = {-1, -1};
+  std::string out_, err_;
+};
+
+// Forwards every request to the fake GCS and records the Authorization header each one carried
+// (the fake does not check tokens). Stands in for storage.googleapis.com in the token test.
+class RecordingProxy {
+ public:
+  explicit RecordingProxy(int upstream_port) : upstream_(upstream_port) {
+    auto fwd = [this](const httplib::Request& req, httplib::Response& res) {
+      {
+        std::lock_guard lock(mu_);
+        auth_.push_back(req.get_header_value("Authorization"));
+      }
+      httplib::Client cli("127.0.0.1", upstream_);
+      cli.set_url_encode(false);
+      httplib::Headers headers;
+      for (const auto& [k, v] : req.headers) {
+        std::string lk = k;
+        for (auto& c : lk) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lk != "host" && lk != "content-length" && lk != "content-type" &&
+            lk.rfind("remote_", 0) != 0 && lk.rfind("local_", 0) != 0)
+          headers.emplace(k, v);
+      }
+      const std::string type = req.get_header_value("Content-Type");
+      httplib::Result r = req.method == "GET"    ? cli.Get(req.target, headers)
+                          : req.method == "POST" ? cli.Post(req.target, headers, req.body, type)
+                                                 : cli.Put(req.target, headers, req.body, type);
+      if (!r) {
+        res.status = 502;
+        return;
+      }
+      res.status = r->status;
+      for (const auto& [k, v] : r->headers)
+        if (k != "Content-Length" && k != "Content-Type" && k != "Transfer-Encoding")
+          res.set_header(k, v);
+      res.set_content(r->body, r->get_header_value("Content-Type"));
+    };
+    server_.Get(".*", fwd);
+    server_.Post(".*", fwd);
+    server_.Put(".*", fwd);
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::yield();  // so that stop() cannot miss it
+  }
+  ~RecordingProxy() {
+    server_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+  std::vector<std::string> authorizations() {
+    std::lock_guard lock(mu_);
+    return auth_;
+  }
+
+ private:
+  int upstream_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::vector<std::string> auth_;
+};
+
+std::string random_bytes(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(gen());
+  return s;
+}
+
+class BootstrapTest : public ::testing::Test {
+ protected:
+  fakes::FakeGcs gcs;
+  fs::path tmp = make_temp_dir(fs::temp_directory_path(), "kinetic-boot-");
+  fs::path node_tmp = tmp / "node-tmp";  // the pod's TMPDIR
+  std::string job_id = "job-0b00c0de";
+  std::string context_uri, context_sha;
+  int contexts = 0;
+
+  void SetUp() override {
+    gcs.create_bucket(kBucket);
+    make_dirs(node_tmp, 0755);
+  }
+  void TearDown() override { remove_all_quiet(tmp); }
+
+  std::string results_prefix() const { return "jobs/" + job_id + "/"; }
+  std::string results_uri() const {
+    return "gs://" + std::string(kBucket) + "/" + results_prefix();
+  }
+
+  // Packs FILES (path -> {content, mode}) and uploads the archive content-addressed.
+  void stage_context(const std::map<std::string, std::pair<std::string, unsigned>>& files,
+                     Compression compression = Compression::gzip) {
+    fs::path dir = tmp / ("ctx" + std::to_string(contexts++));
+    make_dirs(dir, 0755);
+    for (const auto& [name, file] : files) {
+      atomic_write(dir / name, file.first, file.second);
+      ::chmod((dir / name).c_str(), file.second);
+    }
+    fs::path archive = tmp / ("context" + std::string(archive_extension(compression)));
+    PackResult r = pack_directory(dir, IgnoreRules(), archive, compression);
+    std::string name = "contexts/" + r.sha256 + std::string(archive_extension(compression));
+    gcs.put_object(kBucket, name, read_file(archive).value());
+    context_uri = "gs://" + std::string(kBucket) + "/" + name;
+    context_sha = r.sha256;
+  }
+  void stage_spec(const std::string& file, JobKind kind, std::vector<std::string> args = {}) {
+    JobSpec s;
+    s.id = job_id;
+    s.file = file;
+    s.kind = kind;
+    s.args = std::move(args);
+    s.backend = "gke";
+    s.accelerator = "cpu";
+    s.created = rfc3339(now_unix());
+    gcs.put_object(kBucket, results_prefix() + "spec.json", to_json(s).dump(), "application/json");
+  }
+
+  // The environment a pod gets: the manifest's bootstrap_env plus where the store is.
+  std::vector<std::string> pod_env(const std::vector<std::pair<std::string, std::string>>& extra,
+                                   bool emulator = true) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      std::string_view v(*e);
+      bool drop = false;
+      for (std::string_view p : {"KINETIC_", "STORAGE_EMULATOR_HOST=", "CLOUDSDK_", "GCE_METADATA",
+                                 "GOOGLE_", "TMPDIR="})
+        drop = drop || v.rfind(p, 0) == 0;
+      for (const auto& [k, value] : extra) drop = drop || v.rfind(k + "=", 0) == 0;
+      if (!drop) env.emplace_back(v);
+    }
+    env.push_back("TMPDIR=" + node_tmp.string());
+    if (emulator) env.push_back("STORAGE_EMULATOR_HOST=127.0.0.1:" + std::to_string(gcs.port()));
+    for (const auto& [k, v] : bootstrap_env(job_id, context_uri, context_sha,
+                                            results_uri() + "spec.json", results_uri()))
+      env.push_back(k + "=" + v);
+    for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
+    return env;
+  }
+  // PRELUDE runs first in the same interpreter (to play an older Python).
+  std::unique_ptr<Child> start(const std::vector<std::pair<std::string, std::string>>& extra = {},
+                               bool emulator = true, const std::string& python = "python3",
+                               const std::string& prelude = "") {
+    return std::make_unique<Child>(
+        std::vector<std::string>{python, "-c", prelude + std::string(bootstrap_source())},
+        pod_env(extra, emulator));
+  }
+  // A hand-made tar.gz context (kinetic never makes such entries) with the right checksum.
+  void stage_raw_context(const std::vector<std::pair<std::string, std::string>>& files) {
+    fs::path path = tmp / "raw.tar.gz";
+    struct archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_add_filter_gzip(a);
+    ASSERT_EQ(archive_write_open_filename(a, path.c_str()), ARCHIVE_OK);
+    for (const auto& [name, data] : files) {
+      archive_entry* e = archive_entry_new();
+      archive_entry_set_pathname(e, name.c_str());
+      archive_entry_set_filetype(e, AE_IFREG);
+      archive_entry_set_perm(e, 0644);
+      archive_entry_set_size(e, static_cast<la_int64_t>(data.size()));
+      EXPECT_GE(archive_write_header(a, e), ARCHIVE_WARN);
+      archive_write_data(a, data.data(), data.size());
+      archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+    context_sha = sha256_file(path);
+    gcs.put_object(kBucket, "contexts/raw.tar.gz", read_file(path).value());
+    context_uri = "gs://" + std::string(kBucket) + "/contexts/raw.tar.gz";
+  }
+
+  // status.json as the CLI reads it back.
+  nlohmann::json status_json() {
+    auto data = gcs.object_data(kBucket, results_prefix() + "status.json");
+    if (!data) {
+      ADD_FAILURE() << "no status.json in the bucket";
+      return nlohmann::json::object();
+    }
+    return nlohmann::json::parse(*data);
+  }
+  // outputs.tar.gz, unpacked with the CLI's own (strict) unpacker.
+  fs::path outputs() {
+    auto data = gcs.object_data(kBucket, results_prefix() + "outputs.tar.gz");
+    if (!data) {
+      ADD_FAILURE() << "no outputs.tar.gz in the bucket";
+      return tmp / "missing";
+    }
+    fs::path dir = tmp / "outputs";
+    remove_all_quiet(dir);
+    atomic_write(tmp / "outputs.tar.gz", *data);
+    unpack_archive(tmp / "outputs.tar.gz", dir);
+    return dir;
+  }
+  static std::string slurp(const fs::path& p) { return read_file(p).value_or("<missing>"); }
+};
+
+// A Python job that shows what it sees and writes outputs.
+constexpr const char* kShowJob = R"PY(import os, sys
+out = os.environ["KINETIC_OUTPUT_DIR"]
+print("hello from the job", sys.argv[1:])
+print("cwd", os.getcwd())
+print("data", open("data/input.txt").read().strip())
+for k in ("KINETIC_JOB_ID", "KINETIC_CHECKPOINT_DIR", "KINETIC_BACKEND"):
+    print(k, os.environ.get(k))
+print("oops on stderr", file=sys.stderr)
+open(os.path.join(out, "result.txt"), "w").write("42\n")
+os.makedirs(os.path.join(out, "sub"))
+open(os.path.join(out, "sub", "a.txt"), "w").write("a\n")
+os.link(os.path.join(out, "sub", "a.txt"), os.path.join(out, "hard.txt"))
+os.symlink("result.txt", os.path.join(out, "latest"))
+os.mkfifo(os.path.join(out, "pipe"))
+)PY";
+
+TEST_F(BootstrapTest, RunsTheJobStreamsItsOutputAndUploadsResults) {
+  stage_context({{"train.py", {kShowJob, 0644}}, {"data/input.txt", {"input data\n", 0644}}});
+  stage_spec("train.py", JobKind::python, {"--lr", "0.1 0.2"});
+  auto child = start();
+  int code = child->wait();
+  EXPECT_EQ(code, 0) << child->err();
+  const std::string& out = child->out();
+  EXPECT_NE(out.find("hello from the job ['--lr', '0.1 0.2']"), std::string::npos) << out;
+  EXPECT_NE(out.find("data input data"), std::string::npos) << out;
+  EXPECT_NE(out.find("KINETIC_JOB_ID " + job_id), std::string::npos) << out;
+  EXPECT_NE(out.find("KINETIC_BACKEND gke"), std::string::npos) << out;
+  EXPECT_NE(child->err().find("oops on stderr"), std::string::npos) << child->err();
+  // The working area is a fresh directory under TMPDIR, and it is gone afterwards.
+  EXPECT_NE(out.find("cwd " + node_tmp.string() + "/kinetic-"), std::string::npos) << out;
+  EXPECT_TRUE(fs::is_empty(node_tmp));
+
+  auto st = status_json();
+  EXPECT_EQ(st["id"], job_id);
+  EXPECT_EQ(st["state"], "succeeded");
+  EXPECT_EQ(st["exit_code"], 0);
+  EXPECT_EQ(st["error"], "");
+  EXPECT_EQ(st["backend"], "gke");
+  EXPECT_EQ(st["file"], "train.py");
+  EXPECT_EQ(st["args"], (std::vector<std::string>{"--lr", "0.1 0.2"}));
+  JobStatus js = job_status_from_json(st);
+  EXPECT_TRUE(js.terminal());
+  EXPECT_EQ(js.exit_code.value_or(-1), 0);
+  EXPECT_FALSE(js.started.empty());
+  EXPECT_FALSE(js.finished.empty());
+  EXPECT_LE(js.started, js.finished);
+  EXPECT_GE(js.duration_seconds, 0.0);
+  EXPECT_EQ(js.attempts, 1);
+
+  fs::path o = outputs();
+  EXPECT_EQ(slurp(o / "result.txt"), "42\n");
+  EXPECT_EQ(slurp(o / "sub" / "a.txt"), "a\n");
+  EXPECT_EQ(slurp(o / "hard.txt"), "a\n");  // stored as a file: the CLI refuses hard links
+  EXPECT_EQ(fs::read_symlink(o / "latest"), "result.txt");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(o / "pipe")));  // not a file: left out
+}
+
+TEST_F(BootstrapTest, ExitCodePassesThroughAndResultsAreUploadedOnFailure) {
+  stage_context({{"run",
+                  {"#!/bin/sh\necho partial > \"$KINETIC_OUTPUT_DIR/partial.txt\"\n"
+                   "echo about to fail\nexit 3\n",
+                   0755}}});
+  stage_spec("run", JobKind::executable);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 3) << child->err();
+  EXPECT_NE(child->out().find("about to fail"), std::string::npos);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 3);
+  EXPECT_EQ(st["error"], "job exited with code 3");
+  EXPECT_EQ(slurp(outputs() / "partial.txt"), "partial\n");
+}
+
+TEST_F(BootstrapTest, AJobKilledBySignalExitsWith128PlusTheSignal) {
+  stage_context({{"die.sh", {"echo dying\nkill -KILL $$\n", 0644}}});
+  stage_spec("die.sh", JobKind::shell);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 137) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 137);
+  EXPECT_EQ(st["error"], "job killed by SIGKILL");
+}
+
+TEST_F(BootstrapTest, CppJobsAreCompiledThenRun) {
+  stage_context({{"src/main.cpp",
+                  {"#include <cstdio>\n#include <cstdlib>\nint main(int c, char** v) {\n"
+                   "  std::printf(\"compiled %s\\n\", v[1]);\n  return std::atoi(v[2]);\n}\n",
+                   0644}}});
+  stage_spec("src/main.cpp", JobKind::cpp, {"ok", "5"});
+  auto child = start();
+  EXPECT_EQ(child->wait(), 5) << child->err();
+  EXPECT_NE(child->out().find("compiled ok"), std::string::npos) << child->out();
+  EXPECT_EQ(status_json()["exit_code"], 5);
+}
+
+TEST_F(BootstrapTest, MissingJobFileIs127) {
+  stage_context({{"other.py", {"print('x')\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 127);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 127);
+  EXPECT_NE(st["error"].get<std::string>().find("train.py is not in the context"),
+            std::string::npos)
+      << st;
+}
+
+TEST_F(BootstrapTest, ChecksumMismatchFailsBeforeRunningAnything) {
+  stage_context({{"train.py", {"print('SHOULD NOT RUN')\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  const std::string real = context_sha;
+  context_sha = std::string(64, 'a');
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  EXPECT_EQ(child->out().find("SHOULD NOT RUN"), std::string::npos);
+  EXPECT_NE(child->err().find("context checksum mismatch"), std::string::npos) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 126);
+  std::string error = st["error"];
+  EXPECT_NE(error.find("context checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find(real), std::string::npos) << error;
+  EXPECT_NE(error.find(context_uri), std::string::npos) << error;
+  EXPECT_TRUE(fs::is_empty(outputs()));  // an empty outputs tarball still lands
+}
+
+TEST_F(BootstrapTest, UnsafeContextEntriesAreRefusedWithOrWithoutTheDataFilter) {
+  stage_raw_context({{"train.py", "print('SHOULD NOT RUN')\n"}, {"../escape.txt", "pwned"}});
+  stage_spec("train.py", JobKind::python);
+  // This Python's tarfile "data" filter, then the bootstrap's own checks (older Pythons).
+  for (std::string prelude : {"", "import tarfile\ndel tarfile.data_filter\n"}) {
+    SCOPED_TRACE(prelude.empty() ? "data filter" : "own checks");
+    auto child = start({}, true, "python3", prelude);
+    EXPECT_EQ(child->wait(), 126);
+    EXPECT_EQ(child->out().find("SHOULD NOT RUN"), std::string::npos);
+    auto st = status_json();
+    EXPECT_EQ(st["exit_code"], 126);
+    std::string error = st["error"];
+    EXPECT_NE(error.find("unpack the context"), std::string::npos) << error;
+    EXPECT_NE(error.find("escape.txt"), std::string::npos) << error;
+    if (!prelude.empty()) {
+      EXPECT_NE(error.find("unsafe entry"), std::string::npos) << error;
+    }
+    EXPECT_TRUE(fs::is_empty(node_tmp));
+  }
+}
+
+TEST_F(BootstrapTest, MissingSpecStillUploadsAStatusThatSaysSo) {
+  stage_context({{"train.py", {"print('x')\n", 0644}}});
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 126);
+  std::string error = st["error"];
+  EXPECT_NE(error.find("cannot download " + results_uri() + "spec.json"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("404"), std::string::npos) << error;
+  EXPECT_EQ(gcs.request_count("objects.download"), 1);  // a 404 is not retried
+}
+
+TEST_F(BootstrapTest, MissingContextStillUploadsAStatusThatSaysSo) {
+  context_uri = "gs://b/contexts/nope.tar.gz";
+  context_sha = std::string(64, '0');
+  stage_spec("train.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  auto st = status_json();
+  EXPECT_EQ(st["exit_code"], 126);
+  EXPECT_EQ(st["file"], "train.py");
+  EXPECT_NE(st["error"].get<std::string>().find("cannot download gs://b/contexts/nope.tar.gz"),
+            std::string::npos)
+      << st;
+}
+
+TEST_F(BootstrapTest, SigtermIsPassedToTheJobAndResultsAreStillUploaded) {
+  stage_context({{"serve.py",
+                  {R"PY(import os, signal, sys
+def stop(sig, frame):
+    open(os.path.join(os.environ["KINETIC_OUTPUT_DIR"], "marker"), "w").write(signal.Signals(sig).name)
+    open(os.path.join(os.environ["KINETIC_CHECKPOINT_DIR"], "last.ckpt"), "w").write("saved")
+    print("stopping", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+while True:
+    signal.pause()
+)PY",
+                   0644}}});
+  stage_spec("serve.py", JobKind::python);
+  auto child = start();
+  ASSERT_TRUE(child->read_until([](const std::string& out) {
+    return out.find("ready\n") != std::string::npos;
+  })) << child->err();
+  child->signal(SIGTERM);
+  EXPECT_EQ(child->wait(), 143) << child->err();
+  EXPECT_NE(child->out().find("stopping"), std::string::npos);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "cancelled");
+  EXPECT_EQ(st["exit_code"], 143);
+  EXPECT_NE(st["error"].get<std::string>().find("SIGTERM"), std::string::npos) << st;
+  EXPECT_EQ(slurp(outputs() / "marker"), "SIGTERM");
+  EXPECT_EQ(gcs.object_data(kBucket, results_prefix() + "checkpoints/last.ckpt").value_or(""),
+            "saved");
+}
+
+TEST_F(BootstrapTest, CheckpointsAreRestoredAndOnlyChangesUploaded) {
+  // More than one page of objects (GCS lists 1000 at most).
+  const std::string ck = results_prefix() + "checkpoints/";
+  gcs.put_object(kBucket, ck + "step", "41");
+  gcs.put_object(kBucket, ck + "model/weights.bin", random_bytes(3000, 7));
+  for (int i = 0; i < 1000; ++i) gcs.put_object(kBucket, ck + "shards/" + std::to_string(i), "s");
+  gcs.put_object(kBucket, results_prefix() + "checkpointsX/not-mine", "x");  // prefix lookalike
+  stage_context({{"resume.py",
+                  {R"PY(import os
+ck = os.environ["KINETIC_CHECKPOINT_DIR"]
+step = int(open(os.path.join(ck, "step")).read())
+print("resuming from", step)
+print("shards", len(os.listdir(os.path.join(ck, "shards"))))
+print("weights", os.path.getsize(os.path.join(ck, "model", "weights.bin")))
+open(os.path.join(ck, "step"), "w").write(str(step + 1))
+os.makedirs(os.path.join(ck, "new"))
+open(os.path.join(ck, "new", "opt.bin"), "w").write("adam")
+)PY",
+                   0644}}});
+  stage_spec("resume.py", JobKind::python);
+  gcs.reset_counters();
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_NE(child->out().find("resuming from 41"), std::string::npos) << child->out();
+  EXPECT_NE(child->out().find("shards 1000"), std::string::npos) << child->out();
+  EXPECT_NE(child->out().find("weights 3000"), std::string::npos) << child->out();
+  EXPECT_EQ(gcs.request_count("objects.list"), 2);
+  EXPECT_EQ(gcs.object_data(kBucket, ck + "step").value_or(""), "42");
+  EXPECT_EQ(gcs.object_data(kBucket, ck + "new/opt.bin").value_or(""), "adam");
+  EXPECT_EQ(gcs.object_data(kBucket, ck + "model/weights.bin").value_or(""), random_bytes(3000, 7));
+  // step, new/opt.bin, outputs.tar.gz and status.json: unchanged checkpoints are not re-sent.
+  EXPECT_EQ(gcs.request_count("upload.media") + gcs.request_count("upload.resumable.start"), 4);
+}
+
+TEST_F(BootstrapTest, RetriesTransientErrorsAndResumesADroppedUpload) {
+  stage_context({{"big.py",
+                  {R"PY(import os
+open(os.path.join(os.environ["KINETIC_OUTPUT_DIR"], "big.bin"), "wb").write(os.urandom(3 << 20))
+print("wrote big.bin")
+)PY",
+                   0644}}});
+  stage_spec("big.py", JobKind::python);
+  gcs.fail_next(2, 503, -1, "GET /storage/v1/b/b/o/jobs");
+  gcs.drop_connection_after(1 << 20);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_EQ(gcs.request_count("injected_failures"), 2);
+  EXPECT_EQ(gcs.request_count("dropped_connections"), 1);
+  EXPECT_EQ(gcs.request_count("upload.resumable.start"), 1);  // resumed, not restarted
+  EXPECT_GE(gcs.request_count("upload.resumable.put"), 3);
+  EXPECT_EQ(fs::file_size(outputs() / "big.bin"), 3u << 20);
+  EXPECT_EQ(status_json()["state"], "succeeded");
+}
+
+TEST_F(BootstrapTest, TwoJobsOnOneNodeDoNotCollide) {
+  stage_context({{"w.py",
+                  {R"PY(import os, sys
+open(os.path.join(os.environ["KINETIC_OUTPUT_DIR"], "who"), "w").write(os.environ["KINETIC_JOB_ID"])
+print("cwd", os.getcwd())
+)PY",
+                   0644}}});
+  const std::string a = "job-0000000a", b = "job-0000000b";
+  job_id = a;
+  stage_spec("w.py", JobKind::python);
+  auto first = start();
+  job_id = b;
+  stage_spec("w.py", JobKind::python);
+  auto second = start();
+  EXPECT_EQ(first->wait(), 0) << first->err();
+  EXPECT_EQ(second->wait(), 0) << second->err();
+  EXPECT_NE(first->out(), second->out());
+  for (const auto& id : {a, b}) {
+    job_id = id;
+    EXPECT_EQ(slurp(outputs() / "who"), id);
+  }
+}
+
+TEST_F(BootstrapTest, ZstdContextsUnpackWithTheZstdTool) {
+  stage_context({{"z.py", {"print('from a tar.zst')\n", 0644}}}, Compression::zstd);
+  stage_spec("z.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_NE(child->out().find("from a tar.zst"), std::string::npos);
+}
+
+TEST_F(BootstrapTest, ZstdContextWithoutTheToolSaysWhatToDo) {
+  // A PATH with python3 but no zstd.
+  Child probe({"python3", "-c", "import sys; print(sys.executable, sys.version_info >= (3, 14))"},
+              pod_env({}));
+  ASSERT_EQ(probe.wait(), 0);
+  std::string exe = probe.out().substr(0, probe.out().find(' '));
+  if (probe.out().find("True") != std::string::npos) GTEST_SKIP() << "Python 3.14 reads zstd";
+  fs::path bin = tmp / "bin";
+  make_dirs(bin, 0755);
+  fs::create_symlink(exe, bin / "python3");
+  stage_context({{"z.py", {"print('x')\n", 0644}}}, Compression::zstd);
+  stage_spec("z.py", JobKind::python);
+  auto child = start({{"PATH", bin.string()}}, true, exe);
+  EXPECT_EQ(child->wait(), 126);
+  EXPECT_NE(status_json()["error"].get<std::string>().find("zstd"), std::string::npos);
+}
+
+TEST_F(BootstrapTest, WithoutTheEmulatorItAuthenticatesWithAMetadataToken) {
+  // STORAGE_EMULATOR_HOST means "no auth", as in Google's libraries; a gcloud-style endpoint
+  // override (DESIGN.md "Cloud contract") keeps auth, so the token path runs against a local
+  // endpoint. The metadata server's first answer is a 503: retried.
+  fakes::FakeOAuth metadata;
+  metadata.fail_next(1, 503, "{}");
+  RecordingProxy proxy(gcs.port());
+  stage_context({{"t.py", {"print('authenticated run')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start({{"CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", proxy.url() + "storage/v1/"},
+                      {"GCE_METADATA_HOST", metadata.host()}},
+                     /*emulator=*/false);
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_NE(child->out().find("authenticated run"), std::string::npos);
+  EXPECT_EQ(metadata.metadata_tokens(), 1);  // fetched once, cached for every call
+  auto seen = proxy.authorizations();
+  EXPECT_GE(seen.size(), 5u);  // spec, context, list, outputs, status
+  for (const auto& a : seen) EXPECT_EQ(a, "Bearer " + metadata.last_access_token());
+  EXPECT_EQ(status_json()["state"], "succeeded");
+}
+
+TEST_F(BootstrapTest, WithTheEmulatorItSendsNoCredentials) {
+  RecordingProxy proxy(gcs.port());
+  stage_context({{"t.py", {"print('anonymous run')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  // The metadata host points nowhere useful: asking it would fail the run.
+  auto child = start({{"STORAGE_EMULATOR_HOST", proxy.url()}, {"GCE_METADATA_HOST", "127.0.0.1:9"}},
+                     /*emulator=*/false);
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  auto seen = proxy.authorizations();
+  EXPECT_GE(seen.size(), 5u);
+  for (const auto& a : seen) EXPECT_EQ(a, "");
+}
+
+TEST_F(BootstrapTest, TheScriptStaysCompact) {
+  EXPECT_LT(bootstrap_source().size(), 8192u);
+  EXPECT_EQ(bootstrap_source().find("/tmp/kinetic"), std::string_view::npos);
+  EXPECT_EQ(bootstrap_command(),
+            (std::vector<std::string>{"python3", "-c", std::string(bootstrap_source())}));
+  // RESULTS_URI is a prefix: it always ends with '/'.
+  EXPECT_EQ(bootstrap_env("j", "c", "s", "p", "gs://b/jobs/j").back().second, "gs://b/jobs/j/");
+  EXPECT_EQ(bootstrap_env("j", "c", "s", "p", "gs://b/jobs/j/").back().second, "gs://b/jobs/j/");
+}
+
+}  // namespace
+}  // namespace kinetic

@@ -1,0 +1,160 @@
+// The pure parts of the gke backend: names, the cluster and node pool requests `up` sends, the
+// image build source, and Job objects read back as job states.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/gke/cluster_requests.h"
+#include "backend/gke/image_source.h"
+#include "backend/gke/job_state.h"
+#include "backend/gke/names.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "pack/sha256.h"
+
+namespace kinetic::gke {
+namespace {
+
+using json = nlohmann::json;
+
+TEST(GkeNames, BucketNamesAreValidForAnyProject) {
+  EXPECT_EQ(bucket_name("acme-ml", "kinetic"), "acme-ml-kinetic-kinetic");
+  EXPECT_EQ(bucket_name("example.com:Proj", "c1"), "example-com-proj-kinetic-c1");
+  // Bucket names may not contain "google".
+  EXPECT_EQ(bucket_name("google-research", "kinetic"), "g00gle-research-kinetic-kinetic");
+  std::string long_name = bucket_name(std::string(60, 'p'), "cluster");
+  EXPECT_LE(long_name.size(), 63u);
+  EXPECT_NE(long_name.back(), '-');
+}
+
+TEST(GkeNames, PoolNamePerAcceleratorAndSpot) {
+  EXPECT_EQ(pool_name(resolve_accelerator("v5litepod-4")), "v5litepod-4");
+  EXPECT_EQ(pool_name(resolve_accelerator("l4:spot")), "l4-spot");
+  EXPECT_EQ(pool_name(resolve_accelerator("a100x8")), "a100x8");
+  EXPECT_EQ(kube_context_name("p", "us-central1-a", "kinetic"), "gke_p_us-central1-a_kinetic");
+  EXPECT_EQ(context_object("abc"), "contexts/abc.tar.gz");
+  EXPECT_EQ(results_prefix("job-1"), "jobs/job-1/results/");
+}
+
+TEST(GkeRequests, ClusterHasWorkloadIdentityChannelAndSmallDefaultPool) {
+  json c = cluster_request({"acme", "kinetic", "STABLE", "n2-standard-4"});
+  EXPECT_EQ(c["name"], "kinetic");
+  EXPECT_EQ(c["releaseChannel"]["channel"], "STABLE");
+  EXPECT_EQ(c["workloadIdentityConfig"]["workloadPool"], "acme.svc.id.goog");
+  ASSERT_EQ(c["nodePools"].size(), 1u);
+  EXPECT_EQ(c["nodePools"][0]["config"]["machineType"], "n2-standard-4");
+  EXPECT_EQ(c["nodePools"][0]["config"]["workloadMetadataConfig"]["mode"], "GKE_METADATA");
+  EXPECT_FALSE(c.contains("initialNodeCount")) << "pools and the legacy fields do not mix";
+}
+
+TEST(GkeRequests, MachineTypeErrorsAreRecognised) {
+  EXPECT_TRUE(is_machine_type_unavailable(
+      "creating cluster: Machine type \"e2-standard-4\" is not available in zone us-central2-b"));
+  EXPECT_FALSE(is_machine_type_unavailable("Insufficient regional quota to satisfy request"));
+}
+
+TEST(GkeRequests, SingleHostTpuPoolAutoscalesFromZeroWithoutTopology) {
+  json p = node_pool_request(resolve_accelerator("v5litepod-4"), {});
+  EXPECT_EQ(p["config"]["machineType"], "ct5lp-hightpu-4t");
+  EXPECT_FALSE(p.contains("placementPolicy"));
+  EXPECT_EQ(p["autoscaling"]["totalMinNodeCount"], 0);
+  EXPECT_EQ(p["autoscaling"]["totalMaxNodeCount"], 4);
+  EXPECT_FALSE(p["autoscaling"].contains("minNodeCount")) << "total* and per-zone are exclusive";
+  EXPECT_EQ(p["initialNodeCount"], 0);
+  EXPECT_EQ(p["config"]["labels"]["kinetic.dev/accelerator"], "v5litepod-4");
+}
+
+TEST(GkeRequests, MultiHostTpuPoolScalesOneSliceAtATime) {
+  Accelerator a = resolve_accelerator("v5litepod-16");
+  ASSERT_GT(a.hosts, 1);
+  json p = node_pool_request(a, {});
+  EXPECT_EQ(p["placementPolicy"]["tpuTopology"], "4x4");
+  EXPECT_EQ(p["autoscaling"]["maxNodeCount"], a.hosts);
+  EXPECT_EQ(p["autoscaling"]["locationPolicy"], "ANY");
+  PoolOptions half;
+  half.min_nodes = 1;
+  EXPECT_THROW(node_pool_request(a, half), Error);
+}
+
+TEST(GkeRequests, GpuSpotAndReservation) {
+  PoolOptions o;
+  o.spot = true;
+  o.reservation = "res-1";
+  json p = node_pool_request(resolve_accelerator("l4"), o);
+  EXPECT_EQ(p["name"], "l4-spot");
+  EXPECT_EQ(p["config"]["accelerators"][0]["acceleratorType"], "nvidia-l4");
+  EXPECT_EQ(p["config"]["accelerators"][0]["acceleratorCount"], "1");
+  EXPECT_EQ(p["config"]["spot"], true);
+  EXPECT_EQ(p["config"]["taints"][0]["key"], "cloud.google.com/gke-spot");
+  EXPECT_EQ(p["config"]["reservationAffinity"]["values"][0], "res-1");
+  PoolOptions bad;
+  bad.min_nodes = 5;
+  bad.max_nodes = 2;
+  EXPECT_THROW(node_pool_request(resolve_accelerator("l4"), bad), Error);
+}
+
+TEST(GkeImageSource, DockerfileInstallsRequirementsAndNothingOfKinetic) {
+  std::string cpu = dockerfile_for(AcceleratorFamily::cpu, "python:3.11-slim", true);
+  EXPECT_EQ(cpu.rfind("FROM python:3.11-slim\n", 0), 0u);
+  EXPECT_NE(cpu.find("pip install -r"), std::string::npos);
+  EXPECT_EQ(cpu.find("kinetic-bootstrap"), std::string::npos);
+  std::string gpu = dockerfile_for(AcceleratorFamily::gpu, "nvidia/cuda:12", false);
+  EXPECT_NE(gpu.find("python3"), std::string::npos) << "CUDA images bring no Python";
+  EXPECT_EQ(gpu.find("requirements"), std::string::npos);
+}
+
+TEST(GkeImageSource, BuildSourceIsDeterministic) {
+  fs::path dir = make_temp_dir(fs::temp_directory_path(), "kinetic-src-");
+  write_build_source(dir / "a.tar.gz", "FROM x\n", {"numpy", "torch==2.1"});
+  write_build_source(dir / "b.tar.gz", "FROM x\n", {"numpy", "torch==2.1"});
+  write_build_source(dir / "c.tar.gz", "FROM x\n", {"numpy"});
+  EXPECT_EQ(sha256_file(dir / "a.tar.gz"), sha256_file(dir / "b.tar.gz"));
+  EXPECT_NE(sha256_file(dir / "a.tar.gz"), sha256_file(dir / "c.tar.gz"));
+  remove_all_quiet(dir);
+}
+
+json job_with(const json& status) {
+  return {
+      {"metadata",
+       {{"name", "kinetic-job-1"},
+        {"creationTimestamp", "2026-01-01T00:00:00Z"},
+        {"labels", {{"kinetic.dev/job", "job-1"}}},
+        {"annotations", {{"kinetic.dev/file", "train.py"}, {"kinetic.dev/accelerator", "l4"}}}}},
+      {"status", status}};
+}
+
+TEST(GkeJobState, ConditionsBecomeStates) {
+  JobStatus done = status_from_workload(
+      job_with({{"startTime", "2026-01-01T00:00:10Z"},
+                {"completionTime", "2026-01-01T00:01:10Z"},
+                {"conditions", {{{"type", "Complete"}, {"status", "True"}}}}}));
+  EXPECT_EQ(done.state, "succeeded");
+  EXPECT_EQ(done.id, "job-1");
+  EXPECT_EQ(done.file, "train.py");
+  EXPECT_EQ(done.accelerator, "l4");
+  EXPECT_DOUBLE_EQ(done.duration_seconds, 60);
+
+  JobStatus timed = status_from_workload(
+      job_with({{"conditions",
+                 {{{"type", "Failed"}, {"status", "True"}, {"reason", "DeadlineExceeded"}}}}}));
+  EXPECT_EQ(timed.state, "timeout");
+  EXPECT_TRUE(workload_finished(
+      job_with({{"conditions", {{{"type", "Failed"}, {"status", "True"}, {"reason", "X"}}}}})));
+  EXPECT_FALSE(
+      workload_finished(job_with({{"conditions", {{{"type", "Failed"}, {"status", "False"}}}}})));
+
+  JobStatus running = status_from_workload(
+      job_with({{"active", 1}, {"ready", 1}, {"startTime", "2026-01-01T00:00:10Z"}}));
+  EXPECT_EQ(running.state, "running");
+  JobStatus pending = status_from_workload(job_with({{"active", 1}}));
+  EXPECT_EQ(pending.state, "pending");
+}
+
+TEST(GkeJobState, ParsesRfc3339) {
+  EXPECT_DOUBLE_EQ(parse_rfc3339("1970-01-01T00:01:00Z"), 60);
+  EXPECT_NEAR(parse_rfc3339("1970-01-01T00:00:01.250000000Z"), 1.25, 1e-9);
+  EXPECT_EQ(parse_rfc3339("yesterday"), 0);
+}
+
+}  // namespace
+}  // namespace kinetic::gke
