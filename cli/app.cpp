@@ -68,9 +68,8 @@ Backend* Factory::backend_or_null() {
     backend_ = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
   }
   if (!backend_ && settings().backend == "gke") {
-    gke::Session& s = gke_session();
-    gke::require_target(s.target, "the gke context " + settings().context.value);
-    backend_ = std::make_unique<gke::GkeBackend>(s);
+    gke::require_target(gke_target(), "the gke context " + settings().context.value);
+    backend_ = std::make_unique<gke::GkeBackend>(gke_session());
   }
   return backend_.get();
 }
@@ -91,15 +90,21 @@ const Settings& Factory::cloud_settings(bool provisioning) {
   return *cloud_settings_;
 }
 
+gke::Target Factory::gke_target(bool provisioning) {
+  const Settings& s = cloud_settings(provisioning);
+  gke::Target t;
+  t.project = s.project.value;
+  t.location = s.zone.set() ? s.zone.value : s.region.value;
+  t.region = s.region.value;
+  t.cluster = s.cluster.value;
+  t.ns = s.namespace_.set() ? s.namespace_.value : "default";
+  return t;
+}
+
 gke::Session& Factory::gke_session(bool provisioning) {
   if (!gke_session_) {
-    const Settings& s = cloud_settings(provisioning);
     gke::Session session;
-    session.target.project = s.project.value;
-    session.target.location = s.zone.set() ? s.zone.value : s.region.value;
-    session.target.region = s.region.value;
-    session.target.cluster = s.cluster.value;
-    session.target.ns = s.namespace_.set() ? s.namespace_.value : "default";
+    session.target = gke_target(provisioning);
     session.cloud = cloud();
     session.credentials = credentials();
     session.env = &env_;

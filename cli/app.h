@@ -64,6 +64,9 @@ class Factory {
   // PROVISIONING (`up` creates the gke context), the flags and environment with gcloud's config
   // filling the gaps.
   const Settings& cloud_settings(bool provisioning);
+  // The project, location and cluster of the selected context (see cloud_settings); cheap, no
+  // credentials looked up.
+  gke::Target gke_target(bool provisioning = false);
   // Everything a GKE command needs, for the selected context (see cloud_settings).
   gke::Session& gke_session(bool provisioning = false);
 

@@ -31,14 +31,13 @@ bool confirm(const gke::Target& t) {
 }
 
 int run_down(const DownFlags& flags, Factory& f) {
+  // Scripts get the refusal before anything else is looked at.
+  if (!flags.yes && ::isatty(0) != 1)
+    throw Error(Errc::refused,
+                "refusing to delete cloud resources without confirmation; pass --yes");
+  gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic down");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
-  gke::require_target(session.target, "kinetic down");
-  if (!flags.yes) {
-    if (::isatty(0) != 1)
-      throw Error(Errc::refused,
-                  "refusing to delete cloud resources without confirmation; pass --yes");
-    if (!confirm(session.target)) throw Error(Errc::refused, "nothing deleted");
-  }
+  if (!flags.yes && !confirm(session.target)) throw Error(Errc::refused, "nothing deleted");
   IOStreams& io = f.io();
   gke::Provisioner provisioner(
       session, [&](const gke::Change& c) { io.info(c.kind + " " + c.name + ": " + c.action); });

@@ -18,13 +18,12 @@ struct PoolFlags {
 };
 
 gke::Session& cluster_session(Factory& f, const std::string& command) {
-  gke::Session& s = f.gke_session();
   if (f.settings().backend != "gke")
     throw Error(Errc::usage, "`kinetic " + command + "` works on a gke context; context '" +
                                  f.settings().context.value +
                                  "' is local (create one with `kinetic up`)");
-  gke::require_target(s.target, "kinetic " + command);
-  return s;
+  gke::require_target(f.gke_target(), "kinetic " + command);
+  return f.gke_session();
 }
 
 std::string autoscaling_text(const gcp::NodePoolInfo& p) {

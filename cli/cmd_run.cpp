@@ -32,8 +32,11 @@ int run_run(RunOptions& o, Factory& f) {
                                              OutputFormat::yaml};
   o.req.format = f.format(formats);
   o.req.format_given = !f.globals().format.empty();
-  RunEnvironment env{f.settings(),       f.env(), f.io(), f.state_dir(), f.cwd(), home_dir(f.env()),
-                     f.backend_or_null()};
+  // A dry run on a cloud context prints manifests: it needs neither credentials nor a cluster.
+  Backend* backend =
+      o.req.dry_run && f.settings().backend != "local" ? nullptr : f.backend_or_null();
+  RunEnvironment env{f.settings(), f.env(),           f.io(), f.state_dir(),
+                     f.cwd(),      home_dir(f.env()), backend};
   return run_pipeline(o.req, env);
 }
 

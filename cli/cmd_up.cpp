@@ -27,8 +27,8 @@ void print_change(IOStreams& io, const gke::Change& c) {
 }
 
 int run_up(const UpFlags& flags, Factory& f) {
+  gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic up");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
-  gke::require_target(session.target, "kinetic up");
   IOStreams& io = f.io();
 
   gke::UpOptions options;

@@ -24,7 +24,7 @@ function __kinetic_value_flags
         case ''
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
@@ -40,7 +40,7 @@ function __kinetic_value_flags
         case 'pool'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool add'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool remove'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool list'
@@ -184,11 +184,14 @@ complete -c kinetic -n "__kinetic_in ''" -l no-color -d 'Never color the output'
 complete -c kinetic -n "__kinetic_in ''" -l access-token-file -x -d 'Use the Google access token in this file (overrides every other credential)'
 
 # kinetic up
-complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Add a node pool for this accelerator'
-complete -c kinetic -n "__kinetic_in 'up'" -l spot -d 'Make the node pools Spot'
+complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Add a node pool for this accelerator (repeatable)'
+complete -c kinetic -n "__kinetic_in 'up'" -l spot -d 'Make the accelerator node pools Spot'
 complete -c kinetic -n "__kinetic_in 'up'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per pool (default 0)'
-complete -c kinetic -n "__kinetic_in 'up'" -l idle-down -x -d 'Delete the cluster after this long without jobs, e.g. 2h'
+complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)'
+complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
+complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
+complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 
 # kinetic down
 complete -c kinetic -n "__kinetic_in 'down'" -s y -l yes -d 'Do not ask for confirmation (needed when not on a terminal)'
@@ -235,6 +238,7 @@ complete -c kinetic -n "__kinetic_in 'pool add'" -s a -l accelerator -x -a '(__k
 complete -c kinetic -n "__kinetic_in 'pool add'" -l spot -d 'Spot nodes'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l min-nodes -x -d 'Minimum nodes (default 0)'
+complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default: one slice for multi-host TPUs, else 4)'
 
 # kinetic pool remove
 

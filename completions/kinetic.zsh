@@ -15,7 +15,7 @@ _kinetic_tree() {
       ;;
     'up')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --idle-down --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'down')
       _kinetic_subs=()
@@ -47,7 +47,7 @@ _kinetic_tree() {
       ;;
     'pool add')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool remove')
       _kinetic_subs=()
@@ -245,12 +245,15 @@ _kinetic() {
       ;;
     'up')
       _arguments -s -S : \
-        '*-a+[Add a node pool for this accelerator]:accelerator:_kinetic_values accelerators' \
-        '*--accelerator=[Add a node pool for this accelerator]:accelerator:_kinetic_values accelerators' \
-        '--spot[Make the node pools Spot]' \
+        '*-a+[Add a node pool for this accelerator (repeatable)]:accelerator:_kinetic_values accelerators' \
+        '*--accelerator=[Add a node pool for this accelerator (repeatable)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Make the accelerator node pools Spot]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes per pool (default 0)]:min-nodes: ' \
-        '--idle-down=[Delete the cluster after this long without jobs, e.g. 2h]:idle-down: ' \
+        '--max-nodes=[Maximum nodes per pool (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
+        '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
+        '--release-channel=[GKE release channel]:release-channel: ' \
+        '--context-name=[Name of the kinetic context to write (default\: the project)]:context-name: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
@@ -421,6 +424,7 @@ _kinetic() {
         '--spot[Spot nodes]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes (default 0)]:min-nodes: ' \
+        '--max-nodes=[Maximum nodes (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \

@@ -24,10 +24,17 @@ struct BuildInfo {
   // The failing step: its index, image name and exit code, when a step failed.
   int failed_step = -1;
   std::string failed_step_name;
+  int failed_step_exit_code = 0;  // steps[].exitCode, 0 when not reported
   nlohmann::json raw;
   bool terminal() const;
   bool succeeded() const { return status == "SUCCESS"; }
+  // One line on why a terminal build did not succeed: the failing step, Cloud Build's detail and
+  // where the log is ("" for a successful or unfinished build).
+  std::string failure_message() const;
 };
+
+// A Build resource (builds.get, or an operation's metadata.build) as BuildInfo.
+BuildInfo build_info_from_json(const nlohmann::json& build);
 
 // A docker build of the gs://BUCKET/OBJECT source (a .tar.gz with a Dockerfile) tagged IMAGE,
 // logs under LOGS_BUCKET (gs://...), labelled as kinetic's.

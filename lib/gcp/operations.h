@@ -22,6 +22,29 @@ struct PollOptions {
   std::function<void(const nlohmann::json& operation)> on_poll;
 };
 
+// The backoff and deadline of one wait: the polling loops below and the clients' own retry
+// loops (GKE's "incompatible operation") share it. Elapsed time is the larger of the wall clock
+// and the sum of the waits asked for, so an injected sleeper drives the deadline in tests.
+class Backoff {
+ public:
+  explicit Backoff(const PollOptions& options);
+  // Waits the next delay (initial, then times factor, capped at max; never past the deadline).
+  // False, without waiting, when the deadline has passed.
+  bool wait();
+  bool expired() const;
+  std::chrono::milliseconds elapsed() const;
+  const PollOptions& options() const { return options_; }
+
+ private:
+  PollOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::milliseconds slept_{0};
+  std::chrono::milliseconds next_;
+};
+
+// The google.rpc.Code name of CODE ("RESOURCE_EXHAUSTED" for 8); "" when unknown.
+std::string rpc_code_name(int code);
+
 // Polls GET until the operation is finished; returns the finished operation. Throws Error
 // (Errc::api) with the operation's error message, prefixed by WHAT, when it failed, and when the
 // deadline passes.

@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 
+#include "backend/gke/job_manifest.h"
+#include "backend/gke/names.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -238,21 +242,23 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     image = image_reference(s.region.value, s.project.value, r.image_tag);
   }
   if (gke && (req.format == OutputFormat::yaml || req.format == OutputFormat::json)) {
-    ManifestInput in;
-    in.job_id = job_id;
-    in.namespace_ = s.namespace_.set() ? s.namespace_.value : "default";
-    in.accelerator = r.accel;
-    in.image = image;
-    std::string bucket = s.project.value + "-kinetic-" + s.cluster.value;
-    std::string context_uri = "gs://" + bucket + "/contexts/" + pack.sha256 + ".tar.zst";
-    std::string spec_uri = "gs://" + bucket + "/jobs/" + job_id + "/spec.json";
-    in.command = bootstrap_command();
-    in.env = bootstrap_env(job_id, context_uri, pack.sha256, spec_uri,
-                           "gs://" + bucket + "/jobs/" + job_id + "/");
-    in.secret_env = r.job_env.names;
-    in.timeout_seconds = req.timeout_seconds;
-    in.retries = req.retries;
-    in.labels["kinetic.dev/accelerator"] = r.accel.name;
+    JobSpec spec;
+    spec.id = job_id;
+    spec.file = r.file_rel;
+    spec.kind = r.kind;
+    spec.args = req.args;
+    spec.workdir = r.workdir_rel;
+    spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
+    spec.backend = "gke";
+    spec.context_sha256 = pack.sha256;
+    const std::string bucket = gke::bucket_name(s.project.value, s.cluster.value);
+    spec.context_uri = "gs://" + bucket + "/" + gke::context_object(pack.sha256);
+    spec.image = image;
+    spec.secret_env = r.job_env.names;
+    spec.timeout_seconds = req.timeout_seconds;
+    spec.retries = req.retries;
+    ManifestInput in = gke::manifest_input(
+        spec, bucket, s.namespace_.set() ? s.namespace_.value : "default");
     std::map<std::string, std::string> redacted;
     for (const auto& n : r.job_env.names) redacted[n] = "<redacted>";
     auto docs = build_manifests(in, redacted);
@@ -379,12 +385,39 @@ int exit_code_of(const JobStatus& st) {
   return st.exit_code.value_or(125) == 0 ? 125 : st.exit_code.value_or(125);
 }
 
+// Wall time per pipeline step, shown with -v 2 (bench/ reads it to break a run down).
+class StepClock {
+ public:
+  explicit StepClock(const IOStreams& io) : io_(io), last_(std::chrono::steady_clock::now()) {}
+  void mark(const char* step) {
+    auto now = std::chrono::steady_clock::now();
+    text_ += std::string(text_.empty() ? "" : ", ") + step + " " +
+             format_ms(std::chrono::duration<double, std::milli>(now - last_).count());
+    last_ = now;
+  }
+  ~StepClock() {
+    if (io_.verbosity >= 2 && !text_.empty()) io_.info("kinetic: steps: " + text_);
+  }
+
+ private:
+  static std::string format_ms(double ms) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f ms", ms);
+    return buf;
+  }
+  const IOStreams& io_;
+  std::chrono::steady_clock::time_point last_;
+  std::string text_;
+};
+
 }  // namespace
 
 int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   const bool local = env.settings.backend == "local";
+  StepClock clock(env.io);
   // 1 resolve
   Resolved r = resolve(req, env, local);
+  clock.mark("resolve");
   for (const auto& w : r.job_env.warnings) env.io.warn(w);
   if (!req.dry_run && !env.backend)
     throw Error(Errc::unsupported,
@@ -403,6 +436,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   const Compression compression =
       (env.backend ? env.backend->gzip_contexts() : !local) ? Compression::gzip : Compression::zstd;
   Packaged pkg = package(r, env, explicit_output, compression);
+  clock.mark("package");
   if (req.dry_run) {
     remove_all_quiet(pkg.temp_dir);
     return dry_run(req, env, r, pkg.result);
@@ -425,6 +459,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     remove_all_quiet(pkg.temp_dir);
     throw;
   }
+  clock.mark("image");
 
   // 4 stage
   bool uploaded = false;
@@ -436,6 +471,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     throw;
   }
   remove_all_quiet(pkg.temp_dir);
+  clock.mark("stage");
 
   // 5 submit
   JobSpec spec;
@@ -465,6 +501,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
 
   if (req.detach) {
     backend.submit(spec, r.job_env.values);
+    clock.mark("submit");
     if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
       print_document(env.io.out, req.format,
                      {{"id", spec.id}, {"state", "running"}, {"outputDir", spec.output_dir}});
@@ -479,6 +516,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   // 6-7 watch and stream, with Ctrl-C cancelling the job.
   SignalGuard signals;
   backend.submit(spec, r.job_env.values);
+  clock.mark("submit");
   bool interrupted = false;
   Interrupt intr{
       signals.fd(), [&] {
@@ -489,10 +527,13 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
       }};
   TerminalSink sink;
   backend.stream_logs(spec.id, true, sink, &intr);
+  clock.mark("watch+stream");
 
   // 8 collect, 9 clean
   JobStatus st = backend.collect(spec);
+  clock.mark("collect");
   backend.clean(spec);
+  clock.mark("clean");
 
   int code = exit_code_of(st);
   std::string where = display_path(spec.output_dir, env.cwd);

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "k8s/client.h"
+#include "k8s/timestamp.h"
 
 namespace kinetic::k8s {
 
@@ -15,11 +17,22 @@ struct FollowOptions {
   std::string container = "main";
   // Called between reconnects (and while the container has not started yet); returning false
   // stops following. Tests inject a no-op; the CLI sleeps with backoff and checks for Ctrl-C.
+  // ATTEMPT counts the reconnects since a line was last delivered, from 1. Null: sleeps
+  // min(250 ms * 2^(attempt-1), 5 s) and never gives up.
   std::function<bool(int attempt)> wait;
   // Called when the stream ended cleanly: true when the container has exited (done), false to
   // reconnect. Null: a clean end is the end.
   std::function<bool()> finished;
 };
+
+// One line of a timestamps=true log: "2025-01-02T03:04:05.123456789Z text". Without a valid
+// timestamp prefix, TIME is empty and TEXT is the whole line.
+struct TimestampedLine {
+  std::optional<Timestamp> time;
+  std::string_view stamp;  // "2025-01-02T03:04:05.123456789Z"
+  std::string_view text;   // after the one space
+};
+TimestampedLine split_log_timestamp(std::string_view line);
 
 // Delivers each complete line (with its '\n', without the timestamp prefix) to ON_LINE, in
 // order, exactly once. Returns when the container has exited and its log is drained.

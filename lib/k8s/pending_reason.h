@@ -3,6 +3,7 @@
 // FailedScaleUp or quota, ErrImagePull/ImagePullBackOff.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +28,12 @@ struct PendingReason {
   // Whether waiting cannot help (image pull, config error); no_pool becomes fatal after a grace
   // period decided by the caller.
   bool fatal = false;
+  // The raw facts, for callers that word things their own way:
+  std::string detail;  // the scheduler, autoscaler or kubelet message the line was made from
+  std::map<std::string, std::string> node_selector;  // the pod's spec.nodeSelector
+  // The catalog accelerator the node selector (and the pod's TPU/GPU request) asks for, e.g.
+  // "v5litepod-4", "l4"; "cpu" without accelerator labels; empty when the catalog has no match.
+  std::string accelerator;
 };
 
 // POD: the Pod object; EVENTS: the Events whose involvedObject is the pod, oldest first.

@@ -124,20 +124,30 @@ TEST_F(ErrorsTest, DownWithoutYesRefusesWhenNotATerminal) {
   expect_one_line(r, {"--yes"});
 }
 
-TEST_F(ErrorsTest, CloudCommandsSaySoInsteadOfPretending) {
-  for (std::vector<std::string> cmd :
-       {std::vector<std::string>{"up", "--project", "p"}, {"down", "--yes"}, {"pool", "list"}}) {
+TEST_F(ErrorsTest, CloudCommandsNameTheMissingSetting) {
+  // No project anywhere (no flag, no env, no gcloud config): one line naming how to give one.
+  for (std::vector<std::string> cmd : {std::vector<std::string>{"up", "--zone", "us-central1-a"},
+                                       {"down", "--yes", "--zone", "us-central1-a"}}) {
     auto r = sb.run(cmd, proj);
     EXPECT_EQ(r.exit_code, 1) << cmd[0];
-    expect_one_line(r, {"Google Cloud"});
+    expect_one_line(r, {"needs a project", "--project"});
   }
+  auto zone = sb.run({"up", "--project", "p"}, proj);
+  EXPECT_EQ(zone.exit_code, 1);
+  expect_one_line(zone, {"needs a location", "--zone"});
+  // Pools belong to a cluster: on the local context, say how to get one.
+  auto pools = sb.run({"pool", "list"}, proj);
+  EXPECT_EQ(pools.exit_code, 2);
+  expect_one_line(pools, {"kinetic up"});
 }
 
-TEST_F(ErrorsTest, GkeContextRunWithoutDryRunSaysItCannotYet) {
+TEST_F(ErrorsTest, GkeContextWithoutCredentialsSaysHowToLogIn) {
   ASSERT_EQ(sb.run({"config", "set", "contexts.acme.backend", "gke"}, proj).exit_code, 0);
+  ASSERT_EQ(sb.run({"config", "set", "contexts.acme.project", "p"}, proj).exit_code, 0);
+  ASSERT_EQ(sb.run({"config", "set", "contexts.acme.zone", "us-central1-a"}, proj).exit_code, 0);
   auto r = sb.run({"run", "ok.py", "--context", "acme"}, proj);
   EXPECT_EQ(r.exit_code, 125);
-  expect_one_line(r, {"gke backend", "--dry-run"});
+  expect_one_line(r, {"gcloud auth application-default login"});
   expect_nothing_left();
 }
 

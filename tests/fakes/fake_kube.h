@@ -57,6 +57,8 @@ struct FakeKubeOptions {
   // terminationGracePeriodSeconds used when a pod spec has none (the real default is 30);
   // SIGTERM, then SIGKILL after the grace.
   int default_grace_seconds = 30;
+  // The project named in the cluster autoscaler's instance-group URLs (TriggeredScaleUp events).
+  std::string project = "test-project";
 };
 
 class FakeKube {
@@ -72,7 +74,7 @@ class FakeKube {
   std::string ca_pem() const;    // the CA that signed the serving certificate (pin it)
 
   // ---- node pools (driven by the fake GKE when pools are created and deleted) ----------------
-  void set_node_pool(const FakeNodePool& pool);  // adds or replaces (keeps existing nodes)
+  void set_node_pool(const FakeNodePool& pool);    // adds or replaces (keeps existing nodes)
   void remove_node_pool(const std::string& name);  // deletes its nodes; their pods fail
   std::vector<FakeNodePool> node_pools() const;
 
@@ -101,6 +103,16 @@ class FakeKube {
   int running_pods() const;
   // Blocks until no pod process runs (tests use it instead of sleeping); false after TIMEOUT_MS.
   bool wait_idle(int timeout_ms) const;
+  // Blocks until PRED holds for the object at PATH (null when it does not exist), re-checked on
+  // every state change; false after TIMEOUT_MS. PRED runs under the fake's lock: it must not call
+  // back into the fake.
+  bool wait_for_object(const std::string& path,
+                       const std::function<bool(const nlohmann::json&)>& pred,
+                       int timeout_ms) const;
+  // Blocks until an event with REASON exists in namespace NS; false after TIMEOUT_MS.
+  bool wait_for_event(const std::string& ns, const std::string& reason, int timeout_ms) const;
+  // The events whose involvedObject is named NAME in NS, oldest first.
+  std::vector<nlohmann::json> events_for(const std::string& ns, const std::string& name) const;
 
   struct Impl;
 

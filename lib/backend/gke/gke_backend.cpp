@@ -4,12 +4,12 @@
 #include <set>
 
 #include "backend/gke/image_builder.h"
+#include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
 #include "gcp/storage.h"
-#include "job/bootstrap.h"
 #include "job/manifest.h"
 #include "pack/archive.h"
 #include "render/status_line.h"
@@ -89,22 +89,7 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
   storage.upload_string(bucket, spec_object(spec.id), to_json(spec).dump(),
                         {.content_type = "application/json"});
 
-  ManifestInput in;
-  in.job_id = spec.id;
-  in.namespace_ = session_.target.ns;
-  in.accelerator = resolve_accelerator(spec.accelerator);
-  in.image = spec.image;
-  in.command = bootstrap_command();
-  in.env = bootstrap_env(spec.id, spec.context_uri, spec.context_sha256,
-                         "gs://" + bucket + "/" + spec_object(spec.id),
-                         "gs://" + bucket + "/" + results_prefix(spec.id));
-  for (const auto& kv : spec.env) in.env.push_back(kv);
-  in.secret_env = spec.secret_env;
-  in.timeout_seconds = spec.timeout_seconds;
-  in.retries = spec.retries;
-  in.annotations = {{kFileAnnotation, spec.file},
-                    {kAcceleratorAnnotation, spec.accelerator},
-                    {kOutputAnnotation, spec.output_dir}};
+  ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
 
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
@@ -261,11 +246,14 @@ JobStatus GkeBackend::cancel(const std::string& id) {
 }
 
 void GkeBackend::request_cancel(const std::string& id) {
+  // Runs on the interrupt thread while the log stream holds kube()'s connection: a transport is
+  // not shared between threads, so this takes a connection of its own.
+  KubeConnection own = connect_kube(session_, cluster_access(session_));
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(id);
   // Background propagation: the pods go too, and each gets SIGTERM, which the bootstrap passes on.
-  kube().remove(k8s::job_path(ns, name));
-  kube().remove(k8s::jobset_path(ns, name));
+  own.client->remove(k8s::job_path(ns, name));
+  own.client->remove(k8s::jobset_path(ns, name));
 }
 
 std::optional<JobStatus> GkeBackend::get(const std::string& id) {

@@ -1,5 +1,6 @@
 #include "backend/gke/image_builder.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "backend/gke/image_source.h"
@@ -19,29 +20,25 @@ namespace {
 
 constexpr long kBuildTimeoutSeconds = 3600;
 
-// The lines of a build log worth quoting: pip's and docker's errors, else the last line.
+// The line of a build log worth quoting: the last error the build itself printed (pip's "No
+// matching distribution found for X" comes after its "Could not find a version"), not Cloud
+// Build's own "build step 0 ... failed" trailer; else the last line.
 std::string log_excerpt(const std::string& log) {
-  std::vector<std::string> lines = split(log, '\n');
-  std::string error;
-  for (const auto& line : lines) {
-    auto t = std::string(trim(line));
-    if (t.find("ERROR") != std::string::npos || t.find("error:") != std::string::npos) {
-      error = t;
-      break;
+  std::string error, last;
+  for (const auto& raw : split(log, '\n')) {
+    std::string line(trim(raw));
+    // Cloud Build prefixes step output with "Step #0: " (or "Step #0 - \"id\": ").
+    if (starts_with(line, "Step #")) {
+      if (auto colon = line.find(": "); colon != std::string::npos) line = line.substr(colon + 2);
     }
+    if (line.empty()) continue;
+    last = line;
+    const bool is_error =
+        line.find("ERROR") != std::string::npos || line.find("error:") != std::string::npos;
+    // Cloud Build ends a failed log with a bare "ERROR" and "ERROR: build step N ... failed".
+    if (is_error && line != "ERROR" && line.find("build step") == std::string::npos) error = line;
   }
-  if (error.empty()) {
-    for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-      if (!trim(*it).empty()) {
-        error = std::string(trim(*it));
-        break;
-      }
-    }
-  }
-  // Cloud Build prefixes step output with "Step #0: ".
-  if (auto colon = error.find(": "); starts_with(error, "Step #") && colon != std::string::npos)
-    error = error.substr(colon + 2);
-  return error;
+  return error.empty() ? last : error;
 }
 
 std::string elapsed_text(double seconds) {
@@ -88,8 +85,9 @@ std::string ensure_image(const Session& session, const ImageRequest& request, bo
   session.io->info("kinetic: building image " + request.tag + " with Cloud Build (build " +
                    build.id + "); requirements changed or never built");
   gcp::PollOptions poll = session.poll;
-  poll.initial = std::chrono::milliseconds(2000);
-  poll.max = std::chrono::milliseconds(5000);
+  // Builds take minutes: poll half as often as for other operations.
+  poll.initial *= 2;
+  poll.max = std::max(poll.max, poll.initial);
   poll.deadline = std::chrono::seconds(kBuildTimeoutSeconds + 600);
   build = builds.wait(t.project, t.region, build.id, poll, [&](const gcp::BuildInfo& b) {
     line.update("building image " + request.tag + ": " + b.status + " (" +

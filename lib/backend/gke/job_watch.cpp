@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -41,6 +42,9 @@ std::optional<json> lead_pod(const std::vector<json>& pods) {
 }
 
 // Whether Ctrl-C (or SIGTERM) arrived; drains the signal pipe so it reports each press once.
+// How long a pod may stay unschedulable without any word from the cluster autoscaler.
+constexpr double kAutoscalerSilenceSeconds = 120;
+
 bool take_interrupt(const Interrupt* interrupt, int timeout_ms = 0) {
   if (interrupt == nullptr || interrupt->fd < 0) return false;
   pollfd p{interrupt->fd, POLLIN, 0};
@@ -98,9 +102,17 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
       k8s::PendingReason why = k8s::pending_reason(*pod, events);
       if (why.fatal) throw Error(Errc::job_start, why.message);
       if (why.kind == k8s::PendingKind::no_pool) {
+        // Only the autoscaler's own verdict (NotTriggerScaleUp) says no pool can ever fit; a
+        // pod the scheduler just turned down may still get a scale-up a moment later.
+        bool confirmed = false;
+        for (const auto& e : events)
+          confirmed = confirmed || e.value("reason", "") == "NotTriggerScaleUp";
         if (!unschedulable_since) unschedulable_since = now_unix();
-        if (now_unix() - *unschedulable_since >= o.scheduling_grace_seconds)
-          throw Error(Errc::job_start, why.message);
+        const double limit = confirmed
+                                 ? o.scheduling_grace_seconds
+                                 : std::max(o.scheduling_grace_seconds, kAutoscalerSilenceSeconds);
+        if (now_unix() - *unschedulable_since >= limit) throw Error(Errc::job_start, why.message);
+        if (!confirmed) why.message = "waiting for the cluster autoscaler to find a node pool";
       } else {
         unschedulable_since.reset();
       }

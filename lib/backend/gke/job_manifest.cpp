@@ -1,0 +1,30 @@
+#include "backend/gke/job_manifest.h"
+
+#include "backend/gke/job_state.h"
+#include "backend/gke/names.h"
+#include "job/bootstrap.h"
+
+namespace kinetic::gke {
+
+ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
+                             const std::string& ns) {
+  ManifestInput in;
+  in.job_id = spec.id;
+  in.namespace_ = ns;
+  in.accelerator = resolve_accelerator(spec.accelerator);
+  in.image = spec.image;
+  in.command = bootstrap_command();
+  in.env = bootstrap_env(spec.id, spec.context_uri, spec.context_sha256,
+                         "gs://" + bucket + "/" + spec_object(spec.id),
+                         "gs://" + bucket + "/" + results_prefix(spec.id));
+  for (const auto& kv : spec.env) in.env.push_back(kv);
+  in.secret_env = spec.secret_env;
+  in.timeout_seconds = spec.timeout_seconds;
+  in.retries = spec.retries;
+  in.annotations = {{kFileAnnotation, spec.file},
+                    {kAcceleratorAnnotation, spec.accelerator},
+                    {kOutputAnnotation, spec.output_dir}};
+  return in;
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,123 @@
+// Following a pod's log across reconnects. Decisions:
+// - The position is (T, N): the newest timestamp delivered and how many delivered lines carry
+//   exactly T (timestamps have nanosecond precision but can repeat). A reconnect asks for
+//   sinceTime=T and, until it delivers its first line, drops lines older than T and the first N
+//   lines stamped T. An API server that rounds sinceTime down only sends more to drop.
+// - A line cut by a dropped connection is never delivered in part: the partial tail is dropped
+//   and comes back whole after the reconnect. Only at the very end of the log (a clean end with
+//   the container finished) is a last line without '\n' delivered, with '\n' added.
+// - Reconnect on: a dropped connection (retryable TransportError), a clean end while the
+//   container still runs (FollowOptions::finished false), and 400 "... is waiting to start".
+#include "k8s/log_follower.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+namespace kinetic::k8s {
+
+TimestampedLine split_log_timestamp(std::string_view line) {
+  TimestampedLine out;
+  out.text = line;
+  size_t space = line.find(' ');
+  if (space == std::string_view::npos) return out;
+  auto time = parse_timestamp(line.substr(0, space));
+  if (!time) return out;
+  out.time = time;
+  out.stamp = line.substr(0, space);
+  out.text = line.substr(space + 1);
+  return out;
+}
+
+namespace {
+
+bool default_wait(int attempt) {
+  auto delay = std::chrono::milliseconds(250) * (1 << std::min(attempt - 1, 5));
+  std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(delay, std::chrono::seconds(5)));
+  return true;
+}
+
+bool waiting_to_start(const ApiError& e) {
+  if (e.code() != 400) return false;
+  std::string_view what = e.what();
+  return what.find("waiting to start") != std::string_view::npos ||
+         what.find("ContainerCreating") != std::string_view::npos ||
+         what.find("PodInitializing") != std::string_view::npos;
+}
+
+}  // namespace
+
+void follow_pod_log(Client& client, const std::string& ns, const std::string& pod,
+                    const FollowOptions& options,
+                    const std::function<void(std::string_view line)>& on_line) {
+  std::optional<Timestamp> last;  // newest timestamp delivered
+  std::string last_stamp;         // as the server wrote it, for sinceTime
+  size_t delivered_at_last = 0;   // lines delivered stamped exactly LAST
+  int attempt = 0;                // reconnects since the last delivered line
+  std::string out;                // reused for "text\n"
+
+  for (;;) {
+    bool skipping = last.has_value();
+    size_t skipped_at_last = 0;
+    bool progressed = false;
+    std::string buffer;
+
+    auto handle = [&](std::string_view raw) {
+      TimestampedLine line = split_log_timestamp(raw);
+      if (skipping && line.time) {
+        if (*line.time < *last) return;
+        if (*line.time == *last && skipped_at_last < delivered_at_last) {
+          ++skipped_at_last;
+          return;
+        }
+      }
+      skipping = false;
+      out.assign(line.text);
+      out += '\n';
+      on_line(out);
+      progressed = true;
+      if (line.time) {
+        if (last && *line.time == *last) {
+          ++delivered_at_last;
+        } else if (!last || *line.time > *last) {
+          last = line.time;
+          last_stamp.assign(line.stamp);
+          delivered_at_last = 1;
+        }
+      }
+    };
+
+    LogOptions log;
+    log.container = options.container;
+    log.follow = true;
+    log.timestamps = true;
+    if (last) log.since_time = last_stamp;
+
+    bool ended_cleanly = false;
+    try {
+      client.logs(ns, pod, log, [&](std::string_view chunk) {
+        buffer.append(chunk);
+        size_t start = 0;
+        for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+          handle(std::string_view(buffer).substr(start, nl - start));
+        }
+        buffer.erase(0, start);
+        return true;
+      });
+      ended_cleanly = true;
+    } catch (const ApiError& e) {
+      if (!waiting_to_start(e)) throw;
+    } catch (const http::TransportError& e) {
+      if (!e.retryable()) throw;
+    }
+
+    if (ended_cleanly && (!options.finished || options.finished())) {
+      if (!buffer.empty()) handle(buffer);
+      return;
+    }
+    attempt = progressed ? 1 : attempt + 1;
+    if (!(options.wait ? options.wait(attempt) : default_wait(attempt))) return;
+  }
+}
+
+}  // namespace kinetic::k8s

@@ -1,0 +1,231 @@
+// The gke backend end to end: the kinetic binary against the whole fake cloud (GCS, Service
+// Usage, GKE, Cloud Build, Artifact Registry and a Kubernetes API whose pods are local
+// processes running the real in-pod bootstrap). up -> run (success, failure, timeout, no pool,
+// image pull, build failure, cached second run) -> logs -f -> status -> cancel -> cleanup -> down.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_harness.h"
+#include "fakes/fake_cloud.h"
+
+namespace kinetic::test {
+namespace {
+
+using fakes::FakeCloud;
+using fakes::FakeCloudOptions;
+
+const std::vector<std::string> kUp = {
+    "up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-1"};
+
+int uploads(FakeCloud& cloud) {
+  auto c = cloud.gcs().request_counts();
+  return c["upload.media"] + c["upload.multipart"] + c["upload.resumable.start"];
+}
+
+class GkeEndToEnd : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cloud_ = new FakeCloud(FakeCloudOptions{}); }
+  static void TearDownTestSuite() {
+    delete cloud_;
+    cloud_ = nullptr;
+  }
+
+  void SetUp() override {
+    sb.write("proj/train.py",
+             "import os, sys\n"
+             "print('training', ' '.join(sys.argv[1:]))\n"
+             "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
+             ".write('weights\\n')\n");
+    sb.write("proj/fail.py", "print('about to fail')\nraise SystemExit(3)\n");
+    auto r = kin(kUp);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  std::map<std::string, std::string> env() const {
+    auto e = cloud_->client_env();
+    e["KINETIC_SCHEDULING_GRACE_SECONDS"] = "0";
+    return e;
+  }
+  CliResult kin(const std::vector<std::string>& args) const { return sb.run(args, proj, env()); }
+
+  static FakeCloud* cloud_;
+  Sandbox sb;
+  fs::path proj = sb.project("proj");
+};
+
+FakeCloud* GkeEndToEnd::cloud_ = nullptr;
+
+TEST(GkeUpDown, UpAndDownEachTwice) {
+  FakeCloud cloud;
+  Sandbox sb;
+  auto env = cloud.client_env();
+
+  auto first = sb.run(kUp, {}, env);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  for (const char* want :
+       {"service container.googleapis.com: enabled", "cluster kinetic (us-central1-a",
+        "node pool v5litepod-1", "repository us-central1-docker.pkg.dev/acme-ml/kinetic: created",
+        "bucket gs://acme-ml-kinetic-kinetic: created"})
+    EXPECT_NE(first.err.find(want), std::string::npos) << want << "\n" << first.err;
+  EXPECT_TRUE(cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic").has_value());
+  EXPECT_TRUE(cloud.gcs().has_bucket("acme-ml-kinetic-kinetic"));
+  // The context is written and current.
+  auto ctx = sb.run({"config", "get-contexts", "-o", "json"}, {}, env);
+  EXPECT_NE(ctx.out.find("acme-ml"), std::string::npos) << ctx.out;
+
+  auto second = sb.run(kUp, {}, env);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find(": created"), std::string::npos) << second.err;
+  EXPECT_NE(second.err.find("everything already existed"), std::string::npos) << second.err;
+
+  auto pools = sb.run({"pool", "list", "-o", "json"}, {}, env);
+  ASSERT_EQ(pools.exit_code, 0) << pools.err;
+  const auto pl = nlohmann::json::parse(pools.out);
+  bool found = false;
+  for (const auto& p : pl["pools"]) found = found || p["accelerator"] == "v5litepod-1";
+  EXPECT_TRUE(found) << pools.out;
+
+  auto refused = sb.run({"down"}, {}, env);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+
+  auto down = sb.run({"down", "--yes"}, {}, env);
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.err.find("cluster kinetic (with its node pools): deleted"), std::string::npos)
+      << down.err;
+  EXPECT_NE(down.err.find("bucket gs://acme-ml-kinetic-kinetic: deleted"), std::string::npos);
+  EXPECT_FALSE(cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic").has_value());
+  EXPECT_FALSE(cloud.gcs().has_bucket("acme-ml-kinetic-kinetic"));
+
+  auto again = sb.run({"down", "--yes"}, {}, env);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("nothing to delete"), std::string::npos) << again.err;
+}
+
+TEST(GkeUpDown, DefaultPoolFallsBackToAMachineTypeTheZoneOffers) {
+  FakeCloudOptions o;
+  o.zone_machine_types["us-central2-b"] = {"n2-standard-4", "ct4p-hightpu-4t"};
+  FakeCloud cloud(o);
+  Sandbox sb;
+  auto r = sb.run({"up", "--project", "p1", "--zone", "us-central2-b"}, {}, cloud.client_env());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("default pool n2-standard-4"), std::string::npos) << r.err;
+}
+
+TEST_F(GkeEndToEnd, RunStreamsCollectsAndCachesTheImageAndContext) {
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1", "--", "--epochs", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("training --epochs 3"), std::string::npos) << r.out;
+  std::string id = job_id_in(r.err);
+  ASSERT_FALSE(id.empty()) << r.err;
+  EXPECT_EQ(slurp(proj / "kinetic-out" / id / "model.txt"), "weights\n");
+  auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / id / "status.json"));
+  EXPECT_EQ(st["state"], "succeeded");
+  EXPECT_EQ(st["exit_code"], 0);
+  // Cleaned: no Job, no staging objects of the job.
+  EXPECT_FALSE(
+      cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id).has_value());
+
+  // Unchanged requirements and context: no build, no context upload. What is uploaded is the
+  // job's spec (by kinetic) and its outputs.tar.gz and status.json (by the pod).
+  const int builds = cloud_->gcp().builds_created();
+  const int before = uploads(*cloud_);
+  auto again = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(cloud_->gcp().builds_created(), builds);
+  EXPECT_EQ(uploads(*cloud_) - before, 3) << "the context or build source was uploaded again";
+}
+
+TEST_F(GkeEndToEnd, JobFailureExitsWithTheJobsCode) {
+  auto r = kin({"run", "fail.py", "--accelerator", "v5litepod-1"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("about to fail"), std::string::npos) << r.out;
+  std::string id = job_id_in(r.err);
+  auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / id / "status.json"));
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["exit_code"], 3);
+}
+
+TEST_F(GkeEndToEnd, TimeoutExits124) {
+  sb.write("proj/slow.py", "import time\nprint('started', flush=True)\ntime.sleep(120)\n");
+  auto r = kin({"run", "slow.py", "--accelerator", "v5litepod-1", "--timeout", "1s"});
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+}
+
+TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {
+  auto r = kin({"run", "train.py", "--accelerator", "l4"});
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+  EXPECT_NE(r.err.find("kinetic pool add --accelerator l4"), std::string::npos) << r.err;
+  // Nothing left behind.
+  auto st = kin({"status", "-o", "json"});
+  const auto doc = nlohmann::json::parse(st.out);
+  for (const auto& j : doc["jobs"]) EXPECT_NE(j["state"], "pending") << st.out;
+}
+
+TEST_F(GkeEndToEnd, ImagePullErrorExits126WithTheReason) {
+  cloud_->break_image_pulls(true);
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
+  cloud_->break_image_pulls(false);
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+  EXPECT_NE(r.err.find("pull"), std::string::npos) << r.err;
+}
+
+TEST_F(GkeEndToEnd, BuildFailureShowsTheFailingStepAndExits126) {
+  sb.write("proj/requirements.txt", "numpy\nthis-package-does-not-exist==1.0\n");
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+  EXPECT_NE(r.err.find("No matching distribution found for this-package-does-not-exist"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(GkeEndToEnd, DetachLogsFollowStatusCancelCleanup) {
+  sb.write("proj/loop.py",
+           "import time\n"
+           "for i in range(100000):\n"
+           "    print('tick', i, flush=True)\n"
+           "    time.sleep(0.05)\n");
+  auto d = kin({"run", "loop.py", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  std::string id = first_line(d.out);
+  ASSERT_EQ(job_id_in(id), id) << d.out;
+
+  // logs -f from a second process sees the job's output while it runs.
+  fs::path out = sb.root() / "logs.out", err = sb.root() / "logs.err";
+  int follower = sb.spawn({"logs", "-f", id}, proj, out, err, env());
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("tick 3\n") != std::string::npos; }))
+      << slurp(err);
+
+  auto st = kin({"status", "-o", "json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  bool running = false;
+  const auto doc = nlohmann::json::parse(st.out);
+  for (const auto& j : doc["jobs"]) running = running || (j["id"] == id && j["state"] == "running");
+  EXPECT_TRUE(running) << st.out;
+
+  auto c = kin({"cancel", id});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(Sandbox::wait(follower), 0) << slurp(err);
+  // Lines arrive in order, none twice.
+  std::string text = slurp(out);
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) {
+    std::string line = "tick " + std::to_string(i) + "\n";
+    at = text.find(line, at);
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_EQ(text.find(line, at + 1), std::string::npos) << text;
+  }
+  EXPECT_TRUE(cloud_->kube().wait_idle(30000));
+
+  auto dry = kin({"cleanup", "--older-than", "0s", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find(id), std::string::npos) << dry.out;
+  auto clean = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  auto after = kin({"cleanup", "--older-than", "0s", "--dry-run"});
+  EXPECT_EQ(after.out.find(id), std::string::npos) << after.out;
+}
+
+}  // namespace
+}  // namespace kinetic::test

@@ -1,0 +1,173 @@
+#include "fakes/fake_cloud.h"
+
+#include <cstdlib>
+#include <regex>
+
+namespace kinetic::fakes {
+
+using json = nlohmann::json;
+
+namespace {
+
+struct TpuMachine {
+  const char* prefix;         // machine type without the -Nt suffix
+  const char* accelerator;    // cloud.google.com/gke-tpu-accelerator
+  const char* topologies[9];  // default topology by chips per VM (index = chips)
+};
+
+// GKE's TPU machine types (gcp-api.md §8), with the topology a single host has.
+const TpuMachine kTpuMachines[] = {
+    {"ct5lp-hightpu", "tpu-v5-lite-podslice", {"", "1x1", "", "", "2x2", "", "", "", "2x4"}},
+    {"ct6e-standard", "tpu-v6e-slice", {"", "1x1", "", "", "2x2", "", "", "", "2x4"}},
+    {"ct5p-hightpu", "tpu-v5p-slice", {"", "", "", "", "2x2x1", "", "", "", ""}},
+    {"ct4p-hightpu", "tpu-v4-podslice", {"", "", "", "", "2x2x1", "", "", "", ""}},
+};
+
+// A string field, "" when absent or null (the fake GKE echoes optional fields as null).
+std::string str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+int num(const json& j, const char* key, int fallback) {
+  auto it = j.find(key);
+  if (it == j.end()) return fallback;
+  if (it->is_number_integer()) return it->get<int>();
+  if (it->is_string()) return std::atoi(it->get<std::string>().c_str());
+  return fallback;
+}
+
+bool flag(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+json object(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : json::object();
+}
+
+json array(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : json::array();
+}
+
+std::string effect_name(const std::string& gke_effect) {
+  if (gke_effect == "NO_EXECUTE") return "NoExecute";
+  if (gke_effect == "PREFER_NO_SCHEDULE") return "PreferNoSchedule";
+  return "NoSchedule";
+}
+
+}  // namespace
+
+FakeNodePool node_pool_from_gke(const std::string& cluster, const json& pool) {
+  (void)cluster;
+  FakeNodePool p;
+  p.name = str(pool, "name");
+  const json config = object(pool, "config");
+  const json labels = object(config, "labels");
+  for (const auto& [k, v] : labels.items())
+    if (v.is_string()) p.labels[k] = v.get<std::string>();
+  std::string machine = str(config, "machineType");
+  if (machine.empty()) machine = "e2-medium";
+  p.labels["node.kubernetes.io/instance-type"] = machine;
+
+  static const std::regex tpu_re(R"(^(.*)-(\d)t$)");
+  std::smatch m;
+  if (std::regex_match(machine, m, tpu_re)) {
+    const int chips = std::stoi(m[2]);
+    for (const auto& t : kTpuMachines) {
+      if (m[1] != t.prefix) continue;
+      auto placement = pool.find("placementPolicy");
+      std::string topology =
+          placement != pool.end() && placement->is_object() ? str(*placement, "tpuTopology") : "";
+      if (topology.empty() && chips < 9) topology = t.topologies[chips];
+      p.labels["cloud.google.com/gke-tpu-accelerator"] = t.accelerator;
+      p.labels["cloud.google.com/gke-tpu-topology"] = topology;
+      p.allocatable["google.com/tpu"] = std::to_string(chips);
+      p.taints.push_back({"google.com/tpu", "present", "NoSchedule"});
+    }
+  }
+  for (const auto& a : array(config, "accelerators")) {
+    p.labels["cloud.google.com/gke-accelerator"] = str(a, "acceleratorType");
+    std::string count = std::to_string(num(a, "acceleratorCount", 1));
+    p.allocatable["nvidia.com/gpu"] = count;
+    p.taints.push_back({"nvidia.com/gpu", "present", "NoSchedule"});
+  }
+  if (flag(config, "spot")) p.labels["cloud.google.com/gke-spot"] = "true";
+  for (const auto& t : array(config, "taints"))
+    p.taints.push_back({str(t, "key"), str(t, "value"), effect_name(str(t, "effect"))});
+
+  const json as = object(pool, "autoscaling");
+  p.min_nodes = num(as, "totalMinNodeCount", num(as, "minNodeCount", 0));
+  p.max_nodes = num(as, "totalMaxNodeCount", num(as, "maxNodeCount", 0));
+  p.nodes = num(pool, "initialNodeCount", 0);
+  if (!flag(as, "enabled")) p.max_nodes = p.nodes;
+  const json locations = array(pool, "locations");
+  if (!locations.empty() && locations[0].is_string()) p.zone = locations[0].get<std::string>();
+  return p;
+}
+
+FakeCloud::FakeCloud(FakeCloudOptions options) {
+  gcs_ = std::make_unique<FakeGcs>();
+
+  FakeKubeOptions ko;
+  ko.pod_env["STORAGE_EMULATOR_HOST"] = "127.0.0.1:" + std::to_string(gcs_->port());
+  if (const char* path = std::getenv("PATH")) ko.pod_env["PATH"] = path;
+  ko.default_grace_seconds = options.kill_grace_seconds;
+  ko.image_pullable = [this](const std::string& image, std::string* why) {
+    if (!pulls_broken_ && gcp_ && gcp_->has_image(image)) return true;
+    if (pulls_broken_) {
+      *why = "rpc error: code = PermissionDenied desc = failed to pull and unpack image \"" +
+             image + "\": 403 Forbidden";
+      return false;
+    }
+    *why = "rpc error: code = NotFound desc = failed to pull and unpack image \"" + image +
+           "\": failed to resolve reference \"" + image + "\": " + image + ": not found";
+    return false;
+  };
+  kube_ = std::make_unique<FakeKube>(ko);
+
+  FakeGcpOptions go;
+  if (options.all_services_enabled) {
+    for (const char* s :
+         {"container.googleapis.com", "compute.googleapis.com", "cloudbuild.googleapis.com",
+          "artifactregistry.googleapis.com", "logging.googleapis.com", "iam.googleapis.com"})
+      go.enabled_services.insert(s);
+  }
+  go.operation_polls = 1;
+  go.build_polls = 1;
+  go.zone_machine_types = options.zone_machine_types;
+  go.kube_endpoint = kube_->endpoint();
+  go.kube_ca_pem = kube_->ca_pem();
+  go.gcs = gcs_.get();
+  go.on_pool_created = [this](const std::string& cluster, const json& pool) {
+    kube_->set_node_pool(node_pool_from_gke(cluster, pool));
+  };
+  go.on_pool_deleted = [this](const std::string&, const std::string& pool) {
+    kube_->remove_node_pool(pool);
+  };
+  gcp_ = std::make_unique<FakeGcp>(go);
+}
+
+FakeCloud::~FakeCloud() {
+  // Pods first (they call GCS), then the control plane (its callbacks reach the cluster only
+  // while serving a request, and no client is left).
+  kube_.reset();
+  gcp_.reset();
+  gcs_.reset();
+}
+
+std::map<std::string, std::string> FakeCloud::client_env() const {
+  return {
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_SERVICEUSAGE", gcp_->url("serviceusage")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER", gcp_->url("container")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDBUILD", gcp_->url("cloudbuild")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY", gcp_->url("artifactregistry")},
+      {"STORAGE_EMULATOR_HOST", gcs_->url()},
+      {"CLOUDSDK_AUTH_ACCESS_TOKEN", "fake-access-token"},
+      {"KINETIC_POLL_INTERVAL_MS", "1"},
+  };
+}
+
+}  // namespace kinetic::fakes

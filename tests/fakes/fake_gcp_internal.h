@@ -1,0 +1,235 @@
+// Internals of FakeGcp (fake_gcp.h) shared by its per-API translation units: fake_gcp.cpp
+// (servers, auth, errors, counters, faults), fake_gcp_services.cpp (Service Usage),
+// fake_gcp_gke.cpp (GKE), fake_gcp_build.cpp (Cloud Build), fake_gcp_registry.cpp (Artifact
+// Registry). Not part of the contract: tests use fake_gcp.h only.
+#pragma once
+
+#include <httplib.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fakes/fake_gcp.h"
+
+namespace kinetic::fakes {
+
+namespace gcp_detail {
+
+using json = nlohmann::json;
+
+// A google.rpc.Status answer (thrown by handlers, rendered by the server loop).
+struct RpcError {
+  int http = 500;
+  std::string status;  // canonical code name, e.g. "NOT_FOUND"
+  std::string message;
+  json details = json::array();
+};
+
+RpcError rpc_error(int http, std::string message, json details = json::array());
+std::string status_name(int http);             // 400 → INVALID_ARGUMENT, 404 → NOT_FOUND, ...
+int rpc_code(const std::string& status_name);  // NOT_FOUND → 5 (google.rpc.Code)
+RpcError not_found(std::string message = "Requested entity was not found.");
+RpcError invalid_argument(std::string message);
+RpcError already_exists(std::string message);
+RpcError failed_precondition(std::string message);
+
+// ---- small helpers ----
+std::string percent_decode(std::string_view s);
+std::string percent_encode(std::string_view s);  // one path segment: '/' becomes %2F
+std::string rfc3339_now();
+std::string base64(std::string_view bytes);
+std::string base64url(std::string_view bytes);
+std::string sha256_hex(std::string_view bytes);
+std::string project_number(const std::string& project);  // deterministic 12-digit number
+bool valid_resource_id(const std::string& id, std::size_t max_len);  // [a-z]([-a-z0-9]*[a-z0-9])?
+bool is_zone(const std::string& location);  // "us-central1-a" (a region has one '-' less)
+std::string region_of(const std::string& location);
+
+// One parsed request to one of the APIs.
+struct Call {
+  std::string service;  // "container", ...
+  std::string method;
+  std::string raw_path;
+  std::vector<std::string> seg;  // path segments, percent-decoded once
+  std::string verb;              // custom method (":enable", ":cancel"...), without ':'
+  std::string canonical;         // "METHOD /v1/projects/{name}/..." for counters
+  const httplib::Request* http = nullptr;
+  json body = json::object();
+
+  // seg[i] == pattern[i] for every i, "*" matching any; sizes must be equal.
+  bool match(std::initializer_list<const char*> pattern, const char* method_ = nullptr,
+             const char* verb_ = "") const;
+  std::string param(const std::string& name) const;
+};
+
+// A google.longrunning.Operation (Service Usage, Artifact Registry) advancing one step per poll.
+struct LroOp {
+  std::string name;
+  std::string project;
+  int polls = 0;
+  int target = 1;
+  bool done = false;
+  json metadata = json::object();
+  json response;                  // set when done (unless error)
+  json error;                     // google.rpc.Status with a numeric code
+  std::function<void()> on_done;  // runs (under the lock) when the op completes
+};
+
+// GKE's own Operation type.
+struct GkeOp {
+  std::string name, project, location, cluster, pool, type;
+  int polls = 0;
+  int target = 1;
+  bool done = false;
+  json resource;  // name, operationType, status, ... (status and endTime updated)
+  std::function<void()> on_done;
+};
+
+struct GkeCluster {
+  std::string project, location, name;
+  json resource;            // without nodePools
+  std::vector<json> pools;  // in creation order
+  std::string busy_op;      // a cluster-level operation not yet DONE
+};
+
+struct BuildPlan {
+  std::string status = "SUCCESS";  // terminal status
+  json failure_info;               // {type, detail} when FAILURE
+  std::string status_detail;
+  std::vector<std::string> log_lines;  // the whole log (lines without '\n')
+  std::size_t header_lines = 0;        // written when the build starts WORKING
+  int failed_step = -1;
+  std::vector<std::string> pushed;  // images to record on SUCCESS
+};
+
+struct CloudBuild {
+  std::string id, project, location, op_name;
+  int polls = 0;
+  bool terminal = false;
+  bool cancelled = false;
+  json resource;
+  BuildPlan plan;
+};
+
+struct ArImage {
+  std::string digest;
+  std::string upload_time;
+  std::int64_t size = 0;
+};
+
+struct ArRepo {
+  json resource;
+  // package (decoded, may hold '/') → tag → digest, and digest → image data
+  std::map<std::string, std::map<std::string, std::string>> tags;
+  std::map<std::string, std::map<std::string, ArImage>> images;
+};
+
+// A docker image reference LOC-docker.pkg.dev/PROJECT/REPO/PKG[:TAG|@DIGEST].
+struct ImageRef {
+  std::string host, location, project, repo, package, tag, digest;
+  bool artifact_registry = false;
+  std::string repo_name() const {
+    return "projects/" + project + "/locations/" + location + "/repositories/" + repo;
+  }
+};
+std::optional<ImageRef> parse_image(const std::string& image);
+
+}  // namespace gcp_detail
+
+struct FakeGcp::Impl {
+  using json = nlohmann::json;
+  using Call = gcp_detail::Call;
+
+  FakeGcpOptions options;
+
+  struct Server {
+    std::string service;
+    httplib::Server http;
+    std::thread thread;
+    int port = 0;
+  };
+  std::vector<std::unique_ptr<Server>> servers;
+
+  mutable std::mutex mu;
+  std::mt19937_64 rng{std::random_device{}()};
+  std::uint64_t sequence = 0;
+
+  // ---- faults and counters ----
+  struct Failure {
+    std::string service;
+    int remaining;
+    int status;
+    std::string prefix;
+  };
+  std::deque<Failure> failures;
+  std::deque<std::pair<std::string, std::string>> pool_failures;  // code, message
+  std::map<std::string, std::map<std::string, int>> counters;
+  int total = 0;
+  // Callbacks (on_pool_created/deleted) collected under the lock, run after it is released.
+  std::vector<std::function<void()>> deferred;
+
+  // ---- state ----
+  std::map<std::string, std::set<std::string>> enabled;  // project → services
+  std::map<std::string, gcp_detail::LroOp> lro_ops;      // by full name
+  std::map<std::string, gcp_detail::GkeOp> gke_ops;      // by op name
+  std::vector<std::string> gke_op_order;
+  std::map<std::string, gcp_detail::GkeCluster> clusters;  // "p/loc/name"
+  std::map<std::string, gcp_detail::CloudBuild> builds;    // by id
+  std::vector<std::string> build_order;
+  std::map<std::string, std::string> build_ops;     // op name → build id
+  std::map<std::string, gcp_detail::ArRepo> repos;  // "projects/p/locations/l/repositories/r"
+  std::set<std::string> other_images;               // pushed outside Artifact Registry
+  int builds_created = 0;
+
+  // ---- common (fake_gcp.cpp) ----
+  std::string url(const std::string& service) const;
+  void start(const std::string& service);
+  void handle(const std::string& service, const httplib::Request& req, httplib::Response& res);
+  bool service_enabled(const std::string& project, const std::string& service) const;
+  void require_enabled(const std::string& project, const std::string& api) const;
+  std::string uuid();
+  std::string hex(int digits);
+  void send_json(httplib::Response& res, const json& body, int status = 200) const;
+  void advance_lro(gcp_detail::LroOp& op);
+  json lro_json(const gcp_detail::LroOp& op) const;
+  // Creates an LRO that completes after options.operation_polls polls (now when 0).
+  gcp_detail::LroOp& new_lro(const std::string& name, const std::string& project, json metadata,
+                             json response, std::function<void()> on_done);
+
+  // ---- per API ----
+  void serviceusage(Call& call, httplib::Response& res);
+  void container(Call& call, httplib::Response& res);
+  void cloudbuild(Call& call, httplib::Response& res);
+  void artifactregistry(Call& call, httplib::Response& res);
+
+  // GKE (fake_gcp_gke.cpp)
+  json cluster_json(const gcp_detail::GkeCluster& c) const;
+  void advance_gke(gcp_detail::GkeOp& op);
+  json gke_op_json(const gcp_detail::GkeOp& op) const;
+
+  // Cloud Build (fake_gcp_build.cpp)
+  void advance_build(gcp_detail::CloudBuild& b);
+  json build_op_json(const gcp_detail::CloudBuild& b) const;
+
+  // Artifact Registry (fake_gcp_registry.cpp)
+  bool has_image_locked(const std::string& image) const;
+  // Records IMAGE (creating its repository when CREATE_REPO); returns its digest, or nullopt
+  // when its repository does not exist.
+  std::optional<std::string> push_image(const std::string& image, bool create_repo);
+  gcp_detail::ArRepo& ensure_repo(const std::string& project, const std::string& location,
+                                  const std::string& repo, json body);
+};
+
+}  // namespace kinetic::fakes

@@ -1,0 +1,252 @@
+// Internals of the fake Kubernetes API server (fake_kube.h): the object store with its watch
+// history, and the control plane (scheduler, cluster autoscaler, Job/JobSet controllers, kubelet).
+// fake_kube.cpp serves the API; fake_kube_control.cpp runs the controllers and the pod processes.
+#pragma once
+
+#include <httplib.h>
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fakes/fake_kube.h"
+
+namespace kinetic::fakes::kube {
+
+using json = nlohmann::json;
+using SysClock = std::chrono::system_clock;
+using Steady = std::chrono::steady_clock;
+
+struct ResourceType {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string plural;
+  std::string singular;
+  std::string kind;
+  bool namespaced = true;
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;
+  std::string group_version() const { return group.empty() ? version : group + "/" + version; }
+  // "jobs.batch", "pods": how error messages name the resource.
+  std::string qualified() const { return group.empty() ? plural : plural + "." + group; }
+  // "Job.batch", "Pod": how Invalid messages name the kind.
+  std::string qualified_kind() const { return group.empty() ? kind : kind + "." + group; }
+  std::string prefix() const {
+    return group.empty() ? "/api/v1" : "/apis/" + group + "/" + version;
+  }
+};
+
+const std::vector<ResourceType>& resource_types();
+const ResourceType* find_type(const std::string& group, const std::string& version,
+                              const std::string& plural);
+const ResourceType* type_of_kind(const std::string& kind);
+
+// A Kubernetes Status answer (gcp-api.md §0.3).
+struct ApiError {
+  int code = 500;
+  std::string reason;
+  std::string message;
+  json details = nullptr;
+  std::map<std::string, std::string> headers = {};
+};
+json status_json(const ApiError& e);
+ApiError not_found(const ResourceType& rt, const std::string& name);
+ApiError bad_request(const std::string& message);
+ApiError invalid(const ResourceType& rt, const std::string& name,
+                 const std::vector<std::pair<std::string, std::string>>& causes);  // field, message
+
+// ---- time and ids ----------------------------------------------------------------------------
+std::string rfc3339(SysClock::time_point t);       // seconds: 2025-01-01T00:00:00Z
+std::string rfc3339_nano(SysClock::time_point t);  // kubelet log stamps: 9 fraction digits
+std::optional<SysClock::time_point> parse_rfc3339(const std::string& s);
+std::string new_uid();
+std::string random_suffix(int n);  // Kubernetes' generateName alphabet
+
+// ---- selectors -------------------------------------------------------------------------------
+struct Requirement {
+  std::string key;
+  std::string op;  // = != in notin exists !exists
+  std::vector<std::string> values;
+};
+// Throws ApiError (400) on a malformed selector.
+std::vector<Requirement> parse_label_selector(const std::string& s);
+bool labels_match(const std::vector<Requirement>& sel, const json& labels);
+std::vector<Requirement> parse_field_selector(const std::string& s);
+bool fields_match(const std::vector<Requirement>& sel, const json& obj);
+
+// Server-side defaults of a PodSpec (restartPolicy, dnsPolicy, imagePullPolicy...).
+void default_pod_spec(json& spec);
+
+// ---- runtime state ---------------------------------------------------------------------------
+struct LogLine {
+  SysClock::time_point time;
+  std::string text;  // with its trailing newline (added when the process ended without one)
+};
+
+// The container of one pod (only the first container runs).
+struct PodRuntime {
+  std::string ns, name, uid;
+  std::vector<LogLine> log;
+  std::string partial;    // bytes after the last newline
+  bool started = false;   // the process ran (logs exist)
+  bool running = false;   // the process has not exited yet
+  bool log_done = false;  // exited and the output pipe drained
+  bool exited = false;
+  int exit_code = 0;
+  int signal = 0;
+  pid_t pid = -1;
+  int out_fd = -1;
+  int pidfd = -1;
+  std::thread reaper;
+  SysClock::time_point started_at, finished_at;
+  bool term_sent = false;
+  std::optional<Steady::time_point> kill_at;
+  // kubelet progress before the start
+  int pull_stage = 0;  // 0 nothing yet, 1 ErrImagePull shown, 2 ImagePullBackOff shown
+  bool pulled = false;
+  std::string config_error;  // last CreateContainerConfigError message
+  // scheduler / autoscaler progress
+  std::string unschedulable_message;
+  std::string not_trigger_message;
+  bool scale_up_triggered = false;
+  bool counted = false;  // terminal result already counted by its Job
+  std::string dir;       // working directory
+};
+
+struct PoolState {
+  FakeNodePool pool;
+  int pending = 0;  // nodes requested by a scale-up, created on the next controller step
+  std::vector<std::string> pending_pods;  // pod keys waiting on this scale-up
+  std::optional<std::string> fail_next;   // fail_scale_up message
+  bool backoff = false;
+  std::string hash;                                        // 8 hex digits in node and MIG names
+  std::vector<std::map<std::string, long>> virtual_nodes;  // room left on pending nodes
+};
+
+struct JobTracking {
+  std::set<std::string> succeeded, failed;  // pod uids counted
+  std::set<int> succeeded_indexes;
+  std::set<int> failed_indexes;
+  std::optional<SysClock::time_point> start;  // exact startTime (the field has seconds only)
+};
+
+struct WatchEvent {
+  std::int64_t rv = 0;
+  std::string type;
+  const ResourceType* rt = nullptr;
+  json object;
+};
+
+struct FailRule {
+  int remaining = 0;
+  int status = 500;
+  std::string prefix;
+};
+
+}  // namespace kinetic::fakes::kube
+
+namespace kinetic::fakes {
+
+struct FakeKube::Impl {
+  using json = nlohmann::json;
+  using ResourceType = kube::ResourceType;
+  using Steady = kube::Steady;
+  using SysClock = kube::SysClock;
+
+  FakeKubeOptions options;
+  int port = 0;
+  std::string ca_pem;
+  std::string work_root;
+  bool own_work_root = false;
+  std::unique_ptr<httplib::SSLServer> server;
+  std::thread server_thread;
+  std::thread controller_thread;
+
+  mutable std::mutex mu;
+  mutable std::condition_variable changed;  // any state change (watchers, log followers, waits)
+  std::condition_variable controller_cv;
+  bool dirty = true;
+  bool stopping = false;
+
+  // store: qualified resource -> "ns/name" -> object
+  std::map<std::string, std::map<std::string, json>> store;
+  std::int64_t rv = 1000;
+  std::deque<kube::WatchEvent> history;
+  std::int64_t history_floor = 1000;  // events after this rv are retained
+  std::uint64_t expire_generation = 0;
+
+  std::map<std::string, std::unique_ptr<kube::PodRuntime>> pods;  // by pod uid
+  std::map<std::string, kube::PoolState> pools;
+  std::map<std::string, kube::JobTracking> jobs;                 // by job uid
+  std::map<std::string, std::set<std::string>> jobset_children;  // jobset uid -> created names
+
+  std::deque<kube::FailRule> failures;
+  std::optional<std::size_t> cut_log_after;
+  std::map<std::string, int> counters;
+  int total = 0;
+  int node_serial = 0;
+
+  // ---- store (caller holds mu) ----
+  static std::string key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+  json* find(const ResourceType& rt, const std::string& ns, const std::string& name);
+  std::vector<json*> list(const ResourceType& rt, const std::string& ns);  // ns "" = all
+  json& insert(const ResourceType& rt, json obj);                          // sets rv, ADDED
+  void update(const ResourceType& rt, json& obj);                          // bumps rv, MODIFIED
+  void erase(const ResourceType& rt, const std::string& ns, const std::string& name);  // DELETED
+  void record(const std::string& type, const ResourceType& rt, const json& obj);
+  void kick();  // wake the controllers
+
+  // Prepares a new object for storage: uid, creationTimestamp, generateName.
+  void stamp_new(json& obj);
+  json new_event(const json& involved, const std::string& type, const std::string& reason,
+                 const std::string& message, const std::string& component,
+                 const std::string& host = {});
+
+  // ---- API side (fake_kube.cpp) ----
+  void handle(const httplib::Request& req, httplib::Response& res, const std::string& body);
+  void serve(const httplib::Request& req, httplib::Response& res, const std::string& body);
+  void serve_watch(const httplib::Request& req, httplib::Response& res, const ResourceType& rt,
+                   const std::string& ns);
+  void serve_log(const httplib::Request& req, httplib::Response& res, const std::string& ns,
+                 const std::string& name);
+  json create(const ResourceType& rt, const std::string& ns, json obj, bool dry_run);
+  json delete_object(const ResourceType& rt, const std::string& ns, const std::string& name,
+                     const std::string& propagation, std::optional<int> grace,
+                     std::map<std::string, std::string>* headers);
+
+  // ---- control plane (fake_kube_control.cpp) ----
+  void controller_loop();
+  // One pass over everything; returns when the next timed action is due (or nullopt).
+  std::optional<Steady::time_point> reconcile();
+  void apply_job_defaults(json& job);
+  void reconcile_jobs(Steady::time_point now, std::optional<Steady::time_point>& next);
+  void reconcile_jobsets();
+  void schedule_pods();
+  void run_kubelet(std::optional<Steady::time_point>& next);
+  void process_pools();
+  void create_node(kube::PoolState& ps);
+  void node_lost(json& pod);  // its node is gone: the pod fails and is garbage-collected
+  void set_pool(const FakeNodePool& pool);
+  void drop_pool(const std::string& name);
+  kube::PodRuntime& runtime(const json& pod);
+  void start_container(json& pod, kube::PodRuntime& rt);
+  void reap(kube::PodRuntime* rt);  // reaper thread body
+  void on_exit(kube::PodRuntime& rt);
+  void terminate_pod(json& pod, int grace_seconds, bool record_event);
+  void pod_terminal(const json& pod);  // counts the result for the owning Job
+  void kill_all();
+};
+
+}  // namespace kinetic::fakes
