@@ -1,0 +1,47 @@
+// kinetic_fake_cloud: the whole fake cloud (GCS, Service Usage, GKE, Cloud Build, Artifact
+// Registry and a Kubernetes API running pods as local processes) as one standalone server, for
+// benchmarks and trying kinetic by hand. Prints the environment that points kinetic at it, one
+// `export NAME=VALUE` line each, then a blank line, and serves until SIGINT/SIGTERM:
+//
+//   eval "$(kinetic_fake_cloud --enable-all | sed '/^$/q')"
+//   kinetic up --project demo --zone us-central1-a --accelerator v5litepod-1
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "fakes/fake_cloud.h"
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void on_signal(int) {
+  g_stop = 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  kinetic::fakes::FakeCloudOptions options;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--enable-all") == 0) {
+      options.all_services_enabled = true;
+    } else {
+      std::cerr << "usage: kinetic_fake_cloud [--enable-all]\n";
+      return 2;
+    }
+  }
+  // A handler, not a blocked mask: pods are forked from here and must get signals normally.
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+
+  kinetic::fakes::FakeCloud cloud(options);
+  for (const auto& [name, value] : cloud.client_env())
+    std::printf("export %s=%s\n", name.c_str(), value.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  while (!g_stop) pause();
+  return 0;
+}
