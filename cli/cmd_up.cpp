@@ -62,7 +62,7 @@ int run_up(const UpFlags& flags, Factory& f) {
   config.save();
 
   int created = 0;
-  for (const auto& c : changes) created += c.action != "exists";
+  for (const auto& c : changes) created += c.action != "exists";  // created, enabled, granted
   io.info("kinetic up: " + std::string(created == 0 ? "everything already existed" : "ready") +
           "; context " + name + " is current (run jobs with `kinetic run FILE`)");
   return 0;

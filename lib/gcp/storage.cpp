@@ -20,6 +20,7 @@ namespace {
 
 constexpr uint64_t kQuantum = 256 * 1024;  // resumable chunks are multiples of this
 constexpr int kMaxStalls = 8;              // consecutive failures without progress
+constexpr int kIamAttempts = 5;            // read-modify-write rounds lost to concurrent changes
 
 bool ok(int status) {
   return status >= 200 && status < 300;
@@ -56,6 +57,16 @@ nlohmann::json parse_json(const http::Response& r, const std::string& what) {
     throw Error(Errc::api, what + ": Cloud Storage answered HTTP " + std::to_string(r.status) +
                                " with a body that is not JSON");
   return j;
+}
+
+// The bucket resource's projectNumber (a uint64 sent as a string; a number is tolerated).
+std::string project_number_from(const nlohmann::json& j) {
+  if (!j.contains("projectNumber")) return "";
+  const auto& v = j["projectNumber"];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_unsigned()) return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<int64_t>());
+  return "";
 }
 
 std::string gs(const std::string& bucket, const std::string& name) {
@@ -122,6 +133,7 @@ std::optional<BucketInfo> StorageClient::get_bucket(const std::string& bucket) {
   BucketInfo b;
   b.name = j.value("name", bucket);
   b.location = j.value("location", "");
+  b.project_number = project_number_from(j);
   if (j.contains("lifecycle") && j["lifecycle"].contains("rule")) {
     for (const auto& rule : j["lifecycle"]["rule"]) {
       if (rule.value("action", nlohmann::json::object()).value("type", "") == "Delete" &&
@@ -162,6 +174,11 @@ BucketInfo StorageClient::ensure_bucket(const std::string& project, const std::s
   b.name = bucket;
   b.location = location;
   b.delete_after_days = delete_after_days;
+  auto created = nlohmann::json::parse(r.body, nullptr, false);
+  if (!created.is_discarded()) {
+    b.location = created.value("location", location);
+    b.project_number = project_number_from(created);
+  }
   return b;
 }
 
@@ -173,6 +190,73 @@ bool StorageClient::delete_bucket(const std::string& bucket) {
   if (r.status == 404) return false;
   if (!ok(r.status)) fail(r, "deleting bucket gs://" + bucket);
   return true;
+}
+
+namespace {
+
+nlohmann::json read_iam_policy(http::Transport& transport, const std::string& endpoint,
+                               const std::string& bucket, const std::string& what) {
+  http::Request req;
+  // Version 3, so that a policy with conditional bindings can be read (and written back) whole.
+  req.url = endpoint + "/storage/v1/b/" + encode_object_name(bucket) +
+            "/iam?optionsRequestedPolicyVersion=3";
+  auto r = transport.send(req);
+  if (!ok(r.status)) fail(r, what);
+  auto j = parse_json(r, what);
+  if (!j.is_object()) throw Error(Errc::api, what + ": the policy is not a JSON object");
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json StorageClient::get_bucket_iam_policy(const std::string& bucket) {
+  return read_iam_policy(transport_, endpoint_, bucket, "reading the IAM policy of gs://" + bucket);
+}
+
+bool StorageClient::add_bucket_iam_member(const std::string& bucket, const std::string& role,
+                                          const std::string& member) {
+  const std::string what = "granting " + role + " on gs://" + bucket + " to " + member;
+  for (int attempt = 1;; ++attempt) {
+    nlohmann::json policy = read_iam_policy(transport_, endpoint_, bucket, what);
+    auto& bindings = policy["bindings"];
+    if (!bindings.is_array()) bindings = nlohmann::json::array();
+    nlohmann::json* target = nullptr;
+    bool conditional = false;
+    for (auto& b : bindings) {
+      if (b.contains("condition")) {
+        conditional = true;
+        continue;  // a conditional grant of ROLE is not the grant asked for
+      }
+      if (b.value("role", "") != role) continue;
+      auto& members = b["members"];
+      if (!members.is_array()) members = nlohmann::json::array();
+      for (const auto& m : members)
+        if (m.is_string() && m.get<std::string>() == member) return false;
+      if (!target) target = &b;
+    }
+    if (target)
+      (*target)["members"].push_back(member);
+    else
+      bindings.push_back({{"role", role}, {"members", nlohmann::json::array({member})}});
+    nlohmann::json body = {{"bindings", bindings}};
+    if (policy.contains("etag")) body["etag"] = policy["etag"];
+    // Version 3 is required when writing conditional bindings; 1 otherwise, as read.
+    body["version"] = conditional ? 3 : policy.value("version", 1);
+    http::Request req;
+    req.method = "PUT";
+    req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/iam";
+    req.headers = {{"Content-Type", "application/json"}};
+    req.body = body.dump();
+    // Replaying the PUT is safe: it carries the etag, so a replay after a success fails 412 and
+    // the re-read below finds the member.
+    auto r = transport_.send(req);
+    if (ok(r.status)) return true;
+    if (r.status == 412 && attempt < kIamAttempts) continue;  // changed since read: redo
+    if (r.status == 412)
+      throw Error(Errc::api, what + ": the policy kept changing under us (" +
+                                 std::to_string(kIamAttempts) + " attempts); try again");
+    fail(r, what);
+  }
 }
 
 ObjectInfo StorageClient::upload_string(const std::string& bucket, const std::string& name,

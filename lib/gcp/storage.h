@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/fs.h"
 #include "http/transport.h"
 
@@ -28,6 +30,7 @@ struct BucketInfo {
   std::string name;
   std::string location;
   std::optional<int> delete_after_days;  // the lifecycle rule kinetic sets, when present
+  std::string project_number;            // the owning project's number (digits); may be empty
 };
 
 struct ListResult {
@@ -64,6 +67,17 @@ class StorageClient {
                            const std::vector<std::string>& prefixes);
   // Deletes an empty bucket; false when it did not exist.
   bool delete_bucket(const std::string& bucket);
+
+  // The bucket's IAM policy (buckets.getIamPolicy, requested as version 3): {kind:
+  // "storage#policy", resourceId, version, etag, bindings: [{role, members[], condition?}]}.
+  // A missing bucket is an Errc::not_found error.
+  nlohmann::json get_bucket_iam_policy(const std::string& bucket);
+  // Grants ROLE on BUCKET to MEMBER ("principal://...", "serviceAccount:...", ...) by a
+  // read-modify-write of the policy conditioned on its etag; a write that loses a race with
+  // another change (412) is redone on a fresh read, a few times. Idempotent: false (and no
+  // write) when MEMBER already holds ROLE unconditionally, true when the policy was changed.
+  bool add_bucket_iam_member(const std::string& bucket, const std::string& role,
+                             const std::string& member);
 
   ObjectInfo upload_file(const std::string& bucket, const std::string& name, const fs::path& file,
                          const UploadOptions& options = {});

@@ -8,7 +8,7 @@ namespace {
 // under 8 KiB) and standard-library only, so any image with python3 runs it.
 constexpr std::string_view kSource =
     R"PY(import datetime as D,hashlib,http.client as hc,json,os,random,shutil,signal,stat,subprocess as sp,sys,tarfile,tempfile,time,urllib.parse as up,urllib.request as U
-E=os.environ;J=E["KINETIC_JOB_ID"];R=E["KINETIC_RESULTS_URI"].rstrip("/")+"/"
+E=os.environ;J=E["KINETIC_JOB_ID"];I=E.get("JOB_COMPLETION_INDEX","0");R=E["KINETIC_RESULTS_URI"].rstrip("/")+"/"+("workers/%s/"%I if I not in("","0")else"")
 o=E.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE","").strip().rstrip("/")
 if o.endswith("/storage/v1"):o=o[:-11].rstrip("/")
 h=E.get("STORAGE_EMULATOR_HOST","").strip().rstrip("/")

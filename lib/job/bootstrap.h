@@ -8,6 +8,9 @@
 //   KINETIC_JOB_ID, KINETIC_SPEC_URI (gs://B/jobs/ID/spec.json, a JobSpec as job/spec.h writes
 //   it), KINETIC_CONTEXT_URI (gs://B/contexts/SHA.tar.gz), KINETIC_CONTEXT_SHA256 (of the
 //   archive bytes), KINETIC_RESULTS_URI (gs://B/jobs/ID/, '/'-terminated) — see bootstrap_env().
+//   On the hosts of a multi-host slice other than the first (JOB_COMPLETION_INDEX set and not
+//   0), RESULTS_URI becomes RESULTS_URI + "workers/INDEX/": every host keeps its own
+//   checkpoints, and the job's outputs and status are host 0's.
 //   Storage endpoint, as lib/gcp/endpoints.h resolves it: CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE
 //   (authenticated), else STORAGE_EMULATOR_HOST (no credentials at all, as Google's libraries do),
 //   else https://storage.googleapis.com. Authenticated calls carry a metadata-server token

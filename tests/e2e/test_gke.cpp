@@ -3,6 +3,7 @@
 // processes running the real in-pod bootstrap). up -> run (success, failure, timeout, no pool,
 // image pull, build failure, cached second run) -> logs -f -> status -> cancel -> cleanup -> down.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +71,12 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
     EXPECT_NE(first.err.find(want), std::string::npos) << want << "\n" << first.err;
   EXPECT_TRUE(cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic").has_value());
   EXPECT_TRUE(cloud.gcs().has_bucket("acme-ml-kinetic-kinetic"));
+  // Pods (Workload Identity, namespace default, service account default) may use the bucket.
+  auto policy = cloud.gcs().bucket_iam_policy("acme-ml-kinetic-kinetic");
+  ASSERT_TRUE(policy.has_value());
+  EXPECT_NE(policy->dump().find("acme-ml.svc.id.goog/subject/ns/default/sa/default"),
+            std::string::npos)
+      << policy->dump();
   // The context is written and current.
   auto ctx = sb.run({"config", "get-contexts", "-o", "json"}, {}, env);
   EXPECT_NE(ctx.out.find("acme-ml"), std::string::npos) << ctx.out;
@@ -178,6 +185,29 @@ TEST_F(GkeEndToEnd, BuildFailureShowsTheFailingStepAndExits126) {
   EXPECT_NE(r.err.find("No matching distribution found for this-package-does-not-exist"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(GkeEndToEnd, CtrlCCancelsTheJobAndExits130) {
+  sb.write("proj/forever.py",
+           "import time\n"
+           "i = 0\n"
+           "while True:\n"
+           "    print('beat', i, flush=True)\n"
+           "    i += 1\n"
+           "    time.sleep(0.05)\n");
+  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
+  int pid = sb.spawn({"run", "forever.py", "--accelerator", "v5litepod-1"}, proj, out, err, env());
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("beat 2\n") != std::string::npos; }))
+      << slurp(err);
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(Sandbox::wait(pid), 130) << slurp(err);
+  EXPECT_NE(slurp(err).find("cancelling"), std::string::npos) << slurp(err);
+  // The pod is gone with its process, and nothing of the job is left in the cluster.
+  EXPECT_TRUE(cloud_->kube().wait_idle(30000));
+  std::string id = job_id_in(slurp(err));
+  ASSERT_FALSE(id.empty()) << slurp(err);
+  EXPECT_FALSE(
+      cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id).has_value());
 }
 
 TEST_F(GkeEndToEnd, DetachLogsFollowStatusCancelCleanup) {

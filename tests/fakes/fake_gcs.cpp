@@ -101,6 +101,17 @@ std::string rfc3339_now() {
   return buf;
 }
 
+// The project number GCS reports for PROJECT: digits pass through, an id hashes to 12 digits
+// (FNV-1a, the same derivation as the fake GCP control plane's, so the two fakes agree).
+std::string project_number_of(const std::string& project) {
+  if (!project.empty() &&
+      std::all_of(project.begin(), project.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return project;
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : project) h = (h ^ c) * 1099511628211ull;
+  return std::to_string(100000000000ull + h % 900000000000ull);
+}
+
 std::string trim(std::string_view s) {
   auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return {};
@@ -154,6 +165,7 @@ struct Bucket {
   std::string project;
   json resource;  // full bucket resource
   std::map<std::string, Object> objects;
+  json iam_bindings = json::array();  // the IAM policy's bindings; its etag is the resource's
 };
 
 struct Preconditions {
@@ -271,6 +283,10 @@ struct FakeGcs::Impl {
   std::optional<std::size_t> drop_after;
   bool precondition_next = false;
   bool corrupt_next_download = false;
+  struct IamInterleave {
+    std::string bucket, role, member;
+  };
+  std::deque<IamInterleave> iam_interleaves;
 
   std::map<std::string, int> counters;
   int total = 0;
@@ -320,18 +336,80 @@ struct FakeGcs::Impl {
     return r;
   }
 
-  json make_bucket(const std::string& name, const json& body) {
+  // A bucket's etag, and its IAM policy's, encode its metageneration as GCS's do: base64 of a
+  // protobuf varint field 1 ("CAE=" for 1, "CAI=" for 2, ...).
+  static std::string metageneration_etag(std::int64_t metageneration) {
+    std::string pb = "\x08";
+    auto v = static_cast<std::uint64_t>(metageneration);
+    do {
+      unsigned char byte = v & 0x7F;
+      v >>= 7;
+      if (v) byte |= 0x80;
+      pb.push_back(static_cast<char>(byte));
+    } while (v);
+    return base64(pb);
+  }
+
+  static std::int64_t metageneration_of(const Bucket& b) {
+    return std::stoll(b.resource.value("metageneration", std::string("1")));
+  }
+
+  // Bumps the metageneration (and so both etags) after a change to the bucket's metadata.
+  static void touch(Bucket& b) {
+    auto mg = metageneration_of(b) + 1;
+    b.resource["metageneration"] = std::to_string(mg);
+    b.resource["etag"] = metageneration_etag(mg);
+    b.resource["updated"] = rfc3339_now();
+  }
+
+  // The policy GCS gives a new bucket: the project's owners/editors own it, its viewers read it;
+  // with uniform bucket-level access the object-level legacy roles are bindings too.
+  static json default_bindings(const std::string& project, const json& resource) {
+    json owners = {"projectEditor:" + project, "projectOwner:" + project};
+    json viewers = {"projectViewer:" + project};
+    json b = json::array({{{"role", "roles/storage.legacyBucketOwner"}, {"members", owners}},
+                          {{"role", "roles/storage.legacyBucketReader"}, {"members", viewers}}});
+    bool ubla = resource.contains("iamConfiguration") &&
+                resource["iamConfiguration"]
+                    .value("uniformBucketLevelAccess", json::object())
+                    .value("enabled", false);
+    if (ubla) {
+      b.push_back({{"role", "roles/storage.legacyObjectOwner"}, {"members", owners}});
+      b.push_back({{"role", "roles/storage.legacyObjectReader"}, {"members", viewers}});
+    }
+    return b;
+  }
+
+  Bucket new_bucket(const std::string& name, const std::string& project, const json& body) {
+    Bucket b;
+    b.project = project;
+    b.resource = make_bucket(name, project, body);
+    b.iam_bindings = default_bindings(project, b.resource);
+    return b;
+  }
+
+  static json iam_policy(const std::string& name, const Bucket& b) {
+    bool conditional = std::any_of(b.iam_bindings.begin(), b.iam_bindings.end(),
+                                   [](const json& x) { return x.contains("condition"); });
+    return {{"kind", "storage#policy"},
+            {"resourceId", "projects/_/buckets/" + name},
+            {"version", conditional ? 3 : 1},
+            {"etag", metageneration_etag(metageneration_of(b))},
+            {"bindings", b.iam_bindings}};
+  }
+
+  json make_bucket(const std::string& name, const std::string& project, const json& body) {
     json r = body.is_object() ? body : json::object();
     auto now = rfc3339_now();
     r["kind"] = "storage#bucket";
     r["id"] = name;
     r["name"] = name;
     r["selfLink"] = base_url() + "/storage/v1/b/" + name;
-    r["projectNumber"] = "123456789012";
+    r["projectNumber"] = project_number_of(project);
     r["metageneration"] = "1";
     r["timeCreated"] = now;
     r["updated"] = now;
-    r["etag"] = "CAE=";
+    r["etag"] = metageneration_etag(1);
     std::string location = r.value("location", std::string("US"));
     std::transform(location.begin(), location.end(), location.begin(),
                    [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
@@ -537,6 +615,10 @@ struct FakeGcs::Impl {
       if (m == "PATCH" || m == "PUT") return "buckets.patch";
       if (m == "DELETE") return "buckets.delete";
     }
+    if (storage && s.size() == 5 && s[4] == "iam") {
+      if (m == "GET") return "buckets.getIamPolicy";
+      if (m == "PUT") return "buckets.setIamPolicy";
+    }
     if (storage && s.size() == 5 && s[4] == "o" && m == "GET") return "objects.list";
     if (storage && s.size() >= 6 && s[4] == "o") {
       if (m == "GET")
@@ -694,9 +776,7 @@ struct FakeGcs::Impl {
         else
           b.resource[k] = v;
       }
-      b.resource["metageneration"] =
-          std::to_string(std::stoll(b.resource["metageneration"].get<std::string>()) + 1);
-      b.resource["updated"] = rfc3339_now();
+      touch(b);
       return send_json(res, 200, b.resource);
     }
     if (name == "buckets.delete") {
@@ -707,6 +787,8 @@ struct FakeGcs::Impl {
       res.status = 204;
       return;
     }
+    if (name == "buckets.getIamPolicy") return get_iam_policy(seg[3], res);
+    if (name == "buckets.setIamPolicy") return set_iam_policy(seg[3], res, body);
     if (name == "objects.list") return objects_list(seg[3], req, res);
     if (name == "objects.get" || name == "objects.download" || name == "objects.delete" ||
         name == "objects.patch") {
@@ -778,6 +860,86 @@ struct FakeGcs::Impl {
     throw not_found("Not Found");
   }
 
+  void get_iam_policy(const std::string& bucket_name, httplib::Response& res) {
+    auto& b = bucket_or_throw(bucket_name);
+    send_json(res, 200, iam_policy(bucket_name, b));
+    // A pending interleaved writer changes the policy right after this read was answered.
+    auto it = std::find_if(iam_interleaves.begin(), iam_interleaves.end(),
+                           [&](const IamInterleave& x) { return x.bucket == bucket_name; });
+    if (it == iam_interleaves.end()) return;
+    add_binding_member(b, it->role, it->member);
+    iam_interleaves.erase(it);
+  }
+
+  static void add_binding_member(Bucket& b, const std::string& role, const std::string& member) {
+    for (auto& x : b.iam_bindings) {
+      if (x.value("role", "") != role || x.contains("condition")) continue;
+      auto& members = x["members"];
+      if (std::find(members.begin(), members.end(), member) == members.end())
+        members.push_back(member);
+      touch(b);
+      return;
+    }
+    b.iam_bindings.push_back({{"role", role}, {"members", json::array({member})}});
+    touch(b);
+  }
+
+  static bool valid_member(const std::string& m) {
+    if (m == "allUsers" || m == "allAuthenticatedUsers") return true;
+    static const char* prefixes[] = {
+        "user:",          "serviceAccount:", "group:",       "domain:",         "projectOwner:",
+        "projectEditor:", "projectViewer:",  "principal://", "principalSet://", "deleted:"};
+    for (auto* p : prefixes) {
+      std::string_view pv(p);
+      if (m.size() > pv.size() && m.compare(0, pv.size(), pv) == 0) return true;
+    }
+    return false;
+  }
+
+  void set_iam_policy(const std::string& bucket_name, httplib::Response& res,
+                      const std::string& body) {
+    auto& b = bucket_or_throw(bucket_name);
+    auto policy = json::parse(body.empty() ? "{}" : body);
+    if (!policy.is_object()) throw invalid("Policy must be a JSON object.");
+    if (precondition_next) {
+      precondition_next = false;
+      throw precondition_failed();
+    }
+    // Without an etag the write is unconditional (as in GCS); with one it must be current.
+    if (policy.contains("etag") && policy["etag"].is_string() &&
+        policy["etag"].get<std::string>() != metageneration_etag(metageneration_of(b)))
+      throw precondition_failed();
+    json bindings = json::array();
+    if (policy.contains("bindings")) {
+      if (!policy["bindings"].is_array()) throw invalid("Invalid value for bindings.");
+      for (const auto& x : policy["bindings"]) {
+        if (!x.is_object() || !x.contains("role") || !x["role"].is_string())
+          throw HttpError{400, "required", "Required: bindings.role"};
+        auto role = x["role"].get<std::string>();
+        if (role.rfind("roles/", 0) != 0 && role.rfind("projects/", 0) != 0 &&
+            role.rfind("organizations/", 0) != 0)
+          throw invalid("Role " + role + " is not a valid role.");
+        json members = json::array();
+        if (x.contains("members")) {
+          if (!x["members"].is_array()) throw invalid("Invalid value for bindings.members.");
+          for (const auto& m : x["members"]) {
+            if (!m.is_string() || !valid_member(m.get<std::string>()))
+              throw invalid("Invalid argument: member " + m.dump() + " is not valid.");
+            if (std::find(members.begin(), members.end(), m) == members.end()) members.push_back(m);
+          }
+        }
+        if (members.empty()) continue;  // IAM drops bindings without members
+        json stored = {{"role", role}, {"members", members}};
+        if (x.contains("condition") && !x["condition"].is_null())
+          stored["condition"] = x["condition"];
+        bindings.push_back(std::move(stored));
+      }
+    }
+    b.iam_bindings = std::move(bindings);
+    touch(b);
+    send_json(res, 200, iam_policy(bucket_name, b));
+  }
+
   void buckets_insert(const httplib::Request& req, httplib::Response& res,
                       const std::string& body) {
     if (!req.has_param("project")) throw HttpError{400, "required", "Required parameter: project"};
@@ -790,9 +952,7 @@ struct FakeGcs::Impl {
                       "Your previous request to create the named bucket succeeded and you "
                       "already own it."};
     }
-    Bucket bucket;
-    bucket.project = req.get_param_value("project");
-    bucket.resource = make_bucket(name, b);
+    Bucket bucket = new_bucket(name, req.get_param_value("project"), b);
     auto resource = bucket.resource;
     buckets.emplace(name, std::move(bucket));
     send_json(res, 200, resource);
@@ -1231,6 +1391,11 @@ void FakeGcs::fail_precondition_next() {
   std::lock_guard lock(impl_->mu);
   impl_->precondition_next = true;
 }
+void FakeGcs::change_iam_policy_after_next_read(const std::string& bucket, const std::string& role,
+                                                const std::string& member) {
+  std::lock_guard lock(impl_->mu);
+  impl_->iam_interleaves.push_back({bucket, role, member});
+}
 void FakeGcs::corrupt_next_download() {
   std::lock_guard lock(impl_->mu);
   impl_->corrupt_next_download = true;
@@ -1241,6 +1406,7 @@ void FakeGcs::clear_faults() {
   impl_->failures.clear();
   impl_->drop_after.reset();
   impl_->precondition_next = false;
+  impl_->iam_interleaves.clear();
 }
 
 int FakeGcs::request_count(const std::string& route) const {
@@ -1265,10 +1431,13 @@ void FakeGcs::reset_counters() {
 void FakeGcs::create_bucket(const std::string& name, const std::string& project) {
   std::lock_guard lock(impl_->mu);
   if (impl_->buckets.count(name)) return;
-  Bucket b;
-  b.project = project;
-  b.resource = impl_->make_bucket(name, json{{"name", name}});
-  impl_->buckets.emplace(name, std::move(b));
+  impl_->buckets.emplace(name, impl_->new_bucket(name, project, json{{"name", name}}));
+}
+std::optional<json> FakeGcs::bucket_iam_policy(const std::string& bucket) const {
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->buckets.find(bucket);
+  if (it == impl_->buckets.end()) return std::nullopt;
+  return Impl::iam_policy(bucket, it->second);
 }
 bool FakeGcs::has_bucket(const std::string& name) const {
   std::lock_guard lock(impl_->mu);

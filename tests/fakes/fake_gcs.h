@@ -35,9 +35,13 @@ class FakeGcs {
   // connection shut down after `bytes` body bytes were read, without any answer. For a resumable
   // chunk the largest multiple of 256 KiB of what was read is persisted (as GCS may do).
   void drop_connection_after(std::size_t bytes);
-  // The next object mutation (upload finalisation, delete, patch) answers 412 conditionNotMet
-  // regardless of the real state.
+  // The next object mutation (upload finalisation, delete, patch) or bucket setIamPolicy answers
+  // 412 conditionNotMet regardless of the real state.
   void fail_precondition_next();
+  // A concurrent writer: right after the next getIamPolicy of BUCKET is answered, MEMBER is added
+  // to ROLE (bumping the policy's etag), so a read-modify-write based on that read is stale.
+  void change_iam_policy_after_next_read(const std::string& bucket, const std::string& role,
+                                         const std::string& member);
   // The next media download serves one flipped byte while keeping the true x-goog-hash, so a
   // validating client must notice. (Also: POST /_fake/corrupt-next-download.)
   void corrupt_next_download();
@@ -46,19 +50,26 @@ class FakeGcs {
 
   // ---- counters -----------------------------------------------------------------------------
   // Route names: buckets.insert buckets.get buckets.list buckets.patch buckets.delete
-  // objects.get objects.download objects.list objects.delete objects.patch upload.media
-  // upload.multipart upload.resumable.start upload.resumable.put upload.resumable.cancel
-  // not_found; "injected_failures" and "dropped_connections" count faults. The same map is served
-  // as JSON at GET /_fake/counters (for out-of-process clients).
+  // buckets.getIamPolicy buckets.setIamPolicy objects.get objects.download objects.list
+  // objects.delete objects.patch upload.media upload.multipart upload.resumable.start
+  // upload.resumable.put upload.resumable.cancel not_found; "injected_failures" and
+  // "dropped_connections" count faults. The same map is served as JSON at GET /_fake/counters (for
+  // out-of-process clients).
   int request_count(const std::string& route) const;
   int total_requests() const;
   std::map<std::string, int> request_counts() const;
   void reset_counters();
 
   // ---- direct state access (seeding and assertions) -----------------------------------------
+  // The bucket's projectNumber derives from PROJECT (digits are kept as they are; an id hashes to
+  // 12 digits, as the fake GCP control plane numbers projects); its IAM policy is the default one
+  // GCS gives a new bucket of PROJECT.
   void create_bucket(const std::string& name, const std::string& project = "test-project");
   bool has_bucket(const std::string& name) const;
   std::optional<nlohmann::json> bucket_resource(const std::string& name) const;
+  // The bucket's IAM policy as getIamPolicy answers it ({kind, resourceId, version, etag,
+  // bindings}); nullopt for a missing bucket.
+  std::optional<nlohmann::json> bucket_iam_policy(const std::string& bucket) const;
   // Stores an object (creating the bucket if needed); returns the object resource.
   nlohmann::json put_object(const std::string& bucket, const std::string& name, std::string data,
                             const std::string& content_type = "application/octet-stream");

@@ -393,6 +393,18 @@ TEST_F(BootstrapTest, ExitCodePassesThroughAndResultsAreUploadedOnFailure) {
   EXPECT_EQ(slurp(outputs() / "partial.txt"), "partial\n");
 }
 
+TEST_F(BootstrapTest, OtherHostsOfASliceReportUnderTheirOwnPrefix) {
+  stage_context({{"run", {"#!/bin/sh\necho host $JOB_COMPLETION_INDEX\nexit 4\n", 0755}}});
+  stage_spec("run", JobKind::executable);
+  auto child = start({{"JOB_COMPLETION_INDEX", "2"}});
+  EXPECT_EQ(child->wait(), 4) << child->err();
+  // Host 0 speaks for the job; host 2's status must not overwrite it.
+  EXPECT_FALSE(gcs.object_data(kBucket, results_prefix() + "status.json").has_value());
+  auto worker = gcs.object_data(kBucket, results_prefix() + "workers/2/status.json");
+  ASSERT_TRUE(worker.has_value());
+  EXPECT_EQ(nlohmann::json::parse(*worker)["exit_code"], 4);
+}
+
 TEST_F(BootstrapTest, AJobKilledBySignalExitsWith128PlusTheSignal) {
   stage_context({{"die.sh", {"echo dying\nkill -KILL $$\n", 0644}}});
   stage_spec("die.sh", JobKind::shell);

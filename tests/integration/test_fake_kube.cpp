@@ -605,17 +605,24 @@ TEST_F(FakeKubeTest, BackgroundDeleteSendsSigterm) {
 
 TEST_F(FakeKubeTest, PodIgnoringSigtermIsKilledAfterTheGracePeriod) {
   start();
-  create_job(job_body("stubborn", {"sh", "-c", "trap '' TERM; echo ready; sleep 60"}));
+  // A bare pod (a Job would replace it while it terminates, as TerminatingOrFailed does).
+  json pod_body = {{"apiVersion", "v1"},
+                   {"kind", "Pod"},
+                   {"metadata", {{"name", "stubborn"}}},
+                   {"spec",
+                    {{"restartPolicy", "Never"},
+                     {"containers",
+                      {{{"name", "main"},
+                        {"image", "app:1"},
+                        {"command", {"sh", "-c", "trap '' TERM; echo ready; sleep 60"}}}}}}}};
+  ASSERT_EQ(call("POST", kPods, pod_body).status, 201);
   ASSERT_TRUE(kube_->wait_for_object(
-      kJobs + "/stubborn", [](const json& j) { return j["status"].value("active", 0) == 1; },
-      kWait));
-  auto pod = job_pods("stubborn")[0]["metadata"]["name"].get<std::string>();
-  ASSERT_TRUE(kube_->wait_for_object(
-      kPods + "/" + pod, [](const json& p) { return p["status"].value("phase", "") == "Running"; },
-      kWait));
-  follow(pod, [](const std::string& so_far) { return so_far.find("ready") == std::string::npos; });
+      kPods + "/stubborn",
+      [](const json& p) { return p["status"].value("phase", "") == "Running"; }, kWait));
+  follow("stubborn",
+         [](const std::string& so_far) { return so_far.find("ready") == std::string::npos; });
   http_ = kinetic::http::make_curl_transport({.ca_pem = kube_->ca_pem()});
-  auto del = call("DELETE", kPods + "/" + pod, {{"gracePeriodSeconds", 1}});
+  auto del = call("DELETE", kPods + "/stubborn", {{"gracePeriodSeconds", 1}});
   ASSERT_EQ(del.status, 200);
   auto deleting = json::parse(del.body);
   EXPECT_EQ(deleting["metadata"]["deletionGracePeriodSeconds"], 1);
@@ -623,9 +630,8 @@ TEST_F(FakeKubeTest, PodIgnoringSigtermIsKilledAfterTheGracePeriod) {
   EXPECT_EQ(kube_->running_pods(), 1);   // SIGTERM is ignored
   ASSERT_TRUE(kube_->wait_idle(kWait));  // SIGKILL after one second
   ASSERT_TRUE(kube_->wait_for_object(
-      kPods + "/" + pod, [](const json& p) { return p.is_null(); }, kWait));
-  // backoffLimit 0: the killed pod fails the Job
-  ASSERT_TRUE(wait_job("stubborn", "Failed", "BackoffLimitExceeded"));
+      kPods + "/stubborn", [](const json& p) { return p.is_null(); }, kWait));
+  EXPECT_TRUE(has_event("stubborn", "Killing"));
 }
 
 TEST_F(FakeKubeTest, RemovingANodePoolFailsItsPods) {

@@ -138,9 +138,9 @@ TEST_F(ServiceUsageClientTest, ADisabledApiSaysHowToEnableIt) {
 
 TEST_F(ServiceUsageClientTest, BatchesStayWithinTheApiLimits) {
   // The fake refuses more than 30 names per batchGet and 20 ids per batchEnable.
+  const std::string names[] = {"logging.googleapis.com", "compute.googleapis.com"};
   std::vector<std::string> many;
-  for (int i = 0; i < 31; ++i)
-    many.push_back(i % 2 ? "compute.googleapis.com" : "logging.googleapis.com");
+  for (int i = 0; i < 31; ++i) many.push_back(names[i % 2]);
   EXPECT_EQ(client.disabled(kProject, many),
             (std::vector<std::string>{"logging.googleapis.com", "compute.googleapis.com"}));
   EXPECT_EQ(count("serviceusage", "GET /v1/projects/{name}/services:batchGet"), 2)

@@ -57,6 +57,38 @@ async function main() {
   await expectStatus(storage.createBucket(bucketName), 409, 'createBucket twice');
   const [exists] = await bucket.exists();
   check(exists, 'bucket.exists');
+  check(/^[0-9]+$/.test(bmeta.projectNumber ?? ''), `projectNumber ${bmeta.projectNumber}`);
+
+  step = 'bucket IAM (getPolicy, setPolicy)';
+  const [policy] = await bucket.iam.getPolicy({requestedPolicyVersion: 3});
+  check(policy.kind === 'storage#policy', `policy kind ${policy.kind}`);
+  check(policy.resourceId === `projects/_/buckets/${bucketName}`, `resourceId ${policy.resourceId}`);
+  check(typeof policy.etag === 'string' && policy.etag.length > 0, `etag ${policy.etag}`);
+  const owners = policy.bindings.find(b => b.role === 'roles/storage.legacyBucketOwner');
+  check(
+    JSON.stringify(owners?.members) === '["projectEditor:fake-project","projectOwner:fake-project"]',
+    `legacyBucketOwner ${JSON.stringify(owners)}`,
+  );
+  // What `kinetic up` grants: the pods' Kubernetes service account, through Workload Identity.
+  const ksa =
+    `principal://iam.googleapis.com/projects/${bmeta.projectNumber}/locations/global/` +
+    'workloadIdentityPools/fake-project.svc.id.goog/subject/ns/default/sa/default';
+  const [updated] = await bucket.iam.setPolicy({
+    ...policy,
+    bindings: [...policy.bindings, {role: 'roles/storage.objectUser', members: [ksa]}],
+  });
+  check(updated.etag !== policy.etag, `etag unchanged by setPolicy (${updated.etag})`);
+  const granted = updated.bindings.find(b => b.role === 'roles/storage.objectUser');
+  check(JSON.stringify(granted?.members) === JSON.stringify([ksa]), `set ${JSON.stringify(granted)}`);
+  const [reread] = await bucket.iam.getPolicy();
+  check(JSON.stringify(reread) === JSON.stringify(updated), 'getPolicy after setPolicy differs');
+  // The raw JSON kinetic's client parses is the same policy.
+  const raw = await (await fetch(`${endpoint}/storage/v1/b/${bucketName}/iam`)).json();
+  check(JSON.stringify(raw) === JSON.stringify(updated), `raw policy ${JSON.stringify(raw)}`);
+  await expectStatus(bucket.iam.setPolicy(policy), 412, 'setPolicy with a stale etag');
+  const ci = await (await fetch(`${endpoint}/_fake/counters`)).json();
+  check(ci['buckets.getIamPolicy'] === 3, `getIamPolicy count ${ci['buckets.getIamPolicy']}`);
+  check(ci['buckets.setIamPolicy'] === 2, `setIamPolicy count ${ci['buckets.setIamPolicy']}`);
 
   step = 'upload small (resumable:false)';
   const small = Buffer.from('hello from @google-cloud/storage\n');

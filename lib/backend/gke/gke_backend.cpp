@@ -21,11 +21,16 @@ using json = nlohmann::json;
 namespace {
 
 std::string managed_selector() {
-  return std::string(kManagedByLabel) + "=kinetic";
+  std::string selector = kManagedByLabel;
+  selector += "=kinetic";
+  return selector;
 }
 
 std::string job_selector(const std::string& id) {
-  return std::string(kJobLabel) + "=" + id;
+  std::string selector = kJobLabel;
+  selector += '=';
+  selector += id;
+  return selector;
 }
 
 // Seconds to wait for a Job to be marked finished once its pod has ended.
@@ -199,34 +204,37 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
-  if (storage.get_object(bucket, outputs)) {
-    fs::path dir = make_temp_dir(session_.state_dir / "tmp", "collect-");
-    try {
-      storage.download_file(bucket, outputs, dir / "outputs.tar.gz");
-      unpack_archive(dir / "outputs.tar.gz", spec.output_dir);
-    } catch (...) {
-      remove_all_quiet(dir);
-      throw;
-    }
+  fs::path dir = make_temp_dir(session_.state_dir / "tmp", "collect-");
+  try {
+    // No metadata probe first: download_file reads it anyway, and a job that never started has
+    // no outputs (not_found).
+    storage.download_file(bucket, outputs, dir / "outputs.tar.gz");
+    unpack_archive(dir / "outputs.tar.gz", spec.output_dir);
+  } catch (const Error& e) {
     remove_all_quiet(dir);
+    if (e.code() != Errc::not_found) throw;
+  } catch (...) {
+    remove_all_quiet(dir);
+    throw;
   }
+  remove_all_quiet(dir);
   atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644,
                Durability::unsynced);
   return st;
 }
 
-void GkeBackend::delete_runtime_objects(const std::string& id) {
+void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<bool> jobset) {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(id);
-  k.remove(k8s::job_path(ns, name));
-  k.remove(k8s::jobset_path(ns, name));
+  if (jobset != true) k.remove(k8s::job_path(ns, name));
+  if (jobset != false) k.remove(k8s::jobset_path(ns, name));  // false without the CRD, too
   k.remove(k8s::secret_path(ns, name));
 }
 
 void GkeBackend::clean(const JobSpec& spec) {
   if (spec.keep) return;
-  delete_runtime_objects(spec.id);
+  delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1);
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   for (const auto& o : storage.list(bucket, job_prefix(spec.id)).objects)

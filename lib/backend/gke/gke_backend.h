@@ -37,7 +37,8 @@ class GkeBackend : public Backend {
  private:
   k8s::Client& kube();
   std::optional<JobStatus> results_status(const std::string& id);
-  void delete_runtime_objects(const std::string& id);
+  // The Job (JOBSET false), the JobSet (true) or both (unknown), and the Secret.
+  void delete_runtime_objects(const std::string& id, std::optional<bool> jobset = std::nullopt);
 
   Session session_;
   std::optional<KubeConnection> kube_;

@@ -23,7 +23,10 @@ using json = nlohmann::json;
 namespace {
 
 std::string job_selector(const std::string& job_id) {
-  return std::string(kJobLabel) + "=" + job_id;
+  std::string selector = kJobLabel;
+  selector += '=';
+  selector += job_id;
+  return selector;
 }
 
 // The pod whose log is the job's: completion index 0 of the newest attempt.
@@ -71,7 +74,7 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
   StatusLine line(*o.io);
   const std::string selector = job_selector(o.job_id);
   const double start = now_unix();
-  std::optional<double> unschedulable_since;
+  double unschedulable_since = -1;  // when the pod was first seen with no pool; -1: not
   bool interrupted = false;
   for (;;) {
     if (take_interrupt(o.interrupt)) {
@@ -107,14 +110,14 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
         bool confirmed = false;
         for (const auto& e : events)
           confirmed = confirmed || e.value("reason", "") == "NotTriggerScaleUp";
-        if (!unschedulable_since) unschedulable_since = now_unix();
+        if (unschedulable_since < 0) unschedulable_since = now_unix();
         const double limit = confirmed
                                  ? o.scheduling_grace_seconds
                                  : std::max(o.scheduling_grace_seconds, kAutoscalerSilenceSeconds);
-        if (now_unix() - *unschedulable_since >= limit) throw Error(Errc::job_start, why.message);
+        if (now_unix() - unschedulable_since >= limit) throw Error(Errc::job_start, why.message);
         if (!confirmed) why.message = "waiting for the cluster autoscaler to find a node pool";
       } else {
-        unschedulable_since.reset();
+        unschedulable_since = -1;
       }
       if (!why.message.empty()) {
         long waited = static_cast<long>(now_unix() - start);

@@ -13,6 +13,8 @@
 
 namespace kinetic::gke {
 
+using gcp::BucketInfo;
+
 namespace {
 
 std::vector<std::string> staging_prefixes() {
@@ -100,8 +102,20 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   const bool had_bucket = storage.get_bucket(bucket).has_value();
-  storage.ensure_bucket(t.project, bucket, t.region, kStagingDays, staging_prefixes());
+  BucketInfo info =
+      storage.ensure_bucket(t.project, bucket, t.region, kStagingDays, staging_prefixes());
   record(changes, {"bucket", "gs://" + bucket, had_bucket ? "exists" : "created"});
+
+  // Pods run as the namespace's `default` Kubernetes service account through Workload Identity:
+  // it reads contexts and writes results in the bucket, nothing else.
+  if (!info.project_number.empty()) {
+    const std::string member = "principal://iam.googleapis.com/projects/" + info.project_number +
+                               "/locations/global/workloadIdentityPools/" + t.project +
+                               ".svc.id.goog/subject/ns/" + t.ns + "/sa/default";
+    const bool granted = storage.add_bucket_iam_member(bucket, "roles/storage.objectUser", member);
+    record(changes, {"bucket access", "roles/storage.objectUser for pods in namespace " + t.ns,
+                     granted ? "granted" : "exists"});
+  }
   return changes;
 }
 
