@@ -104,6 +104,9 @@ class Backend {
   // to false when the store already had it (content-addressed).
   virtual std::string stage_context(const fs::path& archive, const std::string& sha256,
                                     bool* uploaded) = 0;
+  // The URI of the context archive SHA256 when the store already holds it (a run over an
+  // unchanged tree then skips packing and staging); nullopt otherwise.
+  virtual std::optional<std::string> staged_context(const std::string& sha256) = 0;
   // Step 5: starts the job. SECRETS are the values of spec.secret_env; they never reach the
   // spec object or any file others can read.
   virtual void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) = 0;

@@ -21,6 +21,7 @@
 #include "job/manifest.h"
 #include "pack/archive.h"
 #include "pack/context_dir.h"
+#include "pack/pack_cache.h"
 #include "pack/requirements.h"
 #include "render/yaml.h"
 
@@ -167,11 +168,9 @@ std::string anchored_dir_pattern(const fs::path& rel) {
   return out + "/";
 }
 
-Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& output_dir,
-                 Compression compression) {
-  Packaged p;
-  p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
-  p.archive = p.temp_dir / ("context" + std::string(archive_extension(compression)));
+// What the context leaves out: the defaults, .kineticignore, and kinetic's own directories.
+IgnoreRules context_rules(const Resolved& r, const RunEnvironment& env,
+                          const fs::path& output_dir) {
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
   // kinetic's own state and the outputs directory never ship, wherever they are: a state dir
@@ -180,6 +179,14 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const fs::path& o
     if (!own.empty() && is_within(own, r.context_root))
       rules.add_line(anchored_dir_pattern(own.lexically_relative(r.context_root)));
   }
+  return rules;
+}
+
+Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules& rules,
+                 Compression compression) {
+  Packaged p;
+  p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
+  p.archive = p.temp_dir / ("context" + std::string(archive_extension(compression)));
   // On a terminal, a context that takes a while to pack shows how far it got.
   PackProgress progress;
   double last = 0;
@@ -257,8 +264,8 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     spec.secret_env = r.job_env.names;
     spec.timeout_seconds = req.timeout_seconds;
     spec.retries = req.retries;
-    ManifestInput in = gke::manifest_input(
-        spec, bucket, s.namespace_.set() ? s.namespace_.value : "default");
+    ManifestInput in =
+        gke::manifest_input(spec, bucket, s.namespace_.set() ? s.namespace_.value : "default");
     std::map<std::string, std::string> redacted;
     for (const auto& n : r.job_env.names) redacted[n] = "<redacted>";
     auto docs = build_manifests(in, redacted);
@@ -435,7 +442,30 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
   const Compression compression =
       (env.backend ? env.backend->gzip_contexts() : !local) ? Compression::gzip : Compression::zstd;
-  Packaged pkg = package(r, env, explicit_output, compression);
+  const IgnoreRules rules = context_rules(r, env, explicit_output);
+  // An unchanged tree whose archive the backend already holds is neither packed nor staged
+  // again: its fingerprint (stat calls only) names the archive it packed into last time.
+  std::string signature;
+  double newest = 0;
+  std::optional<PackResult> cached;
+  std::string context_uri;
+  if (!req.dry_run) {
+    signature = tree_signature(r.context_root, rules, compression, &newest);
+    cached = pack_cache_lookup(env.state_dir, signature);
+    if (cached) {
+      if (auto uri = env.backend->staged_context(cached->sha256)) {
+        context_uri = *uri;
+      } else {
+        cached.reset();
+      }
+    }
+  }
+  Packaged pkg;
+  if (cached) {
+    pkg.result = *cached;
+  } else {
+    pkg = package(r, env, rules, compression);
+  }
   clock.mark("package");
   if (req.dry_run) {
     remove_all_quiet(pkg.temp_dir);
@@ -456,21 +486,23 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   try {
     image = backend.prepare_image(image_request);
   } catch (...) {
-    remove_all_quiet(pkg.temp_dir);
+    if (!pkg.temp_dir.empty()) remove_all_quiet(pkg.temp_dir);
     throw;
   }
   clock.mark("image");
 
   // 4 stage
   bool uploaded = false;
-  std::string context_uri;
-  try {
-    context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
-  } catch (...) {
+  if (!cached) {
+    try {
+      context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
+    } catch (...) {
+      remove_all_quiet(pkg.temp_dir);
+      throw;
+    }
     remove_all_quiet(pkg.temp_dir);
-    throw;
+    pack_cache_remember(env.state_dir, signature, pkg.result, newest, now_unix());
   }
-  remove_all_quiet(pkg.temp_dir);
   clock.mark("stage");
 
   // 5 submit

@@ -203,6 +203,42 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
   return pack_directory(root, rules, out_file, Compression::zstd, progress);
 }
 
+std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compression compression,
+                           double* newest) {
+  std::string root_str = root.string();
+  while (root_str.size() > 1 && root_str.back() == '/') root_str.pop_back();
+  std::vector<WalkEntry> entries;
+  walk(root_str, "", rules, entries);
+  std::sort(entries.begin(), entries.end(),
+            [](const WalkEntry& a, const WalkEntry& b) { return a.rel < b.rel; });
+  Sha256 sha;
+  // The format of the archive is part of what the fingerprint stands for.
+  std::string head = "kinetic-tree-v1 " + std::string(archive_extension(compression)) + "\n";
+  sha.update(head.data(), head.size());
+  *newest = 0;
+  for (const auto& e : entries) {
+    const std::string path = root_str + "/" + e.rel;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) unreadable(path, errno);
+    std::string line = e.rel;
+    line += '\0';
+    line += std::to_string(st.st_mode) + ' ' + std::to_string(st.st_size) + ' ' +
+            std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec) + ' ' +
+            std::to_string(st.st_ctim.tv_sec) + '.' + std::to_string(st.st_ctim.tv_nsec) + ' ' +
+            std::to_string(st.st_ino);
+    if (e.kind == Kind::link) {
+      char target[4096];
+      ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+      if (n > 0) line.append(" -> ").append(target, static_cast<size_t>(n));
+    }
+    line += '\n';
+    sha.update(line.data(), line.size());
+    *newest = std::max({*newest, st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9,
+                        st.st_ctim.tv_sec + st.st_ctim.tv_nsec / 1e9});
+  }
+  return sha.hex_digest();
+}
+
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           Compression compression, const PackProgress& progress) {
   struct stat root_st;

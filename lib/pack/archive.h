@@ -42,6 +42,14 @@ std::string_view archive_extension(Compression compression);
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           Compression compression, const PackProgress& progress = nullptr);
 
+// A fingerprint of what pack_directory would read from ROOT: every entry the rules keep, with its
+// type, mode, size, modification and change times (ns), inode and link target. Equal
+// fingerprints mean the archive would come out the same, so a run can skip packing (see
+// pack/pack_cache.h); stat calls only, no file is read. *NEWEST gets the latest mtime/ctime seen
+// (Unix seconds), so callers can refuse to trust entries changed too recently to be told apart.
+std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compression compression,
+                           double* newest);
+
 // Extracts ARCHIVE into DEST (created if missing). Refuses, with Error(Errc::packaging), entries
 // with absolute paths, '..' components, hard links, device files, or symlinks that point outside
 // DEST; nothing outside DEST is ever written.

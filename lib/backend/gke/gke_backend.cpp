@@ -62,6 +62,13 @@ std::string GkeBackend::prepare_image(const ImageRequest& request) {
   return ensure_image(session_, request, &built);
 }
 
+std::optional<std::string> GkeBackend::staged_context(const std::string& sha256) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  if (!storage.get_object(bucket, context_object(sha256))) return std::nullopt;
+  return "gs://" + bucket + "/" + context_object(sha256);
+}
+
 std::string GkeBackend::stage_context(const fs::path& archive, const std::string& sha256,
                                       bool* uploaded) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));

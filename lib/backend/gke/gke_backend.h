@@ -22,6 +22,7 @@ class GkeBackend : public Backend {
   std::string prepare_image(const ImageRequest& request) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
+  std::optional<std::string> staged_context(const std::string& sha256) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
   void stream_logs(const std::string& id, bool follow, LogSink& sink,
                    const Interrupt* interrupt) override;

@@ -24,6 +24,7 @@ class LocalBackend : public Backend {
   std::string name() const override { return "local"; }
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
+  std::optional<std::string> staged_context(const std::string& sha256) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
   void stream_logs(const std::string& id, bool follow, LogSink& sink,
                    const Interrupt* interrupt) override;
