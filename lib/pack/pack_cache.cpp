@@ -18,12 +18,12 @@ std::optional<PackResult> pack_cache_lookup(const fs::path& state_dir,
   if (!text) return std::nullopt;
   try {
     auto j = nlohmann::json::parse(*text);
-    PackResult r;
-    r.sha256 = j.at("sha256").get<std::string>();
-    r.archive_bytes = j.at("archiveBytes").get<uint64_t>();
-    r.files = j.at("files").get<uint64_t>();
-    r.input_bytes = j.at("inputBytes").get<uint64_t>();
-    if (r.sha256.size() != 64) return std::nullopt;
+    std::optional<PackResult> r(std::in_place);
+    r->sha256 = j.at("sha256").get<std::string>();
+    r->archive_bytes = j.at("archiveBytes").get<uint64_t>();
+    r->files = j.at("files").get<uint64_t>();
+    r->input_bytes = j.at("inputBytes").get<uint64_t>();
+    if (r->sha256.size() != 64) return std::nullopt;
     return r;
   } catch (const std::exception&) {
     return std::nullopt;  // a damaged entry is a miss

@@ -159,6 +159,11 @@ struct Object {
   json metadata = json::object();  // client-writable fields (contentType, metadata, ...)
   std::string time_created;
   std::string updated;
+  // Checksums, computed once per generation as GCS stores them (not per metadata read: a
+  // 10 MiB object would cost every GET tens of milliseconds).
+  mutable std::int64_t hashed_generation = -1;
+  mutable std::string md5;
+  mutable std::string crc32c;
 };
 
 struct Bucket {
@@ -326,8 +331,13 @@ struct FakeGcs::Impl {
     if (!r.contains("contentType")) r["contentType"] = "application/octet-stream";
     r["storageClass"] = "STANDARD";
     r["size"] = std::to_string(o.data.size());
-    r["md5Hash"] = md5_base64(o.data);
-    r["crc32c"] = crc32c_base64(o.data);
+    if (o.hashed_generation != o.generation) {
+      o.md5 = md5_base64(o.data);
+      o.crc32c = crc32c_base64(o.data);
+      o.hashed_generation = o.generation;
+    }
+    r["md5Hash"] = o.md5;
+    r["crc32c"] = o.crc32c;
     r["etag"] = base64(gen + "/" + std::to_string(o.metageneration));
     r["timeCreated"] = o.time_created;
     r["updated"] = o.updated;
