@@ -17,6 +17,7 @@
 #include "gcp/google_error.h"
 #include "http/retry.h"
 #include "http/trace.h"
+#include "job/spec.h"
 
 namespace kinetic::cli {
 
@@ -74,6 +75,17 @@ Backend* Factory::backend_or_null() {
   return backend_.get();
 }
 
+std::function<void(const gke::Change&)> Factory::change_printer() {
+  return [this](const gke::Change& c) {
+    const std::string line = c.kind + " " + c.name + ": " + c.action;
+    if (gke_session_ && gke_session_->progress) {
+      gke_session_->progress->finish(line);
+    } else {
+      io().info(line);
+    }
+  };
+}
+
 const Settings& Factory::cloud_settings(bool provisioning) {
   if (!provisioning || settings().backend == "gke") return settings();
   if (!cloud_settings_) {
@@ -117,6 +129,18 @@ gke::Session& Factory::gke_session(bool provisioning) {
       session.poll.initial = interval;
       session.poll.max = interval;
     }
+    // One current line for every operation being waited for, on a terminal.
+    session.progress = std::make_shared<StatusLine>(io());
+    struct Current {
+      std::string name;
+      double started = 0;
+    };
+    auto current = std::make_shared<Current>();
+    session.poll.on_poll = [progress = session.progress, current](const nlohmann::json& op) {
+      const std::string name = op.value("name", "");
+      if (name != current->name) *current = {name, now_unix()};
+      gke::show_operation(*progress, op, current->started);
+    };
     gke_session_ = std::move(session);
   }
   return *gke_session_;

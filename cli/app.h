@@ -13,6 +13,7 @@
 
 #include "auth/token_cache.h"
 #include "backend/backend.h"
+#include "backend/gke/provisioner.h"
 #include "backend/gke/session.h"
 #include "config/config_file.h"
 #include "config/settings.h"
@@ -69,6 +70,8 @@ class Factory {
   gke::Target gke_target(bool provisioning = false);
   // Everything a GKE command needs, for the selected context (see cloud_settings).
   gke::Session& gke_session(bool provisioning = false);
+  // Prints what up/down/pool changed, one line each, over the current progress line.
+  std::function<void(const gke::Change&)> change_printer();
 
  private:
   Env env_;

@@ -39,8 +39,7 @@ int run_down(const DownFlags& flags, Factory& f) {
   gke::Session& session = f.gke_session(/*provisioning=*/true);
   if (!flags.yes && !confirm(session.target)) throw Error(Errc::refused, "nothing deleted");
   IOStreams& io = f.io();
-  gke::Provisioner provisioner(
-      session, [&](const gke::Change& c) { io.info(c.kind + " " + c.name + ": " + c.action); });
+  gke::Provisioner provisioner(session, f.change_printer());
   auto changes = provisioner.down({flags.keep_bucket, flags.keep_images});
   int deleted = 0;
   for (const auto& c : changes) deleted += c.action == "deleted";

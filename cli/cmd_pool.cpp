@@ -93,9 +93,7 @@ void add_pool(CLI::App& root, Factory& f, Action& action) {
       gke::PoolOptions options{flags->spot, flags->reservation, flags->min_nodes, flags->max_nodes};
       gke::node_pool_request(a, options);  // bad sizes fail before any call
       gke::Session& s = cluster_session(f, "pool add");
-      IOStreams& io = f.io();
-      gke::Provisioner provisioner(
-          s, [&](const gke::Change& ch) { io.info(ch.kind + " " + ch.name + ": " + ch.action); });
+      gke::Provisioner provisioner(s, f.change_printer());
       provisioner.add_pool(a, options);
       return 0;
     };
@@ -105,9 +103,7 @@ void add_pool(CLI::App& root, Factory& f, Action& action) {
   remove->callback([&f, &action, flags] {
     action = [&f, flags]() -> int {
       gke::Session& s = cluster_session(f, "pool remove");
-      IOStreams& io = f.io();
-      gke::Provisioner provisioner(
-          s, [&](const gke::Change& ch) { io.info(ch.kind + " " + ch.name + ": " + ch.action); });
+      gke::Provisioner provisioner(s, f.change_printer());
       provisioner.remove_pool(flags->name);
       return 0;
     };

@@ -21,11 +21,6 @@ struct UpFlags {
   std::string context_name;
 };
 
-// Prints one change as it happens: "cluster kinetic: created".
-void print_change(IOStreams& io, const gke::Change& c) {
-  io.info(c.kind + " " + c.name + ": " + c.action);
-}
-
 int run_up(const UpFlags& flags, Factory& f) {
   gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic up");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
@@ -45,7 +40,7 @@ int run_up(const UpFlags& flags, Factory& f) {
 
   const gke::Target& t = session.target;
   io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
-  gke::Provisioner provisioner(session, [&](const gke::Change& c) { print_change(io, c); });
+  gke::Provisioner provisioner(session, f.change_printer());
   std::vector<gke::Change> changes = provisioner.up(options);
 
   // Record the context and make it current.

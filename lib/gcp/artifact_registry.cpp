@@ -14,27 +14,12 @@
 
 #include "core/error.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "gcp/storage.h"
 
 namespace kinetic::gcp {
 
 using nlohmann::json;
-
-namespace {
-
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
-json parse_json(const http::Response& r, const std::string& what) {
-  auto j = json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(Errc::api, what + ": Artifact Registry answered HTTP " + std::to_string(r.status) +
-                               " with a body that is not a JSON object");
-  return j;
-}
-
-}  // namespace
 
 ArtifactRegistryClient::ArtifactRegistryClient(http::Transport& transport, std::string endpoint,
                                                PollOptions poll)
@@ -59,7 +44,7 @@ json wait_op(http::Transport& transport, const std::string& endpoint, json op,
     auto r = transport.send(req);
     if (!ok(r.status))
       throw google_error(r.status, r.body, what + " (reading operation " + name + ")");
-    return parse_json(r, what);
+    return parse_json(r, what, "Artifact Registry");
   };
   bool done =
       op.is_object() && op.contains("done") && op["done"].is_boolean() && op["done"].get<bool>();
@@ -79,7 +64,7 @@ std::optional<json> ArtifactRegistryClient::get_repository(const std::string& pr
   auto r = transport_.send(req);
   if (r.status == 404) return std::nullopt;
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  return parse_json(r, what);
+  return parse_json(r, what, "Artifact Registry");
 }
 
 std::pair<json, bool> ArtifactRegistryClient::ensure_repository(const std::string& project,
@@ -103,7 +88,7 @@ std::pair<json, bool> ArtifactRegistryClient::ensure_repository(const std::strin
     throw google_error(r.status, r.body, what);
   }
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  json op = wait_op(transport_, endpoint_, parse_json(r, what), poll_, what);
+  json op = wait_op(transport_, endpoint_, parse_json(r, what, "Artifact Registry"), poll_, what);
   if (auto resp = op.find("response");
       resp != op.end() && resp->is_object() && resp->contains("name"))
     return {*resp, true};
@@ -121,7 +106,7 @@ bool ArtifactRegistryClient::delete_repository(const std::string& project,
   auto r = transport_.send(req);
   if (r.status == 404) return false;
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  wait_op(transport_, endpoint_, parse_json(r, what), poll_, what);
+  wait_op(transport_, endpoint_, parse_json(r, what, "Artifact Registry"), poll_, what);
   return true;
 }
 

@@ -7,45 +7,12 @@
 
 #include "core/error.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "gcp/storage.h"
 
 namespace kinetic::gcp {
 
 using nlohmann::json;
-
-namespace {
-
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int as_int(const json& j) {
-  if (j.is_number_integer()) return j.get<int>();
-  if (j.is_string()) {
-    try {
-      return std::stoi(j.get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return 0;
-}
-
-json parse_json(const http::Response& r, const std::string& what) {
-  auto j = json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(Errc::api, what + ": Cloud Build answered HTTP " + std::to_string(r.status) +
-                               " with a body that is not a JSON object");
-  return j;
-}
-
-}  // namespace
 
 BuildInfo build_info_from_json(const json& j) {
   BuildInfo b;
@@ -148,7 +115,7 @@ BuildInfo CloudBuildClient::create(const std::string& project, const std::string
   req.idempotent = false;  // a replay would start a second build
   auto r = transport_.send(req);
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  json op = parse_json(r, what);
+  json op = parse_json(r, what, "Cloud Build");
   const json* b = nullptr;
   if (auto m = op.find("metadata"); m != op.end() && m->is_object()) {
     if (auto it = m->find("build"); it != m->end() && it->is_object()) b = &*it;
@@ -169,7 +136,7 @@ BuildInfo CloudBuildClient::get(const std::string& project, const std::string& l
   req.url = builds_url(endpoint_, project, location) + "/" + encode_object_name(id);
   auto r = transport_.send(req);
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  return build_info_from_json(parse_json(r, what));
+  return build_info_from_json(parse_json(r, what, "Cloud Build"));
 }
 
 BuildInfo CloudBuildClient::wait(const std::string& project, const std::string& location,

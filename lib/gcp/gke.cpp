@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "gcp/storage.h"
 
 namespace kinetic::gcp {
@@ -17,45 +18,6 @@ namespace kinetic::gcp {
 using nlohmann::json;
 
 namespace {
-
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const json& member(const json& j, const char* key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-// int32 values come as numbers, int64 as strings: accept both.
-int as_int(const json& j) {
-  if (j.is_number_integer()) return j.get<int>();
-  if (j.is_number()) return static_cast<int>(j.get<double>());
-  if (j.is_string()) {
-    try {
-      return std::stoi(j.get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return 0;
-}
-
-json parse_json(const http::Response& r, const std::string& what) {
-  auto j = json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(Errc::api, what + ": GKE answered HTTP " + std::to_string(r.status) +
-                               " with a body that is not a JSON object");
-  return j;
-}
 
 std::string base64_decode(const std::string& in) {
   auto value = [](unsigned char c) -> int {
@@ -181,7 +143,7 @@ json GkeClient::wait(const std::string& project, const std::string& location, js
     auto r = transport_.send(req);
     if (!ok(r.status))
       throw google_error(r.status, r.body, what + " (reading operation " + name + ")");
-    return parse_json(r, what);
+    return parse_json(r, what, "GKE");
   };
   return wait_gke_operation(get, std::move(operation), poll_, what);
 }
@@ -195,7 +157,7 @@ std::optional<ClusterInfo> GkeClient::get_cluster(const std::string& project,
   if (r.status == 404) return std::nullopt;
   std::string what = "reading cluster " + name + " in " + location;
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  return cluster_from_json(parse_json(r, what));
+  return cluster_from_json(parse_json(r, what, "GKE"));
 }
 
 ClusterInfo GkeClient::create_cluster(const std::string& project, const std::string& location,
@@ -211,7 +173,7 @@ ClusterInfo GkeClient::create_cluster(const std::string& project, const std::str
   req.idempotent = true;
   auto r = send_when_idle(transport_, req, poll_, what);
   if (r.status != 409 && !ok(r.status)) throw google_error(r.status, r.body, what);
-  if (ok(r.status)) wait(project, location, parse_json(r, what), what);
+  if (ok(r.status)) wait(project, location, parse_json(r, what, "GKE"), what);
 
   // The cluster as it is now; after a 409, follow one that is still coming up.
   Backoff backoff(poll_);
@@ -245,7 +207,7 @@ bool GkeClient::delete_cluster(const std::string& project, const std::string& lo
   auto r = send_when_idle(transport_, req, poll_, what);
   if (r.status == 404) return false;
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  wait(project, location, parse_json(r, what), what);
+  wait(project, location, parse_json(r, what, "GKE"), what);
   return true;
 }
 
@@ -257,7 +219,7 @@ std::vector<NodePoolInfo> GkeClient::list_node_pools(const std::string& project,
   req.url = base(project, location) + "/clusters/" + encode_object_name(cluster) + "/nodePools";
   auto r = transport_.send(req);
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  json j = parse_json(r, what);
+  json j = parse_json(r, what, "GKE");
   std::vector<NodePoolInfo> pools;
   if (const json& list = member(j, "nodePools"); list.is_array()) {
     for (const auto& p : list) pools.push_back(node_pool_from_json(p));
@@ -279,7 +241,7 @@ NodePoolInfo GkeClient::create_node_pool(const std::string& project, const std::
   req.idempotent = true;  // a replay answers 409, handled below
   auto r = send_when_idle(transport_, req, poll_, what);
   if (r.status != 409 && !ok(r.status)) throw google_error(r.status, r.body, what);
-  if (ok(r.status)) wait(project, location, parse_json(r, what), what);
+  if (ok(r.status)) wait(project, location, parse_json(r, what, "GKE"), what);
 
   auto get = [&]() -> std::optional<NodePoolInfo> {
     http::Request g;
@@ -287,7 +249,7 @@ NodePoolInfo GkeClient::create_node_pool(const std::string& project, const std::
     auto gr = transport_.send(g);
     if (gr.status == 404) return std::nullopt;
     if (!ok(gr.status)) throw google_error(gr.status, gr.body, "reading node pool " + name);
-    return node_pool_from_json(parse_json(gr, "reading node pool " + name));
+    return node_pool_from_json(parse_json(gr, "reading node pool " + name, "GKE"));
   };
   Backoff backoff(poll_);
   for (;;) {
@@ -316,7 +278,7 @@ bool GkeClient::delete_node_pool(const std::string& project, const std::string& 
   auto r = send_when_idle(transport_, req, poll_, what);
   if (r.status == 404) return false;
   if (!ok(r.status)) throw google_error(r.status, r.body, what);
-  wait(project, location, parse_json(r, what), what);
+  wait(project, location, parse_json(r, what, "GKE"), what);
   return true;
 }
 

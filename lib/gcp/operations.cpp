@@ -18,30 +18,13 @@
 
 #include "core/error.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 
 namespace kinetic::gcp {
 
 using nlohmann::json;
 
 namespace {
-
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int as_int(const json& j) {
-  if (j.is_number_integer()) return j.get<int>();
-  if (j.is_string()) {
-    try {
-      return std::stoi(j.get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return 0;
-}
 
 std::string one_line(std::string s) {
   for (char& c : s) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "gcp/storage.h"
 
 namespace kinetic::gcp {
@@ -23,24 +24,6 @@ namespace {
 
 constexpr size_t kBatchGetMax = 30;
 constexpr size_t kBatchEnableMax = 20;
-
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-json parse_json(const http::Response& r, const std::string& what) {
-  auto j = json::parse(r.body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    throw Error(Errc::api, what + ": Service Usage answered HTTP " + std::to_string(r.status) +
-                               " with a body that is not a JSON object");
-  return j;
-}
 
 std::string join(const std::vector<std::string>& items, size_t from, size_t to) {
   std::string out;
@@ -78,7 +61,7 @@ std::vector<std::string> ServiceUsageClient::disabled(const std::string& project
     auto r = transport_.send(req);
     std::string what = "checking which APIs are enabled in project " + project;
     if (!ok(r.status)) throw google_error(r.status, r.body, what);
-    json j = parse_json(r, what);
+    json j = parse_json(r, what, "Service Usage");
     if (auto list = j.find("services"); list != j.end() && list->is_array()) {
       for (const auto& s : *list) {
         std::string name = str(s, "name");
@@ -111,7 +94,7 @@ void ServiceUsageClient::enable(const std::string& project,
     req.idempotent = true;  // enabling twice is harmless
     auto r = transport_.send(req);
     if (!ok(r.status)) throw google_error(r.status, r.body, what);
-    json op = parse_json(r, what);
+    json op = parse_json(r, what, "Service Usage");
     std::string name = str(op, "name");
     bool done = op.contains("done") && op["done"].is_boolean() && op["done"].get<bool>();
     if (!done && name.empty())
@@ -122,7 +105,7 @@ void ServiceUsageClient::enable(const std::string& project,
       auto gr = transport_.send(g);
       if (!ok(gr.status))
         throw google_error(gr.status, gr.body, what + " (reading operation " + name + ")");
-      return parse_json(gr, what);
+      return parse_json(gr, what, "Service Usage");
     };
     op = wait_long_running(get, std::move(op), poll, what);
     if (auto resp = op.find("response"); resp != op.end() && resp->is_object()) {

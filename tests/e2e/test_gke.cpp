@@ -143,6 +143,24 @@ TEST_F(GkeEndToEnd, RunStreamsCollectsAndCachesTheImageAndContext) {
   EXPECT_EQ(uploads(*cloud_) - before, 3) << "the context or build source was uploaded again";
 }
 
+TEST_F(GkeEndToEnd, EnvValuesGoInASecretNeverInTheJobOrTheBucket) {
+  sb.write("proj/secret.py", "import os\nprint('token is', os.environ['API_TOKEN'])\n");
+  auto r = kin({"run", "secret.py", "--accelerator", "v5litepod-1", "--env",
+                "API_TOKEN=s3cr3t-v4lue", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("token is s3cr3t-v4lue"), std::string::npos) << r.out;
+  std::string id = job_id_in(r.err);
+  auto job = cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id);
+  ASSERT_TRUE(job.has_value()) << "--keep keeps the Job";
+  EXPECT_EQ(job->dump().find("s3cr3t"), std::string::npos) << job->dump();
+  EXPECT_NE(job->dump().find("secretKeyRef"), std::string::npos);
+  auto spec = cloud_->gcs().object_data("acme-ml-kinetic-kinetic", "jobs/" + id + "/spec.json");
+  ASSERT_TRUE(spec.has_value());
+  EXPECT_EQ(spec->find("s3cr3t"), std::string::npos) << *spec;
+  EXPECT_TRUE(
+      cloud_->kube().object("/api/v1/namespaces/default/secrets/kinetic-" + id).has_value());
+}
+
 TEST_F(GkeEndToEnd, JobFailureExitsWithTheJobsCode) {
   auto r = kin({"run", "fail.py", "--accelerator", "v5litepod-1"});
   EXPECT_EQ(r.exit_code, 3) << r.err;

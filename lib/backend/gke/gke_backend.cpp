@@ -113,7 +113,17 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
     }
     json workload = json::parse(build_workload(in).dump());
     const bool jobset = workload.value("kind", "") == "JobSet";
-    k.create(jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
+    try {
+      k.create(jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
+    } catch (const k8s::ApiError& e) {
+      if (!jobset || e.code() != 404) throw;
+      throw Error(Errc::job_start,
+                  spec.accelerator +
+                      " spans several hosts and runs as a JobSet, but this cluster has no JobSet "
+                      "API; install it once with `kubectl apply --server-side -f "
+                      "https://github.com/kubernetes-sigs/jobset/releases/latest/download/"
+                      "manifests.yaml`");
+    }
   } catch (...) {
     // Nothing half-submitted stays behind: the Secret goes with the failed Job.
     if (secret_created) {

@@ -3,6 +3,7 @@
 #include "backend/gke/names.h"
 #include "core/error.h"
 #include "gcp/endpoints.h"
+#include "job/spec.h"
 
 namespace kinetic::gke {
 
@@ -12,6 +13,20 @@ std::string Session::endpoint(const char* service) const {
 
 std::string Session::bucket() const {
   return bucket_name(target.project, target.cluster);
+}
+
+void show_operation(StatusLine& progress, const nlohmann::json& operation, double started) {
+  std::string what = operation.value("operationType", "");
+  if (what.empty()) {
+    // google.longrunning: the name says what it is ("operations/acat.p2-...", ".../operations/x").
+    what = "operation";
+  }
+  std::string state = operation.value("status", "");
+  if (state.empty()) state = operation.value("done", false) ? "DONE" : "RUNNING";
+  long s = static_cast<long>(now_unix() - started);
+  std::string elapsed = s < 60 ? std::to_string(s) + "s"
+                               : std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  progress.update(what + ": " + state + " (" + elapsed + ")", true);
 }
 
 void require_target(const Target& target, const std::string& command) {

@@ -6,12 +6,15 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "auth/token_cache.h"
 #include "core/env.h"
 #include "core/fs.h"
 #include "gcp/operations.h"
 #include "http/transport.h"
 #include "render/output.h"
+#include "render/status_line.h"
 
 namespace kinetic::gke {
 
@@ -32,10 +35,17 @@ struct Session {
   int verbosity = 0;
   fs::path state_dir;
   gcp::PollOptions poll;  // sleeps for real in the CLI
+  // The current line of a long wait (operations being polled); cleared before a change is
+  // reported.
+  std::shared_ptr<StatusLine> progress;
 
   std::string endpoint(const char* service) const;
   std::string bucket() const;
 };
+
+// Shows the state of a polled GKE or long-running operation on PROGRESS: "CREATE_CLUSTER:
+// RUNNING (1m20s)". Installed as PollOptions::on_poll by the CLI.
+void show_operation(StatusLine& progress, const nlohmann::json& operation, double started);
 
 // Checks that the target names a project and a location, with a one-line error saying which
 // flag or `kinetic config set` key supplies the missing one.
