@@ -109,6 +109,24 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
   EXPECT_NE(again.err.find("nothing to delete"), std::string::npos) << again.err;
 }
 
+TEST(GkeUpDown, RegionalClusterWithRegionalRegistryAndBucket) {
+  FakeCloud cloud;
+  Sandbox sb;
+  auto env = cloud.client_env();
+  auto r =
+      sb.run({"up", "--project", "p2", "--region", "europe-west4", "--accelerator", "l4"}, {}, env);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(cloud.gcp().cluster("p2", "europe-west4", "kinetic").has_value());
+  EXPECT_NE(r.err.find("repository europe-west4-docker.pkg.dev/p2/kinetic: created"),
+            std::string::npos)
+      << r.err;
+  auto view = sb.run({"config", "view", "-o", "json"}, {}, env);
+  EXPECT_NE(view.out.find("europe-west4"), std::string::npos) << view.out;
+  auto down = sb.run({"down", "--yes"}, {}, env);
+  EXPECT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_FALSE(cloud.gcp().cluster("p2", "europe-west4", "kinetic").has_value());
+}
+
 TEST(GkeUpDown, DefaultPoolFallsBackToAMachineTypeTheZoneOffers) {
   FakeCloudOptions o;
   o.zone_machine_types["us-central2-b"] = {"n2-standard-4", "ct4p-hightpu-4t"};
