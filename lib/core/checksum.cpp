@@ -60,6 +60,33 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
+std::optional<std::string> base64_decode(std::string_view text) {
+  auto value = [](unsigned char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (unsigned char c : text) {
+    if (c == '=') break;
+    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
 std::string crc32c_base64(uint32_t crc) {
   const char be[4] = {static_cast<char>(crc >> 24), static_cast<char>(crc >> 16),
                       static_cast<char>(crc >> 8), static_cast<char>(crc)};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,9 @@ inline uint32_t crc32c(std::string_view data) {
 }
 
 std::string base64_encode(std::string_view bytes);
+// Decodes standard or URL-safe base64, skipping whitespace and stopping at '=' padding; nullopt
+// when TEXT holds any other character.
+std::optional<std::string> base64_decode(std::string_view text);
 // The 4 big-endian bytes of CRC, base64 ("yZRlqg==" style).
 std::string crc32c_base64(uint32_t crc);
 // MD5 of DATA, base64.

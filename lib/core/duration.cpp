@@ -53,6 +53,12 @@ long parse_duration(std::string_view text, std::string_view flag) {
   return total;
 }
 
+std::string format_elapsed(double seconds) {
+  long s = static_cast<long>(seconds);
+  return s < 60 ? std::to_string(s) + "s"
+                : std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+}
+
 std::string format_duration(double seconds) {
   char buf[32];
   if (seconds < 60) {

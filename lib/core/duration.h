@@ -10,5 +10,7 @@ namespace kinetic {
 long parse_duration(std::string_view text, std::string_view flag);
 // "1.2s", "3m04s", "2h05m", "3d4h" for display.
 std::string format_duration(double seconds);
+// Whole seconds waited so far, for progress lines: "42s", "3m5s".
+std::string format_elapsed(double seconds);
 
 }  // namespace kinetic

@@ -25,4 +25,15 @@ std::vector<std::string> split(std::string_view s, char sep);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 
+// Percent-encodes everything but RFC 3986 unreserved characters (a URL path segment or a query
+// value), and back.
+std::string percent_encode(std::string_view s);
+std::string percent_decode(std::string_view s);
+
+// TEXT on one line: runs of whitespace (newlines included) become one space, cut at LIMIT
+// characters with "..." (an API's message inside an error line).
+std::string one_line(std::string_view text, size_t limit = std::string::npos);
+// S without trailing periods and spaces, so it can be followed by "; what to do".
+std::string trim_period(std::string s);
+
 }  // namespace kinetic

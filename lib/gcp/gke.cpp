@@ -8,6 +8,7 @@
 // - Operations are polled at projects/P/locations/L/operations/NAME (gcp-api.md §2.3).
 #include "gcp/gke.h"
 
+#include "core/checksum.h"
 #include "core/error.h"
 #include "gcp/google_error.h"
 #include "gcp/json_fields.h"
@@ -18,33 +19,6 @@ namespace kinetic::gcp {
 using nlohmann::json;
 
 namespace {
-
-std::string base64_decode(const std::string& in) {
-  auto value = [](unsigned char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (unsigned char c : in) {
-    if (c == '=') break;
-    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    int v = value(c);
-    if (v < 0) throw Error(Errc::api, "the cluster's CA certificate is not valid base64");
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  return out;
-}
 
 // GKE is busy with another operation on the cluster: worth waiting for.
 bool cluster_busy(const http::Response& r) {
@@ -85,7 +59,11 @@ ClusterInfo cluster_from_json(const json& j) {
     c.endpoint = str(ip, "publicEndpoint");
   }
   std::string ca = str(member(j, "masterAuth"), "clusterCaCertificate");
-  if (!ca.empty()) c.ca_pem = base64_decode(ca);
+  if (!ca.empty()) {
+    auto pem = base64_decode(ca);
+    if (!pem) throw Error(Errc::api, "the cluster's CA certificate is not valid base64");
+    c.ca_pem = *pem;
+  }
   c.version = str(j, "currentMasterVersion");
   c.raw = j;
   return c;

@@ -3,35 +3,15 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/strings.h"
+
 namespace kinetic::gcp {
 namespace {
 
+// Longest API message quoted in an error line.
+constexpr size_t kMessageLimit = 300;
+
 using nlohmann::json;
-
-std::string one_line(std::string_view text, size_t limit = 300) {
-  std::string out;
-  out.reserve(std::min(text.size(), limit));
-  bool space = false;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-    if (out.size() >= limit) {
-      out += "...";
-      break;
-    }
-  }
-  return out;
-}
-
-std::string trim_period(std::string s) {
-  while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 std::string str(const json& j, const char* key) {
   auto it = j.find(key);
@@ -176,25 +156,25 @@ GoogleErrorBody parse_google_error(int http_status, std::string_view body) {
     const json& e = j["error"];
     out.json = true;
     out.status = str(e, "status");
-    out.message = one_line(str(e, "message"));
+    out.message = one_line(str(e, "message"), kMessageLimit);
     if (auto d = e.find("details"); d != e.end()) parse_details(*d, out);
     if (auto errors = e.find("errors");
         errors != e.end() && errors->is_array() && !errors->empty() && (*errors)[0].is_object()) {
       const json& first = (*errors)[0];
       if (out.reason.empty()) out.reason = str(first, "reason");
       if (out.domain.empty()) out.domain = str(first, "domain");
-      if (out.message.empty()) out.message = one_line(str(first, "message"));
+      if (out.message.empty()) out.message = one_line(str(first, "message"), kMessageLimit);
     }
   } else if (j.is_object() && j.contains("error") && j["error"].is_string()) {
     // OAuth token endpoint: {"error": "invalid_grant", "error_description": "..."}.
     out.json = true;
     out.reason = j["error"].get<std::string>();
-    out.message = one_line(str(j, "error_description"));
+    out.message = one_line(str(j, "error_description"), kMessageLimit);
     if (out.message.empty()) out.message = out.reason;
   } else if (j.is_object() && str(j, "kind") == "Status") {
     out.json = true;
     out.status = str(j, "reason");
-    out.message = one_line(str(j, "message"));
+    out.message = one_line(str(j, "message"), kMessageLimit);
   } else {
     out.message = text_excerpt(body);
   }
@@ -244,7 +224,7 @@ Error google_error(int http_status, std::string_view body, std::string_view what
       which = v.description.empty()
                   ? v.subject
                   : (v.subject.empty() ? v.description : v.subject + ": " + v.description);
-      which = trim_period(one_line(which));
+      which = trim_period(one_line(which, kMessageLimit));
     } else if (e.metadata.count("quota_limit") || e.metadata.count("quota_metric")) {
       auto get = [&e](const char* k) {
         auto it = e.metadata.find(k);

@@ -106,18 +106,7 @@ class Fd {
 }  // namespace
 
 std::string encode_object_name(const std::string& name) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : name) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
+  return percent_encode(name);
 }
 
 StorageClient::StorageClient(http::Transport& transport, std::string endpoint)

@@ -13,74 +13,32 @@
 #include <exception>
 
 #include "auth/authed.h"
+#include "core/strings.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "http/retry.h"
 #include "http/trace.h"
 
 namespace kinetic::k8s {
 namespace {
 
+using gcp::ok;
+using gcp::str;
+
 using nlohmann::json;
+
+// Longest API message quoted in an error line.
+constexpr size_t kMessageLimit = 400;
 
 constexpr const char* kAuthHint =
     "run `gcloud auth application-default login` or check roles/container.developer";
-
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
-std::string escape(std::string_view s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
 
 // Appends "?k=v" or "&k=v" to URL with V percent-encoded.
 void add_query(std::string& url, std::string_view key, std::string_view value) {
   url += url.find('?') == std::string::npos ? '?' : '&';
   url += key;
   url += '=';
-  url += escape(value);
-}
-
-std::string one_line(std::string_view text, size_t limit = 400) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-    if (out.size() >= limit) {
-      out += "...";
-      break;
-    }
-  }
-  return out;
-}
-
-std::string str(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::string trim_period(std::string s) {
-  while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
-  return s;
+  url += percent_encode(value);
 }
 
 // The error for a Status (from a non-2xx body or a watch ERROR event). HTTP_STATUS is used when
@@ -95,7 +53,7 @@ ApiError status_error(int http_status, const json& status, std::string_view body
       if (c > 0) code = c;
     }
     reason = str(status, "reason");
-    message = one_line(str(status, "message"));
+    message = one_line(str(status, "message"), kMessageLimit);
   } else {
     message = gcp::parse_google_error(code, body).message;  // a proxy's HTML or text answer
   }

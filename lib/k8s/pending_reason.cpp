@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "core/strings.h"
+#include "gcp/json_fields.h"
 #include "job/catalog.h"
 #include "k8s/timestamp.h"
 
@@ -26,38 +28,8 @@ constexpr const char* kGpuAccelerator = "cloud.google.com/gke-accelerator";
 constexpr const char* kNodePool = "cloud.google.com/gke-nodepool";
 constexpr const char* kSpot = "cloud.google.com/gke-spot";
 
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return {};
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const json& member(const json& j, const char* key) {
-  static const json null;
-  if (!j.is_object()) return null;
-  auto it = j.find(key);
-  return it == j.end() ? null : *it;
-}
-
-std::string one_line(std::string_view text) {
-  std::string out;
-  bool space = false;
-  for (char c : text) {
-    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
-      space = !out.empty();
-      continue;
-    }
-    if (space) out += ' ';
-    space = false;
-    out += c;
-  }
-  return out;
-}
-
-std::string trim_period(std::string s) {
-  while (!s.empty() && (s.back() == '.' || s.back() == ' ')) s.pop_back();
-  return s;
-}
+using gcp::member;
+using gcp::str;
 
 bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;

@@ -89,36 +89,6 @@ RpcError failed_precondition(std::string message) {
   return e;
 }
 
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::string percent_encode(std::string_view s) {
-  static const char* hexd = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hexd[c >> 4]);
-      out.push_back(hexd[c & 15]);
-    }
-  }
-  return out;
-}
-
 std::string rfc3339_now() {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
@@ -132,37 +102,8 @@ std::string rfc3339_now() {
   return buf;
 }
 
-std::string base64(std::string_view bytes) {
-  static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                      (static_cast<unsigned char>(bytes[i + 1]) << 8) |
-                      static_cast<unsigned char>(bytes[i + 2]);
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += tbl[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                      (static_cast<unsigned char>(bytes[i + 1]) << 8);
-    out += tbl[(v >> 18) & 63];
-    out += tbl[(v >> 12) & 63];
-    out += tbl[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
 std::string base64url(std::string_view bytes) {
-  auto s = base64(bytes);
+  auto s = base64_encode(bytes);
   for (auto& c : s) {
     if (c == '+') c = '-';
     if (c == '/') c = '_';

@@ -310,7 +310,7 @@ void FakeGcp::Impl::container(Call& call, httplib::Response& res) {
     r["zone"] = location;
     r["status"] = "PROVISIONING";
     r["endpoint"] = options.kube_endpoint;
-    r["masterAuth"] = {{"clusterCaCertificate", base64(options.kube_ca_pem)}};
+    r["masterAuth"] = {{"clusterCaCertificate", base64_encode(options.kube_ca_pem)}};
     r["initialClusterVersion"] = in.value("initialClusterVersion", std::string(kVersion));
     r["currentMasterVersion"] = kVersion;
     r["currentNodeVersion"] = kVersion;

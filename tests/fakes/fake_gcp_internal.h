@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_encoding.h"
 #include "fakes/fake_gcp.h"
 
 namespace kinetic::fakes {
@@ -46,10 +47,7 @@ RpcError already_exists(std::string message);
 RpcError failed_precondition(std::string message);
 
 // ---- small helpers ----
-std::string percent_decode(std::string_view s);
-std::string percent_encode(std::string_view s);  // one path segment: '/' becomes %2F
 std::string rfc3339_now();
-std::string base64(std::string_view bytes);
 std::string base64url(std::string_view bytes);
 std::string sha256_hex(std::string_view bytes);
 std::string project_number(const std::string& project);  // deterministic 12-digit number

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "fakes/fake_encoding.h"
 #include "fakes/fake_kube_internal.h"
 
 namespace kinetic::fakes {
@@ -221,30 +222,6 @@ json pool_taints(const FakeNodePool& pool) {
   for (auto& t : pool.taints)
     taints.push_back({{"key", t.key}, {"value", t.value}, {"effect", t.effect}});
   return taints;
-}
-
-std::string base64_decode(const std::string& in) {
-  auto val = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  int buf = 0, bits = 0;
-  for (char c : in) {
-    int v = val(c);
-    if (v < 0) continue;
-    buf = (buf << 6) | v;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buf >> bits) & 0xFF));
-    }
-  }
-  return out;
 }
 
 // Kubernetes' $(VAR) expansion of env values, command and args ($$ escapes a dollar).

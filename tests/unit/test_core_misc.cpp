@@ -1,6 +1,7 @@
 // Durations, "did you mean", job environment, exit codes.
 #include <gtest/gtest.h>
 
+#include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -106,6 +107,27 @@ TEST(JobSpec, RoundTripsThroughJson) {
   EXPECT_EQ(job_kind_for("run.sh"), JobKind::shell);
   EXPECT_EQ(job_kind_for("tool"), JobKind::executable);
   EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00.000Z");
+}
+
+TEST(Strings, PercentEncodingRoundTripsAPathSegment) {
+  EXPECT_EQ(percent_encode("jobs/job-1 a~b.c_d"), "jobs%2Fjob-1%20a~b.c_d");
+  EXPECT_EQ(percent_decode("jobs%2Fjob-1%20a"), "jobs/job-1 a");
+  EXPECT_EQ(percent_decode("100%"), "100%") << "a stray % is kept";
+}
+
+TEST(Strings, OneLineAndTrimPeriod) {
+  EXPECT_EQ(one_line("  quota\n  exceeded\tin  zone "), "quota exceeded in zone");
+  EXPECT_EQ(one_line("abcdef", 3), "abc...");
+  EXPECT_EQ(trim_period("Not found. "), "Not found");
+}
+
+TEST(Checksum, Base64DecodeAcceptsBothAlphabetsAndRejectsJunk) {
+  EXPECT_EQ(base64_decode(base64_encode("kinetic\xff\xfe")), "kinetic\xff\xfe");
+  EXPECT_EQ(base64_decode("-_8="), base64_decode("+/8="));
+  EXPECT_EQ(base64_decode("aGk=\n"), "hi");
+  EXPECT_FALSE(base64_decode("a*b").has_value());
+  EXPECT_EQ(format_elapsed(42.9), "42s");
+  EXPECT_EQ(format_elapsed(185), "3m5s");
 }
 
 }  // namespace

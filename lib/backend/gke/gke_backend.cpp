@@ -20,19 +20,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string managed_selector() {
-  std::string selector = kManagedByLabel;
-  selector += "=kinetic";
-  return selector;
-}
-
-std::string job_selector(const std::string& id) {
-  std::string selector = kJobLabel;
-  selector += '=';
-  selector += id;
-  return selector;
-}
-
 // Seconds to wait for a Job to be marked finished once its pod has ended.
 constexpr double kVerdictTimeoutSeconds = 120;
 

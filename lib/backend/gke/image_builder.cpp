@@ -5,6 +5,7 @@
 
 #include "backend/gke/image_source.h"
 #include "backend/gke/names.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/artifact_registry.h"
@@ -39,12 +40,6 @@ std::string log_excerpt(const std::string& log) {
     if (is_error && line != "ERROR" && line.find("build step") == std::string::npos) error = line;
   }
   return error.empty() ? last : error;
-}
-
-std::string elapsed_text(double seconds) {
-  long s = static_cast<long>(seconds);
-  return s < 60 ? std::to_string(s) + "s"
-                : std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
 }
 
 }  // namespace
@@ -91,11 +86,11 @@ std::string ensure_image(const Session& session, const ImageRequest& request, bo
   poll.deadline = std::chrono::seconds(kBuildTimeoutSeconds + 600);
   build = builds.wait(t.project, t.region, build.id, poll, [&](const gcp::BuildInfo& b) {
     line.update("building image " + request.tag + ": " + b.status + " (" +
-                elapsed_text(now_unix() - start) + ")");
+                format_elapsed(now_unix() - start) + ")");
   });
   line.clear();
   if (build.succeeded()) {
-    session.io->info("kinetic: built " + image + " in " + elapsed_text(now_unix() - start));
+    session.io->info("kinetic: built " + image + " in " + format_elapsed(now_unix() - start));
     return image;
   }
 

@@ -22,13 +22,6 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string job_selector(const std::string& job_id) {
-  std::string selector = kJobLabel;
-  selector += '=';
-  selector += job_id;
-  return selector;
-}
-
 // The pod whose log is the job's: completion index 0 of the newest attempt.
 std::optional<json> lead_pod(const std::vector<json>& pods) {
   std::optional<json> best;

@@ -39,6 +39,19 @@ std::string kube_context_name(const std::string& project, const std::string& loc
   return "gke_" + project + "_" + location + "_" + cluster;
 }
 
+std::string managed_selector() {
+  std::string selector = kManagedByLabel;  // built up: GCC 12 -O2 warns on a + chain here
+  selector += "=kinetic";
+  return selector;
+}
+
+std::string job_selector(const std::string& job_id) {
+  std::string selector = kJobLabel;
+  selector += '=';
+  selector += job_id;
+  return selector;
+}
+
 std::string job_prefix(const std::string& job_id) {
   return std::string(kJobsPrefix) + job_id + "/";
 }

@@ -34,6 +34,11 @@ std::string pool_name(const Accelerator& accelerator);
 std::string kube_context_name(const std::string& project, const std::string& location,
                               const std::string& cluster);
 
+// Label selectors: everything kinetic made, and one job's objects (its Job or JobSet, pods,
+// Secret).
+std::string managed_selector();
+std::string job_selector(const std::string& job_id);
+
 // Where a job's objects live in the bucket.
 std::string job_prefix(const std::string& job_id);      // jobs/ID/
 std::string spec_object(const std::string& job_id);     // jobs/ID/spec.json

@@ -1,6 +1,7 @@
 #include "backend/gke/session.h"
 
 #include "backend/gke/names.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "gcp/endpoints.h"
 #include "job/spec.h"
@@ -16,17 +17,12 @@ std::string Session::bucket() const {
 }
 
 void show_operation(StatusLine& progress, const nlohmann::json& operation, double started) {
+  // GKE's own Operation names its type and status; google.longrunning only says done or not.
   std::string what = operation.value("operationType", "");
-  if (what.empty()) {
-    // google.longrunning: the name says what it is ("operations/acat.p2-...", ".../operations/x").
-    what = "operation";
-  }
+  if (what.empty()) what = "operation";
   std::string state = operation.value("status", "");
   if (state.empty()) state = operation.value("done", false) ? "DONE" : "RUNNING";
-  long s = static_cast<long>(now_unix() - started);
-  std::string elapsed = s < 60 ? std::to_string(s) + "s"
-                               : std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
-  progress.update(what + ": " + state + " (" + elapsed + ")", true);
+  progress.update(what + ": " + state + " (" + format_elapsed(now_unix() - started) + ")", true);
 }
 
 void require_target(const Target& target, const std::string& command) {
