@@ -8,6 +8,9 @@
 //   the container finished) is a last line without '\n' delivered, with '\n' added.
 // - Reconnect on: a dropped connection (retryable TransportError), a clean end while the
 //   container still runs (FollowOptions::finished false), and 400 "... is waiting to start".
+// - A clean end with the container finished is confirmed by one plain (non-follow) read from the
+//   position: a stream cut cleanly after the container exited (log rotation, a proxy) would
+//   otherwise lose the rest of the log while the run reports success (issue #8).
 #include "k8s/log_follower.h"
 
 #include <algorithm>
@@ -55,6 +58,10 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
   size_t delivered_at_last = 0;   // lines delivered stamped exactly LAST
   int attempt = 0;                // reconnects since the last delivered line
   std::string out;                // reused for "text\n"
+  // Set once a stream ended cleanly with the container finished: the next read is a plain
+  // (non-follow) one from the last position, which confirms the end or brings what a cut stream
+  // left out.
+  bool confirming = false;
 
   for (;;) {
     bool skipping = last.has_value();
@@ -89,7 +96,7 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
 
     LogOptions log;
     log.container = options.container;
-    log.follow = true;
+    log.follow = !confirming;
     log.timestamps = true;
     if (last) log.since_time = last_stamp;
 
@@ -106,14 +113,29 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
       });
       ended_cleanly = true;
     } catch (const ApiError& e) {
+      // The pod went away after its container ended (its Job was deleted): nothing more to read.
+      if (confirming && e.code() == 404) return;
       if (!waiting_to_start(e)) throw;
     } catch (const http::TransportError& e) {
       if (!e.retryable()) throw;
     }
 
-    if (ended_cleanly && (!options.finished || options.finished())) {
+    if (ended_cleanly && confirming) {
+      // A complete answer after the container ended holds the whole rest of the log; only here
+      // is a last line without '\n' known to be whole.
       if (!buffer.empty()) handle(buffer);
       return;
+    }
+    // A follow stream that ended cleanly is not proof of the log's end: proxies, API servers and
+    // log rotation close streams cleanly too, even after the container has exited. Without a
+    // FINISHED check (tests) a clean end is taken as the end.
+    if (ended_cleanly && !options.finished) {
+      if (!buffer.empty()) handle(buffer);
+      return;
+    }
+    if (ended_cleanly && options.finished()) {
+      confirming = true;
+      continue;
     }
     attempt = progressed ? 1 : attempt + 1;
     if (!(options.wait ? options.wait(attempt) : default_wait(attempt))) return;

@@ -20,8 +20,9 @@ struct FollowOptions {
   // ATTEMPT counts the reconnects since a line was last delivered, from 1. Null: sleeps
   // min(250 ms * 2^(attempt-1), 5 s) and never gives up.
   std::function<bool(int attempt)> wait;
-  // Called when the stream ended cleanly: true when the container has exited (done), false to
-  // reconnect. Null: a clean end is the end.
+  // Called when the stream ended cleanly: true when the container has exited, false to
+  // reconnect. After true, one plain read from the last position confirms the end (a cleanly
+  // cut stream loses nothing). Null: a clean end is the end.
   std::function<bool()> finished;
 };
 

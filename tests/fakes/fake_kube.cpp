@@ -1598,11 +1598,14 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
     std::size_t next;
     std::size_t sent = 0;
     std::optional<std::size_t> cut;
+    std::optional<std::size_t> end_after_exit;
   };
   auto st = std::make_shared<State>();
   st->next = start;
   st->cut = cut_log_after;
   cut_log_after.reset();
+  st->end_after_exit = end_log_after_exit;
+  end_log_after_exit.reset();
   res.set_chunked_content_provider(
       "text/plain", [this, st, prt, render, limit, since](std::size_t, httplib::DataSink& sink) {
         std::string out;
@@ -1625,6 +1628,15 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
         if (limit && st->sent + out.size() >= *limit) {
           out.resize(*limit - st->sent);
           done = true;
+        }
+        if (st->end_after_exit && st->sent + out.size() >= *st->end_after_exit) {
+          out.resize(*st->end_after_exit - st->sent);
+          if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+          std::unique_lock lock(mu);
+          changed.wait(lock, [&] { return prt->log_done || stopping; });
+          lock.unlock();
+          sink.done();  // a clean end, though the log goes on
+          return true;
         }
         if (st->cut && st->sent + out.size() >= *st->cut) {
           out.resize(*st->cut - st->sent);
@@ -1750,6 +1762,16 @@ void FakeKube::fail_scale_up(const std::string& pool, const std::string& message
   impl_->pools[pool].fail_next = message;
   if (impl_->pools[pool].pool.name.empty()) impl_->pools.erase(pool);
 }
+bool FakeKube::preempt_node_of(const std::string& ns, const std::string& pod_name) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->preempt_node_of(ns, pod_name);
+}
+
+void FakeKube::end_next_log_stream_after_exit(std::size_t bytes) {
+  std::lock_guard lock(impl_->mu);
+  impl_->end_log_after_exit = bytes;
+}
+
 void FakeKube::cut_next_log_stream_after(std::size_t bytes) {
   std::lock_guard lock(impl_->mu);
   impl_->cut_log_after = bytes;

@@ -84,6 +84,16 @@ class FakeKube {
   void fail_scale_up(const std::string& pool, const std::string& message);
   // The next follow=true log stream is cut (connection closed) after BYTES bytes of body.
   void cut_next_log_stream_after(std::size_t bytes);
+  // The next follow=true log stream ends cleanly (a proper end of the chunked body, as a proxy,
+  // an API server restart or log rotation ends it) after BYTES bytes of body, but only once the
+  // container has exited: the race "the container ends before the stream is cut", ordered.
+  void end_next_log_stream_after_exit(std::size_t bytes);
+  // The node running pod NS/NAME is reclaimed (a Spot preemption, as GKE's graceful node
+  // shutdown does it): every pod on it gets the DisruptionTarget condition (TerminationByKubelet),
+  // SIGTERM and its termination grace, then ends Failed with reason Terminated whatever its exit
+  // code; the node is deleted once its pods have ended, so the replacement pod needs a scale-up.
+  // False when the pod does not exist or is not on a node.
+  bool preempt_node_of(const std::string& ns, const std::string& pod_name);
   // Every open watch gets an in-stream ERROR 410 Expired and the event history is dropped, so a
   // watch from an old resourceVersion gets 410 at connect.
   void expire_watches();

@@ -645,6 +645,42 @@ void FakeKube::Impl::apply_job_defaults(json& job) {
   job["status"] = json::object();
 }
 
+// The action of the first podFailurePolicy rule of JOB that matches the failed POD ("Ignore",
+// "FailJob", "Count"; "" when none does), with the message the Job controller writes for it.
+std::pair<std::string, std::string> pod_failure_action(const json& job, const json& pod) {
+  const json rules =
+      job["spec"].value("podFailurePolicy", json::object()).value("rules", json::array());
+  const std::string who = pod["metadata"].value("namespace", std::string()) + "/" +
+                          pod["metadata"].value("name", std::string());
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const json& rule = rules[i];
+    const std::string action = rule.value("action", std::string());
+    const std::string at = " matching " + action + " rule at index " + std::to_string(i);
+    if (rule.contains("onExitCodes")) {
+      const json& on = rule["onExitCodes"];
+      const std::string container = on.value("containerName", std::string());
+      const bool in = on.value("operator", std::string("In")) == "In";
+      for (const auto& cs : pod["status"].value("containerStatuses", json::array())) {
+        if (!container.empty() && cs.value("name", "") != container) continue;
+        if (!cs.contains("state") || !cs["state"].contains("terminated")) continue;
+        int code = cs["state"]["terminated"].value("exitCode", 0);
+        bool listed = false;
+        for (const auto& v : on.value("values", json::array())) listed = listed || v == code;
+        if (code != 0 && listed == in)
+          return {action, "Container " + cs.value("name", std::string()) + " for pod " + who +
+                              " failed with exit code " + std::to_string(code) + at};
+      }
+    }
+    for (const auto& pc : rule.value("onPodConditions", json::array())) {
+      const std::string type = pc.value("type", std::string());
+      for (const auto& c : pod["status"].value("conditions", json::array()))
+        if (c.value("type", "") == type && c.value("status", "") == pc.value("status", "True"))
+          return {action, "Pod " + who + " has condition " + type + at};
+    }
+  }
+  return {"", ""};
+}
+
 void FakeKube::Impl::pod_terminal(const json& pod) {
   auto& prt = runtime(pod);
   auto phase = pod["status"].value("phase", std::string());
@@ -659,6 +695,17 @@ void FakeKube::Impl::pod_terminal(const json& pod) {
     auto ann = pod["metadata"].value("annotations", json::object());
     if (ann.contains("batch.kubernetes.io/job-completion-index"))
       index = std::atoi(ann["batch.kubernetes.io/job-completion-index"].get<std::string>().c_str());
+    if (tr.ignored.count(uid)) return;
+    json* job = find(jobs_t(), pod["metadata"].value("namespace", std::string()),
+                     ref.value("name", std::string()));
+    auto [action, message] = phase == "Failed" && job ? pod_failure_action(*job, pod)
+                                                      : std::pair<std::string, std::string>{};
+    if (action == "Ignore") {  // not counted against backoffLimit; a replacement is made
+      tr.ignored.insert(uid);
+      kick();
+      return;
+    }
+    if (action == "FailJob" && !tr.fail_job) tr.fail_job = message;
     if (phase == "Succeeded") {
       tr.succeeded.insert(uid);
       if (index) tr.succeeded_indexes.insert(*index);
@@ -739,6 +786,7 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
         active = 0;
         active_pods.clear();
       };
+      if (tr.fail_job) fail("PodFailurePolicy", *tr.fail_job);
       int backoff_limit = spec.value("backoffLimit", 6);
       if (static_cast<int>(tr.failed.size()) > backoff_limit)
         fail("BackoffLimitExceeded", "Job has reached the specified backoff limit");
@@ -1352,6 +1400,13 @@ void FakeKube::Impl::on_exit(kube::PodRuntime& prt) {
     cs["started"] = false;
     first = false;
   }
+  // A pod stopped by its node's shutdown fails whatever its container exited with, as the
+  // kubelet's node shutdown manager records it.
+  if (prt.disrupted) {
+    ok = false;
+    status["reason"] = "Terminated";
+    status["message"] = "Pod was terminated in response to imminent node shutdown.";
+  }
   status["phase"] = ok ? "Succeeded" : "Failed";
   auto reason = ok ? "PodCompleted" : "PodFailed";
   set_condition(status, "PodReadyToStartContainers", "False");
@@ -1359,7 +1414,9 @@ void FakeKube::Impl::on_exit(kube::PodRuntime& prt) {
   set_condition(status, "ContainersReady", "False", reason);
   update(pods_t(), pod);
   pod_terminal(pod);
+  const std::string node = pod["spec"].value("nodeName", std::string());
   if (pod["metadata"].contains("deletionTimestamp")) erase(pods_t(), prt.ns, prt.name);
+  retire_node_if_idle(node);
 }
 
 void FakeKube::Impl::terminate_pod(json& pod, int grace_seconds, bool record_event) {
@@ -1380,6 +1437,59 @@ void FakeKube::Impl::terminate_pod(json& pod, int grace_seconds, bool record_eve
     prt.kill_at = Steady::now() + std::chrono::seconds(grace_seconds);
     kick();
   }
+}
+
+// ---- node shutdown (Spot preemption) -------------------------------------------------------
+
+bool FakeKube::Impl::preempt_node_of(const std::string& ns, const std::string& pod_name) {
+  json* target = find(pods_t(), ns, pod_name);
+  if (!target) return false;
+  const std::string node = (*target)["spec"].value("nodeName", std::string());
+  if (node.empty()) return false;
+  if (json* n = find(nodes_t(), "", node)) {
+    // Cordoned, as the node shutdown manager leaves it: nothing new lands there.
+    (*n)["spec"]["unschedulable"] = true;
+    auto& taints = (*n)["spec"]["taints"];
+    if (!taints.is_array()) taints = json::array();
+    taints.push_back({{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}});
+    update(nodes_t(), *n);
+  }
+  retiring_nodes.insert(node);
+  for (json* p : list(pods_t(), "")) {
+    if ((*p)["spec"].value("nodeName", std::string()) != node || terminal(*p)) continue;
+    auto& prt = runtime(*p);
+    prt.disrupted = true;
+    set_condition((*p)["status"], "DisruptionTarget", "True", "TerminationByKubelet",
+                  "Pod was terminated in response to imminent node shutdown.");
+    update(pods_t(), *p);
+    if (prt.running) {
+      terminate_pod(*p, (*p)["spec"].value("terminationGracePeriodSeconds", 30), true);
+    } else {
+      // Not started yet: it fails at once.
+      (*p)["status"]["phase"] = "Failed";
+      (*p)["status"]["reason"] = "Terminated";
+      (*p)["status"]["message"] = "Pod was terminated in response to imminent node shutdown.";
+      update(pods_t(), *p);
+      pod_terminal(*p);
+    }
+  }
+  retire_node_if_idle(node);
+  kick();
+  return true;
+}
+
+void FakeKube::Impl::retire_node_if_idle(const std::string& node) {
+  if (!retiring_nodes.count(node)) return;
+  for (json* p : list(pods_t(), ""))
+    if ((*p)["spec"].value("nodeName", std::string()) == node && !terminal(*p)) return;
+  retiring_nodes.erase(node);
+  json* n = find(nodes_t(), "", node);
+  if (!n) return;
+  const std::string pool =
+      (*n)["metadata"].value("labels", json::object()).value("cloud.google.com/gke-nodepool", "");
+  erase(nodes_t(), "", node);
+  if (pools.count(pool) && pools[pool].pool.nodes > 0) --pools[pool].pool.nodes;
+  dirty = true;
 }
 
 void FakeKube::Impl::kill_all() {

@@ -121,8 +121,9 @@ struct PodRuntime {
   std::string unschedulable_message;
   std::string not_trigger_message;
   bool scale_up_triggered = false;
-  bool counted = false;  // terminal result already counted by its Job
-  std::string dir;       // working directory
+  bool counted = false;    // terminal result already counted by its Job
+  bool disrupted = false;  // its node is shutting down (preempt_node_of)
+  std::string dir;         // working directory
 };
 
 struct PoolState {
@@ -137,6 +138,8 @@ struct PoolState {
 
 struct JobTracking {
   std::set<std::string> succeeded, failed;  // pod uids counted
+  std::set<std::string> ignored;            // failed pods a podFailurePolicy Ignore rule matched
+  std::optional<std::string> fail_job;      // a FailJob rule matched: the condition's message
   std::set<int> succeeded_indexes;
   std::set<int> failed_indexes;
   std::optional<SysClock::time_point> start;  // exact startTime (the field has seconds only)
@@ -194,6 +197,7 @@ struct FakeKube::Impl {
 
   std::deque<kube::FailRule> failures;
   std::optional<std::size_t> cut_log_after;
+  std::optional<std::size_t> end_log_after_exit;
   std::map<std::string, int> counters;
   int total = 0;
   int node_serial = 0;
@@ -247,6 +251,10 @@ struct FakeKube::Impl {
   void terminate_pod(json& pod, int grace_seconds, bool record_event);
   void pod_terminal(const json& pod);  // counts the result for the owning Job
   void kill_all();
+  bool preempt_node_of(const std::string& ns, const std::string& pod_name);
+  // The node goes once no pod on it is left running (after a preemption).
+  void retire_node_if_idle(const std::string& node);
+  std::set<std::string> retiring_nodes;
 };
 
 }  // namespace kinetic::fakes

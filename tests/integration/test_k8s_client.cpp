@@ -327,6 +327,29 @@ TEST_F(K8sClientFake, FollowLogAcrossCutConnectionsDeliversEveryLineOnce) {
   EXPECT_GE(kube_->request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/log"], 13);
 }
 
+TEST_F(K8sClientFake, FollowLogLosesNothingWhenTheStreamEndsCleanlyAfterTheContainerExited) {
+  // The container prints 50 lines and exits; only then does the server end the follow stream,
+  // cleanly, after 7 of them (log rotation, an API server restart, a proxy).
+  client_->create(jobs_path(kNs),
+                  job_manifest("kinetic-rotated", "for i in $(seq 1 50); do echo line $i; done"));
+  json pod = wait_for_pod("kinetic-rotated", [](const json& p) { return phase(p) != "Pending"; });
+  ASSERT_FALSE(pod.is_null());
+  std::string name = pod["metadata"]["name"];
+  kube_->end_next_log_stream_after_exit(7 * 39);  // 7 stamped lines of 39 bytes or so
+  FollowOptions options;
+  options.wait = [](int) { return true; };
+  options.finished = [&] {
+    auto p = client_->get(pod_path(kNs, name));
+    return !p || phase(*p) == "Succeeded" || phase(*p) == "Failed";
+  };
+  std::string got;
+  follow_pod_log(*client_, kNs, name, options, [&](std::string_view line) { got += line; });
+  std::string want;
+  for (int i = 1; i <= 50; ++i) want += "line " + std::to_string(i) + "\n";
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(kube_->request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/log"], 2);
+}
+
 TEST_F(K8sClientFake, FollowLogWaitsForTheContainerToStart) {
   // A TPU job whose pool scales up from zero: the log is asked for before the container exists.
   kube_->set_node_pool(tpu_pool());

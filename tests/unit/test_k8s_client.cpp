@@ -565,6 +565,7 @@ TEST(K8sFollowLog, CleanEndBeforeFinishedReconnectsAndPartialLastLine) {
   std::string second = ts(1, 0) + " a\n" + ts(1, 0) + " b\n" + ts(2, 5) + " partial-end";
   t.answers.push_back({200, first, {3}});
   t.answers.push_back({200, second, {2}});
+  t.answers.push_back({200, second, {4}});  // the plain read that confirms the end
   Client c(t, "https://h");
   int finished_calls = 0;
   FollowOptions o;
@@ -573,8 +574,52 @@ TEST(K8sFollowLog, CleanEndBeforeFinishedReconnectsAndPartialLastLine) {
   std::vector<std::string> lines;
   follow_pod_log(c, "d", "p", o, [&](std::string_view line) { lines.emplace_back(line); });
   EXPECT_EQ(lines, (std::vector<std::string>{"a\n", "b\n", "partial-end\n"}));
-  ASSERT_EQ(t.requests.size(), 2u);
+  ASSERT_EQ(t.requests.size(), 3u);
   EXPECT_EQ(query_param(t.requests[1].url, "sinceTime"), ts(1, 0));
+  EXPECT_EQ(query_param(t.requests[2].url, "follow"), "");
+}
+
+TEST(K8sFollowLog, CleanEndAfterTheContainerExitedIsConfirmedByAPlainRead) {
+  // The stream is closed cleanly after 7 lines although the container has already written 50:
+  // log rotation or a proxy. The plain read from the last position brings the 43 others.
+  Log log = numbered_log(50);
+  std::string all = log.from("");
+  size_t seventh = 0;
+  for (int i = 0; i < 7; ++i) seventh = all.find('\n', seventh) + 1;
+  FakeTransport t;
+  t.answers.push_back({200, all.substr(0, seventh), {11}});
+  Client c(t, "https://h");
+  FollowOptions o;
+  o.wait = [](int) { return true; };
+  int finished_calls = 0;
+  o.finished = [&] {
+    ++finished_calls;
+    // The confirming read is answered from the position it asks for.
+    t.answers.push_back({200, log.from(query_param(t.requests.back().url, "sinceTime")), {13}});
+    return true;
+  };
+  std::string got;
+  follow_pod_log(c, "d", "p", o, [&](std::string_view line) { got += line; });
+  EXPECT_EQ(got, expected_lines(50));
+  EXPECT_EQ(finished_calls, 1);
+  ASSERT_EQ(t.requests.size(), 2u);
+  EXPECT_EQ(query_param(t.requests[1].url, "follow"), "");
+  EXPECT_EQ(query_param(t.requests[1].url, "timestamps"), "true");
+  EXPECT_FALSE(query_param(t.requests[1].url, "sinceTime").empty());
+}
+
+TEST(K8sFollowLog, ConfirmingReadOfAPodThatIsGoneEnds) {
+  FakeTransport t;
+  t.answers.push_back({200, ts(1, 0) + " a\n"});
+  t.answers.push_back({404, status_body(404, "NotFound", "pods \"p\" not found")});
+  Client c(t, "https://h");
+  FollowOptions o;
+  o.wait = [](int) { return true; };
+  o.finished = [] { return true; };
+  std::string got;
+  follow_pod_log(c, "d", "p", o, [&](std::string_view line) { got += line; });
+  EXPECT_EQ(got, "a\n");
+  EXPECT_EQ(t.requests.size(), 2u);
 }
 
 TEST(K8sFollowLog, WaitsWhileContainerIsStarting) {
