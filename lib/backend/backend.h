@@ -29,6 +29,19 @@ inline constexpr std::string_view kLost = "lost";  // the runner vanished withou
 
 bool is_terminal_state(std::string_view state);
 
+// One attempt of a job (docs/run-record.md): a retry after a failure or a restart after a
+// preemption each make one.
+struct AttemptRecord {
+  int attempt = 0;  // from 1
+  std::string state;
+  std::optional<int> exit_code;
+  std::string error;
+  bool preempted = false;  // its node was reclaimed (Spot, maintenance): not a failure of the job
+  std::string started;
+  std::string finished;
+  std::string pod;
+};
+
 // What status.json holds: how a job ended (or where it stands).
 struct JobStatus {
   std::string id;
@@ -44,6 +57,7 @@ struct JobStatus {
   std::string finished;
   double duration_seconds = 0;
   int attempts = 0;
+  std::vector<AttemptRecord> attempt_history;  // oldest first; empty when not known
   std::string output_dir;
   long pgid = 0;  // local backend: the job's process group
 
@@ -54,6 +68,8 @@ struct JobStatus {
 JobStatus initial_status(const JobSpec& spec);
 
 nlohmann::json to_json(const JobStatus& s);
+nlohmann::json to_json(const AttemptRecord& a);
+AttemptRecord attempt_record_from_json(const nlohmann::json& j);
 JobStatus job_status_from_json(const nlohmann::json& j);
 
 enum class LogStream : unsigned char { out = 1, err = 2, system = 3 };

@@ -18,11 +18,47 @@ JobStatus initial_status(const JobSpec& spec) {
   return st;
 }
 
+namespace {
+
+nlohmann::json optional_int(const std::optional<int>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::optional<int> int_or_null(const nlohmann::json& j, const char* key) {
+  if (j.contains(key) && j[key].is_number_integer()) return j[key].get<int>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const AttemptRecord& a) {
+  nlohmann::json j = {
+      {"attempt", a.attempt},  {"state", a.state},         {"exit_code", optional_int(a.exit_code)},
+      {"error", a.error},      {"preempted", a.preempted}, {"started", a.started},
+      {"finished", a.finished}};
+  if (!a.pod.empty()) j["pod"] = a.pod;
+  return j;
+}
+
+AttemptRecord attempt_record_from_json(const nlohmann::json& j) {
+  AttemptRecord a;
+  if (!j.is_object()) return a;
+  a.attempt = j.value("attempt", 0);
+  a.state = j.value("state", "");
+  a.exit_code = int_or_null(j, "exit_code");
+  a.error = j.value("error", "");
+  a.preempted = j.value("preempted", false);
+  a.started = j.value("started", "");
+  a.finished = j.value("finished", "");
+  a.pod = j.value("pod", "");
+  return a;
+}
+
 nlohmann::json to_json(const JobStatus& s) {
   nlohmann::json j = {
       {"id", s.id},
       {"state", s.state},
-      {"exit_code", s.exit_code ? nlohmann::json(*s.exit_code) : nlohmann::json(nullptr)},
+      {"exit_code", optional_int(s.exit_code)},
       {"error", s.error},
       {"file", s.file},
       {"args", s.args},
@@ -35,6 +71,10 @@ nlohmann::json to_json(const JobStatus& s) {
       {"attempts", s.attempts},
       {"output_dir", s.output_dir},
   };
+  if (!s.attempt_history.empty()) {
+    auto& h = j["attempt_history"] = nlohmann::json::array();
+    for (const auto& a : s.attempt_history) h.push_back(to_json(a));
+  }
   if (s.pgid != 0) j["pgid"] = s.pgid;
   return j;
 }
@@ -43,8 +83,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
   JobStatus s;
   s.id = j.value("id", "");
   s.state = j.value("state", std::string(kPending));
-  if (j.contains("exit_code") && j["exit_code"].is_number_integer())
-    s.exit_code = j["exit_code"].get<int>();
+  s.exit_code = int_or_null(j, "exit_code");
   s.error = j.value("error", "");
   s.file = j.value("file", "");
   s.args = j.value("args", std::vector<std::string>{});
@@ -55,6 +94,9 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
   s.finished = j.value("finished", "");
   s.duration_seconds = j.value("duration_seconds", 0.0);
   s.attempts = j.value("attempts", 0);
+  if (j.contains("attempt_history") && j["attempt_history"].is_array())
+    for (const auto& a : j["attempt_history"])
+      s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
   s.pgid = j.value("pgid", 0L);
   return s;

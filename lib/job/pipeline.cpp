@@ -571,6 +571,12 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   std::string where = display_path(spec.output_dir, env.cwd);
   std::string summary =
       "kinetic: " + spec.id + " " + st.state + " in " + format_duration(st.duration_seconds);
+  if (st.attempts > 1) {
+    int preempted = 0;
+    for (const auto& a : st.attempt_history) preempted += a.preempted ? 1 : 0;
+    summary += " after " + std::to_string(st.attempts) + " attempts";
+    if (preempted > 0) summary += " (" + std::to_string(preempted) + " preempted)";
+  }
   if (st.state != kSucceeded && !st.error.empty()) summary += ": " + st.error;
   summary += "; outputs in " + where + "/";
   env.io.info(summary);

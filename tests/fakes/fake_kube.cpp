@@ -1788,6 +1788,21 @@ void FakeKube::fail_next(int n, int status, const std::string& route_prefix) {
   if (n > 0) impl_->failures.push_back({n, status, route_prefix});
 }
 
+std::vector<std::string> FakeKube::pod_names(const std::string& ns,
+                                             const std::string& selector) const {
+  std::lock_guard lock(impl_->mu);
+  auto sel = kube::parse_label_selector(selector);
+  std::vector<std::pair<std::string, std::string>> found;  // creation time, name
+  for (json* p : impl_->list(*kube::find_type("", "v1", "pods"), ns))
+    if (kube::labels_match(sel, (*p)["metadata"].value("labels", json::object())))
+      found.emplace_back((*p)["metadata"].value("creationTimestamp", ""),
+                         (*p)["metadata"].value("name", ""));
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> names;
+  for (auto& f : found) names.push_back(f.second);
+  return names;
+}
+
 std::map<std::string, int> FakeKube::request_counts() const {
   std::lock_guard lock(impl_->mu);
   return impl_->counters;

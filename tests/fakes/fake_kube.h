@@ -107,6 +107,8 @@ class FakeKube {
   std::map<std::string, int> request_counts() const;
   int total_requests() const;
   void reset_counters();
+  // Names of the pods in NS whose labels match SELECTOR (a label selector), oldest first.
+  std::vector<std::string> pod_names(const std::string& ns, const std::string& selector) const;
   // The object at an API path ("/apis/batch/v1/namespaces/default/jobs/x"), if it exists.
   std::optional<nlohmann::json> object(const std::string& path) const;
   // Pod processes still running.

@@ -83,6 +83,7 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
 }
 
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  specs_[spec.id] = spec;
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   storage.upload_string(bucket, spec_object(spec.id), to_json(spec).dump(),
@@ -143,16 +144,51 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
     });
     return;
   }
-  std::optional<std::string> pod;
-  try {
-    pod = wait_for_lead_pod(k, o);
-  } catch (const Error& e) {
-    if (e.code() == Errc::job_start) delete_runtime_objects(id);
-    throw;
+  // Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one
+  // is announced by one line before its wait for a node and its log.
+  std::vector<AttemptRecord>& seen = attempts_[id];
+  seen.clear();
+  const int retries = spec_retries(id);
+  o.on_new_pod = [&](const std::string&) {
+    if (seen.empty()) return;
+    int preempted = 0;
+    for (const auto& a : seen) preempted += a.preempted ? 1 : 0;
+    const int next = static_cast<int>(seen.size()) + 1;
+    sink.write(LogStream::system,
+               attempt_line(seen.back(), next, retries + 1 + preempted, has_checkpoint(id)) + "\n");
+  };
+  for (;;) {
+    std::optional<std::string> pod;
+    try {
+      pod = wait_for_lead_pod(k, o);
+    } catch (const Error& e) {
+      if (e.code() == Errc::job_start) delete_runtime_objects(id);
+      throw;
+    }
+    if (!pod) return;
+    {
+      InterruptWatcher watcher(interrupt);
+      stream_pod_log(k, o, *pod, sink);
+    }
+    o.skip_pods.insert(*pod);
+    seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1));
   }
-  if (!pod) return;
-  InterruptWatcher watcher(interrupt);
-  stream_pod_log(k, o, *pod, sink);
+}
+
+int GkeBackend::spec_retries(const std::string& id) {
+  auto it = specs_.find(id);
+  if (it != specs_.end()) return it->second.retries;
+  if (auto spec = get_spec(id)) return spec->retries;
+  return 0;
+}
+
+bool GkeBackend::has_checkpoint(const std::string& id) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  try {
+    return !storage.list(session_.bucket(), results_prefix(id) + "checkpoints/").objects.empty();
+  } catch (const Error&) {
+    return false;  // only the wording of one line depends on it
+  }
 }
 
 std::optional<JobStatus> GkeBackend::results_status(const std::string& id) {
@@ -182,6 +218,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
     st.finished = reported->finished;
     st.duration_seconds = reported->duration_seconds;
     st.attempts = std::max(1, reported->attempts);
+    st.attempt_history = reported->attempt_history;
   } else if (workload) {
     JobStatus w = status_from_workload(*workload);
     st.state = w.state;
@@ -202,6 +239,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   }
   st.backend = "gke";
   st.output_dir = spec.output_dir;
+  merge_observed_attempts(st, attempts_[spec.id]);
 
   // Outputs, then status.json beside them.
   make_dirs(spec.output_dir, 0755);

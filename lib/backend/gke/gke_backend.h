@@ -43,6 +43,11 @@ class GkeBackend : public Backend {
 
   Session session_;
   std::optional<KubeConnection> kube_;
+  int spec_retries(const std::string& id);
+  bool has_checkpoint(const std::string& id);
+  // What this process saw of each job's attempts while following it (stream_logs), for collect.
+  std::map<std::string, std::vector<AttemptRecord>> attempts_;
+  std::map<std::string, JobSpec> specs_;  // jobs submitted by this process
 };
 
 }  // namespace kinetic::gke

@@ -1,5 +1,6 @@
 #include "backend/gke/job_state.h"
 
+#include <algorithm>
 #include <ctime>
 #include <optional>
 
@@ -24,6 +25,22 @@ std::optional<json> true_condition(const json& workload, std::initializer_list<c
 }
 
 }  // namespace
+
+void merge_observed_attempts(JobStatus& status, const std::vector<AttemptRecord>& observed) {
+  if (observed.empty()) return;
+  if (status.attempt_history.empty()) {
+    status.attempt_history = observed;
+  } else {
+    for (const auto& seen : observed) {
+      for (auto& reported : status.attempt_history) {
+        if (reported.pod.empty() || reported.pod != seen.pod || !seen.preempted) continue;
+        reported.preempted = true;
+        reported.state = "preempted";
+      }
+    }
+  }
+  status.attempts = std::max<int>(status.attempts, static_cast<int>(observed.size()));
+}
 
 double parse_rfc3339(const std::string& text) {
   std::tm tm{};

@@ -21,6 +21,12 @@ bool workload_finished(const nlohmann::json& workload);
 // The failure reason of a finished workload ("DeadlineExceeded", "BackoffLimitExceeded"...).
 std::string workload_failure_reason(const nlohmann::json& workload);
 
+// Folds what the CLI saw of a job's attempts (pods, and whether each was disrupted) into the
+// status the bootstrap reported: the pods' DisruptionTarget condition says "preempted" better
+// than the bootstrap, which only saw a SIGTERM. Attempts are matched by pod name; with no
+// reported history, the observed one stands.
+void merge_observed_attempts(JobStatus& status, const std::vector<AttemptRecord>& observed);
+
 // Seconds since the Unix epoch of an RFC 3339 time; 0 when it does not parse.
 double parse_rfc3339(const std::string& text);
 

@@ -22,11 +22,12 @@ using json = nlohmann::json;
 
 namespace {
 
-// The pod whose log is the job's: completion index 0 of the newest attempt.
-std::optional<json> lead_pod(const std::vector<json>& pods) {
+// The pod whose log is the job's: completion index 0 of the newest attempt not yet followed.
+std::optional<json> lead_pod(const std::vector<json>& pods, const std::set<std::string>& skip) {
   std::optional<json> best;
   for (const auto& p : pods) {
     const json meta = p.value("metadata", json::object());
+    if (skip.count(meta.value("name", ""))) continue;
     const json labels = meta.value("labels", json::object());
     std::string index = labels.value("batch.kubernetes.io/job-completion-index", "0");
     if (index != "0") continue;
@@ -53,6 +54,15 @@ bool take_interrupt(const Interrupt* interrupt, int timeout_ms = 0) {
 
 }  // namespace
 
+void write_log_line(LogSink& sink, std::string_view line) {
+  constexpr std::string_view kOwn = "kinetic: ";
+  if (line.substr(0, kOwn.size()) == kOwn) {
+    sink.write(LogStream::system, line.substr(kOwn.size()));
+  } else {
+    sink.write(LogStream::out, line);
+  }
+}
+
 std::vector<json> list_or_empty(k8s::Client& client, const std::string& collection,
                                 const std::string& selector) {
   try {
@@ -69,25 +79,31 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
   const double start = now_unix();
   double unschedulable_since = -1;  // when the pod was first seen with no pool; -1: not
   bool interrupted = false;
+  std::set<std::string> announced;
   for (;;) {
     if (take_interrupt(o.interrupt)) {
       o.interrupt->on_interrupt();
       interrupted = true;
     }
     k8s::ObjectList pods = client.list(k8s::pods_path(o.ns), selector);
-    std::optional<json> pod = lead_pod(pods.items);
+    std::optional<json> pod = lead_pod(pods.items, o.skip_pods);
     if (!pod) {
-      // No pod yet: the Job controller has not made one, or the job is gone.
-      bool exists = false;
+      // No pod yet: the Job controller has not made one, the job finished without another
+      // attempt, or the job is gone.
+      bool live = false;
       for (const auto& w : client.list(k8s::jobs_path(o.ns), selector).items) {
-        exists = exists || !w["metadata"].contains("deletionTimestamp");
+        live = live || (!w["metadata"].contains("deletionTimestamp") && !workload_finished(w));
       }
-      if (!exists && list_or_empty(client, k8s::jobsets_path(o.ns), selector).empty())
-        return std::nullopt;
-      if (interrupted) return std::nullopt;
+      for (const auto& w : list_or_empty(client, k8s::jobsets_path(o.ns), selector))
+        live = live || (!w["metadata"].contains("deletionTimestamp") && !workload_finished(w));
+      if (!live || interrupted) return std::nullopt;
       line.update("waiting for the job's pod to be created");
     } else {
       const std::string name = (*pod)["metadata"].value("name", "");
+      if (o.on_new_pod && announced.insert(name).second) {
+        line.clear();
+        o.on_new_pod(name);
+      }
       const std::string phase = (*pod)["status"].value("phase", "Pending");
       if (phase != "Pending") return name;
       if (interrupted) return std::nullopt;
@@ -143,7 +159,53 @@ void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::strin
     return phase == "Succeeded" || phase == "Failed";
   };
   k8s::follow_pod_log(client, o.ns, pod, follow,
-                      [&](std::string_view text) { sink.write(LogStream::out, text); });
+                      [&](std::string_view text) { write_log_line(sink, text); });
+}
+
+AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,
+                              int attempt) {
+  AttemptRecord a;
+  a.attempt = attempt;
+  a.pod = pod;
+  std::optional<json> p = client.get(k8s::pod_path(ns, pod));
+  if (!p) {
+    // Pods of a live Job are removed only with their node (pod garbage collection).
+    a.state = "preempted";
+    a.preempted = true;
+    a.error = "its node went away";
+    return a;
+  }
+  const json status = p->value("status", json::object());
+  for (const auto& c : status.value("conditions", json::array()))
+    if (c.value("type", "") == "DisruptionTarget" && c.value("status", "") == "True")
+      a.preempted = true;
+  for (const auto& cs : status.value("containerStatuses", json::array())) {
+    if (cs.value("name", "") != "main") continue;
+    const json term = cs.value("state", json::object()).value("terminated", json::object());
+    if (term.contains("exitCode")) a.exit_code = term["exitCode"].get<int>();
+    a.started = term.value("startedAt", "");
+    a.finished = term.value("finishedAt", "");
+  }
+  const std::string phase = status.value("phase", "");
+  a.state = a.preempted ? "preempted" : phase == "Succeeded" ? "succeeded" : "failed";
+  if (a.preempted)
+    a.error = status.value("message", "node reclaimed");
+  else if (a.exit_code && *a.exit_code != 0)
+    a.error = "exited " + std::to_string(*a.exit_code);
+  return a;
+}
+
+std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
+                         bool has_checkpoint) {
+  const std::string resume =
+      has_checkpoint ? "resuming from the checkpoint" : "starting again (no checkpoint saved)";
+  if (previous.preempted)
+    return "preempted: node reclaimed; attempt " + std::to_string(next) + " on a new node, " +
+           resume;
+  std::string why = previous.exit_code ? "exited " + std::to_string(*previous.exit_code)
+                                       : "ended without an exit code";
+  return "attempt " + std::to_string(next) + "/" + std::to_string(max_attempts) +
+         ": previous attempt " + why + "; " + resume;
 }
 
 std::optional<json> wait_for_workload(k8s::Client& client, const std::string& ns,

@@ -3,7 +3,9 @@
 // for the Job (or JobSet) to reach a verdict.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,19 +25,41 @@ struct WatchOptions {
   double scheduling_grace_seconds = 90;
   const IOStreams* io = nullptr;
   const Interrupt* interrupt = nullptr;
+  // Pods already followed (earlier attempts): never the lead pod again.
+  std::set<std::string> skip_pods;
+  // Called once when a lead pod not in SKIP_PODS first appears, even while it is pending: a new
+  // attempt is announced before its wait for a node.
+  std::function<void(const std::string& pod)> on_new_pod;
 };
+
+// One line of a pod's log into SINK: the bootstrap's own lines ("kinetic: ...", on the
+// container's stderr) go to the system stream, so a run's stdout holds only the job's output.
+void write_log_line(LogSink& sink, std::string_view line);
 
 // Lists COLLECTION; a resource the cluster does not serve (JobSet's CRD not installed) is empty.
 std::vector<nlohmann::json> list_or_empty(k8s::Client& client, const std::string& collection,
                                           const std::string& selector);
 
 // The name of the job's lead pod once it is running or has ended; nullopt when the job went
-// away (cancelled). Throws Error(Errc::job_start) when the pod cannot start.
+// away (cancelled) or finished without another pod. Throws Error(Errc::job_start) when the pod
+// cannot start.
 std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& options);
 
 // Follows POD's log into SINK until the container ends.
 void stream_pod_log(k8s::Client& client, const WatchOptions& options, const std::string& pod,
                     LogSink& sink);
+
+// How one attempt (pod) ended, read from the pod once its log has ended: the container's exit
+// code, and whether it was disrupted (the DisruptionTarget condition: Spot reclaim, maintenance,
+// scale-down) or vanished with its node, which counts as a preemption too.
+AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,
+                              int attempt);
+
+// The kinetic line that announces attempt NEXT after PREVIOUS ended: "preempted: node
+// reclaimed; attempt 3 on a new node" or "attempt 2/3: previous attempt exited 1; resuming from
+// the checkpoint". MAX_ATTEMPTS counts --retries + 1 plus the preemptions so far.
+std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
+                         bool has_checkpoint);
 
 // Waits for the workload (Job or JobSet, found by the job label) to finish; returns it, or
 // nullopt when it no longer exists.

@@ -1,0 +1,47 @@
+// A fake cloud shared by a suite, `kinetic up` done per test in a fresh sandbox: the set-up of
+// the gke end-to-end suites.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+#include "fakes/fake_cloud.h"
+
+namespace kinetic::test {
+
+inline const std::vector<std::string> kGkeUp = {
+    "up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-1"};
+inline constexpr const char* kGkeBucket = "acme-ml-kinetic-kinetic";
+
+class GkeFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cloud_ = new fakes::FakeCloud(fakes::FakeCloudOptions{}); }
+  static void TearDownTestSuite() {
+    delete cloud_;
+    cloud_ = nullptr;
+  }
+  void SetUp() override {
+    auto r = kin(kGkeUp);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+
+  std::map<std::string, std::string> env() const {
+    auto e = cloud_->client_env();
+    e["KINETIC_SCHEDULING_GRACE_SECONDS"] = "0";
+    return e;
+  }
+  CliResult kin(const std::vector<std::string>& args) const { return sb.run(args, proj, env()); }
+  int spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) const {
+    return sb.spawn(args, proj, out, err, env());
+  }
+
+  inline static fakes::FakeCloud* cloud_ = nullptr;
+  Sandbox sb;
+  fs::path proj = sb.project("proj");
+};
+
+}  // namespace kinetic::test
