@@ -96,5 +96,36 @@ TEST_F(GkeRecord, DISABLED_ASpotPreemptionRestartsTheJobFromItsCheckpointWithout
   EXPECT_EQ(st["attempt_history"][0]["preempted"], true) << st.dump();
 }
 
+TEST_F(GkeRecord, AFinishedJobOutlivesItsPodsUntilCleanup) {
+  sb.write("proj/done.py", "print('all done')\nraise SystemExit(4)\n");
+  auto r = kin({"run", "done.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 4) << r.err;
+  const std::string id = job_id_in(r.err);
+  // The run cleaned up its Job; the record is in the bucket.
+  ASSERT_FALSE(
+      cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id).has_value());
+
+  auto one = kin({"status", id, "-o", "json"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  auto doc = json::parse(one.out);
+  const json job = doc.contains("jobs") ? doc["jobs"][0] : doc;
+  EXPECT_EQ(job["state"], "failed") << one.out;
+  EXPECT_EQ(job["exit_code"], 4) << one.out;
+
+  auto all = kin({"status", "-o", "json"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  bool listed = false;
+  const json listing = json::parse(all.out);
+  for (const auto& j : listing["jobs"])
+    listed = listed || (j["id"] == id && j["state"] == "failed");
+  EXPECT_TRUE(listed) << all.out;
+
+  // Until cleanup removes it.
+  auto clean = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  auto gone = kin({"status", id});
+  EXPECT_NE(gone.exit_code, 0) << gone.out;
+}
+
 }  // namespace
 }  // namespace kinetic::test

@@ -134,14 +134,43 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
   o.interrupt = interrupt;
   o.scheduling_grace_seconds = scheduling_grace(*session_.env);
   if (!follow) {
+    // A finished job's log is its record in the bucket (every attempt, whether or not its pods
+    // still exist); a running one's, its pods' (oldest attempt first).
+    if (results_status(id) && print_recorded_log(id, sink)) return;
     auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
-    if (pods.empty()) return;
-    k8s::LogOptions lo;
-    lo.container = "main";
-    k.logs(o.ns, pods.front()["metadata"].value("name", ""), lo, [&](std::string_view chunk) {
-      sink.write(LogStream::out, chunk);
-      return true;
+    std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
+      return a["metadata"].value("creationTimestamp", "") <
+             b["metadata"].value("creationTimestamp", "");
     });
+    if (pods.empty()) {
+      print_recorded_log(id, sink);
+      return;
+    }
+    for (size_t i = 0; i < pods.size(); ++i) {
+      if (pods.size() > 1) sink.write(LogStream::system, "attempt " + std::to_string(i + 1) + "\n");
+      k8s::LogOptions lo;
+      lo.container = "main";
+      std::string partial;
+      try {
+        k.logs(o.ns, pods[i]["metadata"].value("name", ""), lo, [&](std::string_view chunk) {
+          partial.append(chunk);
+          size_t start = 0;
+          for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
+            write_log_line(sink, std::string_view(partial).substr(start, nl - start + 1));
+          partial.erase(0, start);
+          return true;
+        });
+      } catch (const k8s::ApiError& e) {
+        if (e.code() != 400) throw;  // a container that has not started has no log yet
+      }
+      if (!partial.empty()) write_log_line(sink, partial + "\n");
+    }
+    return;
+  }
+  // Following a job that already finished and was cleaned up: its record is all there is.
+  if (list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
+      list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
+    print_recorded_log(id, sink);
     return;
   }
   // Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one
@@ -173,6 +202,37 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
     o.skip_pods.insert(*pod);
     seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1));
   }
+}
+
+bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  const std::string prefix = results_prefix(id) + "attempts/";
+  // attempts/N/log/PART, in attempt and part order (docs/run-record.md).
+  std::map<int, std::vector<std::string>> parts;
+  for (const auto& o : storage.list(bucket, prefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
+    int attempt = 0;
+    for (char c : rest.substr(0, slash)) {
+      if (c < '0' || c > '9') {
+        attempt = -1;
+        break;
+      }
+      attempt = attempt * 10 + (c - '0');
+    }
+    if (attempt > 0) parts[attempt].push_back(o.name);
+  }
+  if (parts.empty()) return false;
+  for (auto& [attempt, names] : parts) {
+    std::sort(names.begin(), names.end());
+    if (parts.size() > 1)
+      sink.write(LogStream::system, "attempt " + std::to_string(attempt) + "\n");
+    for (const auto& name : names)
+      sink.write(LogStream::out, storage.download_string(bucket, name));
+  }
+  return true;
 }
 
 int GkeBackend::spec_retries(const std::string& id) {
@@ -277,9 +337,12 @@ void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<boo
 void GkeBackend::clean(const JobSpec& spec) {
   if (spec.keep) return;
   delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1);
+  // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
+  // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
+  // serve only a run that is over.
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  for (const auto& o : storage.list(bucket, job_prefix(spec.id)).objects)
+  for (const auto& o : storage.list(bucket, results_prefix(spec.id) + "checkpoints/").objects)
     storage.delete_object(bucket, o.name);
 }
 
@@ -344,6 +407,31 @@ std::vector<JobStatus> GkeBackend::list() {
       // A JobSet's child Jobs carry the job label too; the JobSet speaks for them.
       if (w["metadata"].contains("ownerReferences")) continue;
       out.push_back(status_from_workload(w));
+    }
+  }
+  // Finished jobs whose Job is gone live on in the bucket: the newest kRecordedJobsListed.
+  std::set<std::string> known;
+  for (const auto& st : out) known.insert(st.id);
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  std::vector<std::pair<std::string, std::string>> recorded;  // updated, object
+  for (const auto& o : storage.list(bucket, kJobsPrefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(std::string_view(kJobsPrefix).size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash) != "/results/status.json") continue;
+    if (known.count(std::string(rest.substr(0, slash)))) continue;
+    recorded.emplace_back(o.updated, o.name);
+  }
+  std::sort(recorded.rbegin(), recorded.rend());
+  constexpr size_t kRecordedJobsListed = 100;
+  if (recorded.size() > kRecordedJobsListed) recorded.resize(kRecordedJobsListed);
+  for (const auto& [updated, object] : recorded) {
+    try {
+      out.push_back(job_status_from_json(json::parse(storage.download_string(bucket, object))));
+    } catch (const json::exception&) {
+      // a damaged record is left out of the listing
+    } catch (const Error& e) {
+      if (e.code() != Errc::not_found) throw;  // removed meanwhile
     }
   }
   std::sort(out.begin(), out.end(),

@@ -44,6 +44,9 @@ class GkeBackend : public Backend {
   Session session_;
   std::optional<KubeConnection> kube_;
   int spec_retries(const std::string& id);
+  // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the
+  // bucket holds none.
+  bool print_recorded_log(const std::string& id, LogSink& sink);
   bool has_checkpoint(const std::string& id);
   // What this process saw of each job's attempts while following it (stream_logs), for collect.
   std::map<std::string, std::vector<AttemptRecord>> attempts_;
