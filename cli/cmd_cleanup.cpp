@@ -7,7 +7,9 @@ namespace kinetic::cli {
 namespace {
 
 struct CleanupOptions {
-  std::string older_than = "0s";
+  // A finished job's record (status, logs, outputs in the store or bucket) is kept a week by
+  // default, so `logs` and `status` work after the fact (issue #8).
+  std::string older_than = "7d";
   bool dry_run = false;
 };
 
@@ -51,14 +53,14 @@ void add_cleanup(CLI::App& root, Factory& f, Action& action) {
   auto o = std::make_shared<CleanupOptions>();
   CLI::App* c = root.add_subcommand("cleanup", "Remove what finished jobs left behind");
   c->add_option("--older-than", o->older_than,
-                "Only what finished at least this long ago, e.g. 7d (default: everything "
-                "finished)");
+                "Only what finished at least this long ago, e.g. 1h or 0s for everything "
+                "finished (default: 7d)");
   c->add_flag("--dry-run", o->dry_run, "List what would be removed, remove nothing");
   c->footer(
       "Removes finished jobs' records and logs, staged contexts no running job uses and temporary "
       "files (on gke also finished Jobs, orphaned Secrets and staging objects). Outputs already "
       "delivered to kinetic-out/ are never touched.\n\n"
-      "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 7d");
+      "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 0s");
   c->callback([o, &f, &action] { action = [o, &f] { return run_cleanup(*o, f); }; });
 }
 

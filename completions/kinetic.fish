@@ -225,7 +225,7 @@ complete -c kinetic -n "__kinetic_at 'status' 0" -a '(__kinetic_values jobs)'
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'
 
 # kinetic cleanup
-complete -c kinetic -n "__kinetic_in 'cleanup'" -l older-than -x -d 'Only what finished at least this long ago, e.g. 7d (default: everything finished)'
+complete -c kinetic -n "__kinetic_in 'cleanup'" -l older-than -x -d 'Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default: 7d)'
 complete -c kinetic -n "__kinetic_in 'cleanup'" -l dry-run -d 'List what would be removed, remove nothing'
 
 # kinetic pool

@@ -382,7 +382,7 @@ _kinetic() {
       ;;
     'cleanup')
       _arguments -s -S : \
-        '--older-than=[Only what finished at least this long ago, e.g. 7d (default\: everything finished)]:older-than: ' \
+        '--older-than=[Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default\: 7d)]:older-than: ' \
         '--dry-run[List what would be removed, remove nothing]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

@@ -131,7 +131,12 @@ TEST_F(JobsTest, CleanupDryRunListsThenCleanupRemoves) {
   std::string id = job_id_in(sb.run({"run", "ok.sh"}, proj).err);
   ASSERT_TRUE(fs::exists(sb.state() / "jobs" / id));
 
-  auto dry = sb.run({"cleanup", "--dry-run", "-o", "json"}, proj);
+  // By default a job's record stays for 7 days after it finished.
+  auto kept = sb.run({"cleanup", "--dry-run", "-o", "json"}, proj);
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(kept.out.find(id), std::string::npos) << kept.out;
+
+  auto dry = sb.run({"cleanup", "--older-than", "0s", "--dry-run", "-o", "json"}, proj);
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   auto items = nlohmann::json::parse(dry.out)["items"];
   std::set<std::string> kinds;
@@ -143,7 +148,7 @@ TEST_F(JobsTest, CleanupDryRunListsThenCleanupRemoves) {
   EXPECT_EQ(young.exit_code, 0);
   EXPECT_TRUE(fs::exists(sb.state() / "jobs" / id)) << "a fresh job is not older than 1d";
 
-  auto real = sb.run({"cleanup"}, proj);
+  auto real = sb.run({"cleanup", "--older-than", "0s"}, proj);
   EXPECT_EQ(real.exit_code, 0) << real.err;
   EXPECT_FALSE(fs::exists(sb.state() / "jobs" / id));
   EXPECT_TRUE(fs::is_empty(sb.state() / "store" / "contexts"));
@@ -156,7 +161,7 @@ TEST_F(JobsTest, CleanupDryRunListsThenCleanupRemoves) {
 TEST_F(JobsTest, CleanupKeepsWhatARunningJobUses) {
   sb.write("proj/wait.sh", "while [ ! -f go ]; do sleep 0.05; done\n");
   std::string id = detach("wait.sh");
-  auto r = sb.run({"cleanup"}, proj);
+  auto r = sb.run({"cleanup", "--older-than", "0s"}, proj);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_TRUE(fs::exists(sb.state() / "jobs" / id));
   EXPECT_FALSE(fs::is_empty(sb.state() / "store" / "contexts"));
