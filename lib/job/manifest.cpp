@@ -79,6 +79,11 @@ json container_env(const ManifestInput& in) {
     env.push_back(env_var("JAX_PLATFORMS", jax_platform(in.accelerator.family)));
   }
   for (const auto& [name, value] : in.env) env.push_back(env_var(name, value));
+  // The pod's own name, for the bootstrap's attempt records (docs/run-record.md).
+  json pod_name = json::object();
+  pod_name["name"] = "KINETIC_POD_NAME";
+  pod_name["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.name";
+  env.push_back(pod_name);
   for (const auto& name : in.secret_env) {
     json ref = json::object();
     ref["name"] = k8s_object_name(in.job_id);
@@ -169,9 +174,27 @@ void check_input(const ManifestInput& in) {
   }
 }
 
+// Preemption is not failure (docs/run-record.md): a disrupted pod (Spot reclaim, maintenance,
+// scale-down: the DisruptionTarget condition) does not count against --retries, and the
+// bootstrap's exit code kRunOverExitCode (the preemption cap was reached) ends the Job at once.
+json pod_failure_policy() {
+  json ignore = json::object();
+  ignore["action"] = "Ignore";
+  ignore["onPodConditions"] = json::array({json{{"type", "DisruptionTarget"}}});
+  json fail = json::object();
+  fail["action"] = "FailJob";
+  fail["onExitCodes"]["containerName"] = "main";
+  fail["onExitCodes"]["operator"] = "In";
+  fail["onExitCodes"]["values"] = json::array({kRunOverExitCode});
+  json policy = json::object();
+  policy["rules"] = json::array({ignore, fail});
+  return policy;
+}
+
 json build_job(const ManifestInput& in) {
   json spec = json::object();
   spec["backoffLimit"] = in.retries;
+  spec["podFailurePolicy"] = pod_failure_policy();
   if (in.timeout_seconds) spec["activeDeadlineSeconds"] = *in.timeout_seconds;
   spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
   spec["template"] = pod_template(in);

@@ -33,6 +33,11 @@ struct ManifestInput {
   std::map<std::string, std::string> annotations;
 };
 
+// The bootstrap's exit code for "this run is over, start no other attempt" (the preemption cap
+// was reached); the Job's podFailurePolicy fails the Job on it. A job's own exit code 197 is
+// passed to Kubernetes as 1 (status.json keeps 197).
+inline constexpr int kRunOverExitCode = 197;
+
 // "kinetic-" + job id: the name of the Job (or JobSet) and of its Secret.
 std::string k8s_object_name(const std::string& job_id);
 

@@ -56,6 +56,9 @@ nlohmann::json to_json(const JobSpec& s) {
       {"env", env},
       {"secret_env", s.secret_env},
       {"retries", s.retries},
+      {"max_preemptions", s.max_preemptions},
+      {"checkpoint_sync_seconds", s.checkpoint_sync_seconds},
+      {"log_upload_seconds", s.log_upload_seconds},
       {"keep", s.keep},
       {"detached", s.detached},
       {"output_dir", s.output_dir},
@@ -83,6 +86,9 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   if (j.contains("timeout_seconds") && j["timeout_seconds"].is_number())
     s.timeout_seconds = j["timeout_seconds"].get<long>();
   s.retries = j.value("retries", 0);
+  s.max_preemptions = j.value("max_preemptions", 10);
+  s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);
+  s.log_upload_seconds = j.value("log_upload_seconds", 5.0);
   s.keep = j.value("keep", false);
   s.detached = j.value("detached", false);
   s.output_dir = j.value("output_dir", "");

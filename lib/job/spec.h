@@ -31,6 +31,11 @@ struct JobSpec {
   std::vector<std::string> secret_env;                   // names only
   std::optional<long> timeout_seconds;
   int retries = 0;
+  // The run record (docs/run-record.md): preemptions tolerated before the run is given up;
+  // how often the bootstrap saves changed checkpoints and uploads the log.
+  int max_preemptions = 10;
+  double checkpoint_sync_seconds = 10;
+  double log_upload_seconds = 5;
   bool keep = false;
   bool detached = false;
   std::string output_dir;  // where outputs are delivered (absolute path)

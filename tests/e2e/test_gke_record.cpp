@@ -60,7 +60,7 @@ TEST_F(GkeRecord, EveryAttemptIsStreamedAnnouncedAndRecorded) {
   EXPECT_EQ(st["attempt_history"][1]["exit_code"], 0) << st.dump();
 }
 
-TEST_F(GkeRecord, DISABLED_ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingAsARetry) {
+TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingAsARetry) {
   auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
   ASSERT_EQ(pool.exit_code, 0) << pool.err;
   sb.write("proj/spot.py",

@@ -1397,6 +1397,16 @@ std::optional<std::string> FakeGcs::object_data(const std::string& bucket,
   if (o == b->second.objects.end()) return std::nullopt;
   return o->second.data;
 }
+std::vector<std::string> FakeGcs::object_names(const std::string& bucket,
+                                               const std::string& prefix) const {
+  std::lock_guard lock(impl_->mu);
+  std::vector<std::string> names;
+  auto b = impl_->buckets.find(bucket);
+  if (b == impl_->buckets.end()) return names;
+  for (const auto& [name, object] : b->second.objects)
+    if (name.rfind(prefix, 0) == 0) names.push_back(name);
+  return names;
+}
 std::optional<json> FakeGcs::object_resource(const std::string& bucket,
                                              const std::string& name) const {
   std::lock_guard lock(impl_->mu);

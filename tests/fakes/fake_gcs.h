@@ -74,6 +74,8 @@ class FakeGcs {
   nlohmann::json put_object(const std::string& bucket, const std::string& name, std::string data,
                             const std::string& content_type = "application/octet-stream");
   std::optional<std::string> object_data(const std::string& bucket, const std::string& name) const;
+  // Names of the objects under PREFIX, in name order.
+  std::vector<std::string> object_names(const std::string& bucket, const std::string& prefix) const;
   std::optional<nlohmann::json> object_resource(const std::string& bucket,
                                                 const std::string& name) const;
   std::size_t open_resumable_sessions() const;

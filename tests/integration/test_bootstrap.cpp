@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
+#include <fstream>
 
 #include <cstdlib>
 #include <cstring>
@@ -238,7 +240,26 @@ class BootstrapTest : public ::testing::Test {
     s.backend = "gke";
     s.accelerator = "cpu";
     s.created = rfc3339(now_unix());
+    // Periodic uploads off unless a test asks for them: request counts stay exact.
+    s.log_upload_seconds = log_every;
+    s.checkpoint_sync_seconds = checkpoint_every;
+    s.max_preemptions = max_preemptions;
     gcs.put_object(kBucket, results_prefix() + "spec.json", to_json(s).dump(), "application/json");
+  }
+  double log_every = 3600;
+  double checkpoint_every = 3600;
+  int max_preemptions = 10;
+
+  // Polls until the object exists (a bound against hangs, not a timing assumption).
+  bool wait_for_object(const std::string& name) {
+    for (int i = 0; i < 3000; ++i) {
+      if (gcs.object_data(kBucket, name)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  std::string attempt_object(int n, const std::string& rest) {
+    return results_prefix() + "attempts/" + std::to_string(n) + "/" + rest;
   }
 
   // The environment a pod gets: the manifest's bootstrap_env plus where the store is.
@@ -566,12 +587,14 @@ open(os.path.join(ck, "new", "opt.bin"), "w").write("adam")
   EXPECT_NE(child->out().find("resuming from 41"), std::string::npos) << child->out();
   EXPECT_NE(child->out().find("shards 1000"), std::string::npos) << child->out();
   EXPECT_NE(child->out().find("weights 3000"), std::string::npos) << child->out();
-  EXPECT_EQ(gcs.request_count("objects.list"), 2);
+  // Two pages of checkpoints, and one list of the earlier attempts.
+  EXPECT_EQ(gcs.request_count("objects.list"), 3);
   EXPECT_EQ(gcs.object_data(kBucket, ck + "step").value_or(""), "42");
   EXPECT_EQ(gcs.object_data(kBucket, ck + "new/opt.bin").value_or(""), "adam");
   EXPECT_EQ(gcs.object_data(kBucket, ck + "model/weights.bin").value_or(""), random_bytes(3000, 7));
-  // step, new/opt.bin, outputs.tar.gz and status.json: unchanged checkpoints are not re-sent.
-  EXPECT_EQ(gcs.request_count("upload.media") + gcs.request_count("upload.resumable.start"), 4);
+  // step, new/opt.bin, outputs.tar.gz and status.json, plus the attempt's record (claimed, then
+  // final) and its one log part: unchanged checkpoints are not re-sent.
+  EXPECT_EQ(gcs.request_count("upload.media") + gcs.request_count("upload.resumable.start"), 7);
 }
 
 TEST_F(BootstrapTest, RetriesTransientErrorsAndResumesADroppedUpload) {
@@ -676,8 +699,134 @@ TEST_F(BootstrapTest, WithTheEmulatorItSendsNoCredentials) {
   for (const auto& a : seen) EXPECT_EQ(a, "");
 }
 
+// ---- the run record (docs/run-record.md) ----------------------------------------------------
+
+TEST_F(BootstrapTest, AttemptsAreNumberedAndTheHistoryRecordsEach) {
+  stage_context({{"flaky.py",
+                  {"import os, sys\n"
+                   "mark = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'm')\n"
+                   "if not os.path.exists(mark):\n"
+                   "    open(mark, 'w').write('1')\n"
+                   "    sys.exit(3)\n"
+                   "print('second time lucky')\n",
+                   0644}}});
+  stage_spec("flaky.py", JobKind::python);
+  EXPECT_EQ(start({{"KINETIC_POD_NAME", "pod-a"}})->wait(), 3);
+  auto first = nlohmann::json::parse(
+      gcs.object_data(kBucket, attempt_object(1, "status.json")).value_or("{}"));
+  EXPECT_EQ(first["state"], "failed") << first.dump();
+  EXPECT_EQ(first["exit_code"], 3) << first.dump();
+  EXPECT_EQ(first["pod"], "pod-a") << first.dump();
+  EXPECT_EQ(start({{"KINETIC_POD_NAME", "pod-b"}})->wait(), 0);
+  auto st = status_json();
+  EXPECT_EQ(st["attempts"], 2) << st.dump();
+  ASSERT_EQ(st["attempt_history"].size(), 2u) << st.dump();
+  EXPECT_EQ(st["attempt_history"][0]["exit_code"], 3) << st.dump();
+  EXPECT_EQ(st["attempt_history"][0]["preempted"], false) << st.dump();
+  EXPECT_EQ(st["attempt_history"][1]["pod"], "pod-b") << st.dump();
+  EXPECT_EQ(st["attempt_history"][1]["state"], "succeeded") << st.dump();
+}
+
+TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
+  log_every = 0.05;
+  const fs::path go = tmp / "go";
+  stage_context({{"talk.py",
+                  {"import os, sys, time\n"
+                   "print('line one')\n"
+                   "print('to stderr', file=sys.stderr)\n"
+                   "while not os.path.exists(os.environ['GO_FILE']):\n"
+                   "    time.sleep(0.01)\n"
+                   "print('line three')\n"
+                   "sys.stdout.write('no newline at the end')\n",
+                   0644}}});
+  stage_spec("talk.py", JobKind::python);
+  auto child = start({{"GO_FILE", go.string()}});
+  // The first lines are in the bucket before the job goes on: a killed node loses at most the
+  // last seconds.
+  ASSERT_TRUE(wait_for_object(attempt_object(1, "log/000001")));
+  std::ofstream(go).put('\n');
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  std::string recorded;
+  int parts = 0;
+  for (const auto& o : gcs.object_names(kBucket, attempt_object(1, "log/"))) {
+    recorded += gcs.object_data(kBucket, o).value_or("");
+    ++parts;
+  }
+  EXPECT_GE(parts, 2);
+  for (const char* line : {"line one\n", "to stderr\n", "line three\n", "no newline at the end"})
+    EXPECT_NE(recorded.find(line), std::string::npos) << line << " in " << recorded;
+  EXPECT_EQ(recorded.size(),
+            std::string("line one\nto stderr\nline three\nno newline at the end").size());
+  EXPECT_NE(child->err().find("to stderr"), std::string::npos) << "stderr stays stderr";
+}
+
+TEST_F(BootstrapTest, CheckpointsAreSavedWhileTheJobRuns) {
+  checkpoint_every = 0.05;
+  const fs::path go = tmp / "go";
+  stage_context({{"ck.py",
+                  {"import os, time\n"
+                   "ck = os.environ['KINETIC_CHECKPOINT_DIR']\n"
+                   "open(os.path.join(ck, 'epoch'), 'w').write('1')\n"
+                   "while not os.path.exists(os.environ['GO_FILE']):\n"
+                   "    time.sleep(0.01)\n",
+                   0644}}});
+  stage_spec("ck.py", JobKind::python);
+  auto child = start({{"GO_FILE", go.string()}});
+  ASSERT_TRUE(wait_for_object(results_prefix() + "checkpoints/epoch"));
+  std::ofstream(go).put('\n');
+  EXPECT_EQ(child->wait(), 0) << child->err();
+}
+
+TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
+  max_preemptions = 2;
+  for (int n = 1; n <= 3; ++n)  // two killed by SIGTERM, one whose node vanished
+    gcs.put_object(
+        kBucket, attempt_object(n, "status.json"),
+        nlohmann::json{{"attempt", n}, {"state", n == 3 ? "running" : "cancelled"}}.dump(),
+        "application/json");
+  stage_context({{"t.py", {"print('should not run')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 197);
+  EXPECT_EQ(child->out().find("should not run"), std::string::npos);
+  auto st = status_json();
+  EXPECT_EQ(st["error"], "preempted 3 times (--max-preemptions 2)") << st.dump();
+  EXPECT_EQ(st["attempts"], 4) << st.dump();
+  EXPECT_EQ(st["attempt_history"][2]["preempted"], true) << st.dump();
+}
+
+TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {
+  stage_context({{"t.py", {"raise SystemExit(197)\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  EXPECT_EQ(start()->wait(), 1);
+  EXPECT_EQ(status_json()["exit_code"], 197);
+}
+
+TEST_F(BootstrapTest, UnsafeOutputSymlinksAreLeftOutWithAWarning) {
+  stage_context({{"t.py",
+                  {"import os\n"
+                   "out = os.environ['KINETIC_OUTPUT_DIR']\n"
+                   "open(os.path.join(out, 'model.txt'), 'w').write('w')\n"
+                   "os.symlink('/etc/passwd', os.path.join(out, 'passwd'))\n"
+                   "os.symlink('model.txt', os.path.join(out, 'latest'))\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_NE(child->err().find("left out of the outputs: unsafe symlinks passwd -> /etc/passwd"),
+            std::string::npos)
+      << child->err();
+  EXPECT_EQ(status_json()["state"], "succeeded");
+  auto archive = gcs.object_data(kBucket, results_prefix() + "outputs.tar.gz");
+  ASSERT_TRUE(archive.has_value());
+}
+
 TEST_F(BootstrapTest, TheScriptStaysCompact) {
-  EXPECT_LT(bootstrap_source().size(), 8192u);
+  // It travels in every Job's spec: well within one argv string (128 KiB) and the 1.5 MB object
+  // limit, with comments stripped at build time.
+  EXPECT_LT(bootstrap_source().size(), 32u * 1024);
+  EXPECT_EQ(bootstrap_source().find("\n#"), std::string_view::npos) << "comments are stripped";
+  EXPECT_EQ(bootstrap_source().find("\n\n"), std::string_view::npos) << "blank lines too";
   EXPECT_EQ(bootstrap_source().find("/tmp/kinetic"), std::string_view::npos);
   EXPECT_EQ(bootstrap_command(),
             (std::vector<std::string>{"python3", "-c", std::string(bootstrap_source())}));

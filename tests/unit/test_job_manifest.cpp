@@ -330,16 +330,19 @@ TEST(JobManifest, EnvironmentOrderJaxPlatformsAndSecretRefs) {
   in.env = {{"B", "2"}, {"A", "1"}};
   in.secret_env = {"Z_SECRET", "A_SECRET"};
   const json env = container(build_workload(in))["env"];
-  ASSERT_EQ(env.size(), 5u);
+  ASSERT_EQ(env.size(), 6u);
   EXPECT_EQ(env[0], (json{{"name", "JAX_PLATFORMS"}, {"value", "gpu"}}));
   EXPECT_EQ(env[1], (json{{"name", "B"}, {"value", "2"}}));
   EXPECT_EQ(env[2], (json{{"name", "A"}, {"value", "1"}}));
-  EXPECT_EQ(env[3],
+  // The pod's name, from the downward API, for the bootstrap's attempt records.
+  EXPECT_EQ(env[3], (json{{"name", "KINETIC_POD_NAME"},
+                          {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.name"}}}}}}));
+  EXPECT_EQ(env[4],
             (json{{"name", "Z_SECRET"},
                   {"valueFrom",
                    {{"secretKeyRef", {{"name", "kinetic-job-1a2b3c4d"}, {"key", "Z_SECRET"}}}}}}));
-  EXPECT_EQ(env[4]["name"], "A_SECRET");
-  EXPECT_EQ(env[4]["valueFrom"]["secretKeyRef"]["key"], "A_SECRET");
+  EXPECT_EQ(env[5]["name"], "A_SECRET");
+  EXPECT_EQ(env[5]["valueFrom"]["secretKeyRef"]["key"], "A_SECRET");
 
   EXPECT_EQ(container(build_workload(input_for(v5litepod_1())))["env"][0]["value"], "tpu");
   EXPECT_EQ(container(build_workload(input_for(cpu())))["env"][0]["value"], "cpu");
@@ -347,12 +350,14 @@ TEST(JobManifest, EnvironmentOrderJaxPlatformsAndSecretRefs) {
   // The job's own JAX_PLATFORMS (plain or secret) replaces kinetic's.
   ManifestInput own = input_for(v5litepod_4());
   own.env = {{"JAX_PLATFORMS", "cpu"}};
-  EXPECT_EQ(container(build_workload(own))["env"],
-            (json::array({{{"name", "JAX_PLATFORMS"}, {"value", "cpu"}}})));
+  EXPECT_EQ(container(build_workload(own))["env"].size(), 2u);  // and KINETIC_POD_NAME
+  EXPECT_EQ(container(build_workload(own))["env"][0],
+            (json{{"name", "JAX_PLATFORMS"}, {"value", "cpu"}}));
   own.env.clear();
   own.secret_env = {"JAX_PLATFORMS"};
-  EXPECT_EQ(container(build_workload(own))["env"].size(), 1u);
-  EXPECT_TRUE(container(build_workload(own))["env"][0].contains("valueFrom"));
+  EXPECT_EQ(container(build_workload(own))["env"].size(), 2u);
+  EXPECT_EQ(container(build_workload(own))["env"][1]["name"], "JAX_PLATFORMS");
+  EXPECT_TRUE(container(build_workload(own))["env"][1].contains("valueFrom"));
 }
 
 TEST(JobManifest, SecretValuesNeverInTheWorkload) {

@@ -1,0 +1,705 @@
+# The in-pod bootstrap: the container command of every GKE job (lib/job/bootstrap.h).
+#
+# Standard library only, so any image with python3 runs it and nothing kinetic-specific is baked
+# into images. The build embeds this file into the binary with comment lines and blank lines
+# removed (cmake/embed_bootstrap.cmake); keep it free of triple-quoted strings.
+#
+# The contract (tests/integration/test_bootstrap.cpp runs it for real against the fake GCS;
+# docs/run-record.md has the bucket layout):
+#
+# Environment in: KINETIC_JOB_ID, KINETIC_SPEC_URI (gs://B/jobs/ID/spec.json, a JobSpec as
+#   job/spec.h writes it), KINETIC_CONTEXT_URI (gs://B/contexts/SHA.tar.gz),
+#   KINETIC_CONTEXT_SHA256 (of the archive bytes), KINETIC_RESULTS_URI (gs://B/jobs/ID/results/),
+#   KINETIC_POD_NAME (else HOSTNAME). On the hosts of a multi-host slice other than the first
+#   (JOB_COMPLETION_INDEX set and not 0), results go under RESULTS_URI + "workers/INDEX/".
+#   Storage endpoint as lib/gcp/endpoints.h resolves it: CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE
+#   (authenticated), else STORAGE_EMULATOR_HOST (no credentials, as Google's libraries do), else
+#   https://storage.googleapis.com. Authenticated calls carry a metadata-server token
+#   (GCE_METADATA_HOST), cached until 225 s before it expires and dropped on a 401.
+#   KINETIC_OUTPUT_DIR / KINETIC_CHECKPOINT_DIR, when already set, are used as they are.
+#
+# What it does:
+#   1. Makes a fresh working area (mkdtemp under TMPDIR) and removes it at the end.
+#   2. Claims its attempt number N (attempts/N/status.json, created only if absent) and records
+#      the attempt as running. More than spec.max_preemptions preempted attempts before it: the
+#      run is over (status failed, exit 197, which the Job's podFailurePolicy turns into a failed
+#      Job).
+#   3. Downloads the spec and the context, checks the context's sha256 and unpacks it safely;
+#      downloads the checkpoints under RESULTS_URI + "checkpoints/".
+#   4. Runs the job in its own process group (python3 -u FILE, bash FILE, g++ then the binary,
+#      or FILE itself) with stdout and stderr on one pipe: every byte goes on to the container's
+#      stdout at once and into the attempt's log, uploaded in parts every
+#      spec.log_upload_seconds. Changed checkpoint files are uploaded every
+#      spec.checkpoint_sync_seconds once stable for one interval, and at once on SIGTERM.
+#   5. Whatever happened: uploads the checkpoints, the outputs (unsafe symlinks left out with a
+#      warning), the attempt's last log part and record, and status.json with the attempt
+#      history.
+#
+# Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
+#   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
+#   run is over (preemption cap). SIGTERM/SIGINT are passed on to the job's process group (a
+#   second one sends SIGKILL); the attempt is then recorded "cancelled" with exit 128+signal.
+
+import datetime
+import hashlib
+import http.client
+import json
+import os
+import random
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+RUN_OVER = 197  # lib/job/manifest.h kRunOverExitCode
+RETRY_CODES = (408, 429, 500, 502, 503, 504)
+NETWORK_ERRORS = (OSError, http.client.HTTPException)
+
+env = os.environ
+job_id = env["KINETIC_JOB_ID"]
+host_index = env.get("JOB_COMPLETION_INDEX", "0")
+results = env["KINETIC_RESULTS_URI"].rstrip("/") + "/"
+if host_index not in ("", "0"):
+    results += "workers/%s/" % host_index
+pod_name = env.get("KINETIC_POD_NAME") or env.get("HOSTNAME", "")
+
+
+class Failure(Exception):
+    # The job cannot run: args are (exit code, one-line message).
+    pass
+
+
+class Stop(BaseException):
+    # A signal arrived before the job started: skip to the uploads.
+    pass
+
+
+def say(message):
+    print("kinetic: " + message, file=sys.stderr, flush=True)
+
+
+def now():
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % (t % 1 * 1000)
+
+
+# ---- Cloud Storage ------------------------------------------------------------------------
+
+override = env.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "").strip().rstrip("/")
+if override.endswith("/storage/v1"):
+    override = override[: -len("/storage/v1")].rstrip("/")
+emulator = env.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
+if override:
+    storage_base = override
+elif emulator:
+    storage_base = emulator if "://" in emulator else "http://" + emulator
+else:
+    storage_base = "https://storage.googleapis.com"
+authenticated = bool(override) or not emulator
+token = {"value": "", "expires": 0.0}
+token_lock = threading.Lock()
+
+
+def nap(attempt, at_least=0):
+    time.sleep(max(at_least, min(30, 2**attempt) * random.uniform(0.5, 1)))
+
+
+def bearer():
+    with token_lock:
+        if time.time() > token["expires"] - 225:
+            host = env.get("GCE_METADATA_HOST", "metadata.google.internal")
+            url = "http://%s/computeMetadata/v1/instance/service-accounts/default/token" % host
+            request = urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})
+            answer = json.load(urllib.request.urlopen(request, timeout=30))
+            token["value"] = answer["access_token"]
+            token["expires"] = time.time() + float(answer.get("expires_in", 300))
+        return token["value"]
+
+
+def call(method, url, data=None, headers=None, tries=8):
+    # One Cloud Storage request, retried on 408, 429, 5xx and dropped connections. A 308
+    # (resumable upload incomplete) is returned, not raised.
+    headers = dict(headers or {})
+    for attempt in range(tries):
+        wait = 0
+        try:
+            if authenticated:
+                headers["Authorization"] = "Bearer " + bearer()
+            request = urllib.request.Request(
+                url if "://" in url else storage_base + url, data, headers, method=method
+            )
+            return urllib.request.urlopen(request, timeout=120)
+        except urllib.error.HTTPError as e:
+            if e.code == 308:
+                return e
+            if e.code == 401 and authenticated:
+                token["expires"] = 0
+            elif e.code not in RETRY_CODES or attempt == tries - 1:
+                raise
+            retry_after = e.headers.get("Retry-After", "")
+            wait = int(retry_after) if retry_after.isdigit() else 0
+        except NETWORK_ERRORS:
+            if attempt == tries - 1:
+                raise
+        if hasattr(data, "seek"):
+            data.seek(0)
+        nap(attempt, wait)
+
+
+def quote(name):
+    return urllib.parse.quote(name, safe="")
+
+
+def split_uri(uri):
+    bucket, _, name = uri[len("gs://") :].partition("/")
+    return bucket, name
+
+
+def download(uri, path):
+    bucket, name = split_uri(uri)
+    try:
+        for attempt in range(5):
+            answer = call("GET", "/storage/v1/b/%s/o/%s?alt=media" % (bucket, quote(name)))
+            try:
+                with open(path, "wb") as f:
+                    shutil.copyfileobj(answer, f, 1 << 20)
+                    got = f.tell()
+                if int(answer.headers.get("Content-Length", got)) == got:
+                    return
+            except (ConnectionError, TimeoutError, http.client.HTTPException):
+                pass
+            nap(attempt)
+        raise OSError("the download kept breaking off")
+    except NETWORK_ERRORS as e:
+        raise Failure(126, "cannot download %s: %s" % (uri, e))
+
+
+def upload_bytes(uri, data, content_type="application/octet-stream", only_if_absent=False):
+    # One request; with ONLY_IF_ABSENT a 412 (the object exists) returns False.
+    bucket, name = split_uri(uri)
+    url = "/upload/storage/v1/b/%s/o?uploadType=media&name=%s" % (bucket, quote(name))
+    if only_if_absent:
+        url += "&ifGenerationMatch=0"
+    try:
+        call("POST", url, data, {"Content-Type": content_type})
+    except urllib.error.HTTPError as e:
+        if only_if_absent and e.code == 412:
+            return False
+        raise
+    return True
+
+
+def upload(uri, path, content_type="application/octet-stream"):
+    size = os.path.getsize(path)
+    if size < 1 << 20:
+        with open(path, "rb") as f:
+            return upload_bytes(uri, f.read(), content_type)
+    # Larger files go through a resumable session that resumes where the server stopped.
+    bucket, name = split_uri(uri)
+    start = "/upload/storage/v1/b/%s/o?uploadType=resumable&name=%s" % (bucket, quote(name))
+    session = call(
+        "POST",
+        start,
+        json.dumps({"contentType": content_type}).encode(),
+        {"Content-Type": "application/json", "X-Upload-Content-Length": str(size)},
+    ).headers["Location"]
+    offset = 0
+    with open(path, "rb") as f:
+        for attempt in range(12):
+            try:
+                if 0 <= offset < size:
+                    f.seek(offset)
+                    headers = {
+                        "Content-Type": content_type,
+                        "Content-Length": str(size - offset),
+                        "Content-Range": "bytes %d-%d/%d" % (offset, size - 1, size),
+                    }
+                    answer = call("PUT", session, f, headers, 1)
+                else:
+                    answer = call("PUT", session, b"", {"Content-Range": "bytes */%d" % size})
+                if answer.code != 308:
+                    return True
+                got = answer.headers.get("Range")
+                offset = int(got.split("-")[1]) + 1 if got else 0
+            except NETWORK_ERRORS as e:
+                if getattr(e, "code", 500) not in RETRY_CODES:
+                    raise
+                offset = -1  # ask the server how far it got
+                nap(attempt)
+    raise OSError("the upload of %s did not complete" % uri)
+
+
+def list_objects(uri, delimiter=""):
+    # Every object (and with DELIMITER, every prefix) under URI, page by page.
+    bucket, prefix = split_uri(uri)
+    items, prefixes, page = [], [], ""
+    while True:
+        url = "/storage/v1/b/%s/o?prefix=%s" % (bucket, quote(prefix))
+        if delimiter:
+            url += "&delimiter=" + quote(delimiter)
+        if page:
+            url += "&pageToken=" + quote(page)
+        answer = json.load(call("GET", url))
+        items += answer.get("items", [])
+        prefixes += answer.get("prefixes", [])
+        page = answer.get("nextPageToken")
+        if not page:
+            return bucket, prefix, items, prefixes
+
+
+# ---- working area and state ---------------------------------------------------------------
+
+work = tempfile.mkdtemp(prefix="kinetic-")
+context_dir = work + "/ctx"
+output_dir = env.setdefault("KINETIC_OUTPUT_DIR", work + "/output")
+checkpoint_dir = env.setdefault("KINETIC_CHECKPOINT_DIR", work + "/checkpoints")
+for d in (context_dir, output_dir, checkpoint_dir):
+    os.makedirs(d, exist_ok=True)
+env.update(PYTHONUNBUFFERED="1", KINETIC_BACKEND="gke")
+
+started_at = time.time()
+status = dict(
+    id=job_id,
+    state="failed",
+    exit_code=126,
+    error="",
+    backend="gke",
+    started=now(),
+    attempts=1,
+)
+spec = {}
+attempt = {"number": 0}
+process = {"child": None, "signal": 0, "phase": 0}  # phase 0 before the job, 1 running, 2 after
+uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded or downloaded
+checkpoint_lock = threading.Lock()
+sync_checkpoints_now = threading.Event()
+stop_workers = threading.Event()
+
+
+def signal_group(signum):
+    try:
+        os.killpg(process["child"].pid, signum)
+    except Exception:
+        pass
+
+
+def on_signal(signum, _frame):
+    if process["phase"] > 1:
+        return  # the job has ended: let the uploads finish
+    if process["signal"] and process["child"]:
+        signal_group(signal.SIGKILL)  # a second signal: no more grace
+    process["signal"] = process["signal"] or signum
+    sync_checkpoints_now.set()  # save the checkpoints while the job shuts down
+    if process["child"]:
+        signal_group(signum)
+    elif not process["phase"]:
+        raise Stop
+
+
+for s in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(s, on_signal)
+
+
+# ---- attempts -----------------------------------------------------------------------------
+
+
+def attempt_uri(number):
+    return "%sattempts/%d/" % (results, number)
+
+
+def record_attempt(state, exit_code=None, error="", finished=""):
+    record = dict(
+        attempt=attempt["number"],
+        attempts=attempt["number"],
+        pod=pod_name,
+        state=state,
+        exit_code=exit_code,
+        error=error,
+        started=status["started"],
+        finished=finished,
+    )
+    upload_bytes(attempt_uri(attempt["number"]) + "status.json", json.dumps(record).encode(),
+                 "application/json")
+    return record
+
+
+def earlier_attempts():
+    # The records of the attempts before this one, oldest first.
+    _, prefix, _, prefixes = list_objects(results + "attempts/", "/")
+    numbers = sorted(int(p[len(prefix) :].strip("/")) for p in prefixes
+                     if p[len(prefix) :].strip("/").isdigit())
+    records = []
+    for number in numbers:
+        try:
+            answer = call("GET", "/storage/v1/b/%s/o/%s?alt=media" % (
+                split_uri(results)[0], quote(split_uri(attempt_uri(number) + "status.json")[1])))
+            record = json.load(answer)
+        except Exception:
+            record = dict(attempt=number, state="running")
+        record["attempt"] = number
+        records.append(record)
+    return records
+
+
+def preempted(record):
+    # An attempt that never finished (its node vanished) or that a signal ended while the Job
+    # went on: a disruption, not a failure of the job.
+    return record.get("state") in ("running", "cancelled", "preempted") or bool(
+        record.get("preempted"))
+
+
+def claim_attempt(history):
+    number = max([r["attempt"] for r in history] + [0]) + 1
+    while True:
+        record = dict(attempt=number, attempts=number, pod=pod_name, state="running",
+                      started=status["started"])
+        if upload_bytes(attempt_uri(number) + "status.json", json.dumps(record).encode(),
+                        "application/json", only_if_absent=True):
+            attempt["number"] = number
+            return
+        number += 1
+
+
+def history_entry(record, current=False):
+    # This attempt's own end is what it says; only an earlier one can be known as preempted.
+    was_preempted = not current and preempted(record)
+    return dict(
+        attempt=record.get("attempt", 0),
+        state="preempted" if was_preempted else record.get("state", ""),
+        exit_code=record.get("exit_code"),
+        error=record.get("error", ""),
+        preempted=was_preempted,
+        started=record.get("started", ""),
+        finished=record.get("finished", ""),
+        pod=record.get("pod", ""),
+    )
+
+
+# ---- the job's log ------------------------------------------------------------------------
+
+
+class LogRecorder:
+    # Keeps the attempt's output and uploads it in parts: each part ends at a newline, except
+    # the last one of the attempt.
+    def __init__(self):
+        self.pending = bytearray()
+        self.lock = threading.Lock()
+        self.upload_lock = threading.Lock()
+        self.part = 0
+
+    def add(self, data):
+        with self.lock:
+            self.pending += data
+
+    def flush(self, final=False):
+        with self.upload_lock:
+            with self.lock:
+                end = len(self.pending) if final else self.pending.rfind(b"\n") + 1
+                if end <= 0:
+                    return
+                data = bytes(self.pending[:end])
+                del self.pending[:end]
+            self.part += 1
+            uri = "%slog/%06d" % (attempt_uri(attempt["number"]), self.part)
+            upload_bytes(uri, data, "text/plain")
+
+
+log = LogRecorder()
+
+
+def every(seconds, work_fn, wake=None):
+    # Runs WORK_FN every SECONDS (or as soon as WAKE is set) until the job ends.
+    wake = wake or threading.Event()
+
+    def loop():
+        while not stop_workers.is_set():
+            wake.wait(seconds)
+            wake.clear()
+            if stop_workers.is_set():
+                return
+            try:
+                work_fn()
+            except Exception as e:
+                say("background upload failed (will retry): %s" % e)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    workers.append((thread, wake))
+
+
+workers = []
+
+
+def stop_all_workers():
+    stop_workers.set()
+    for thread, wake in workers:
+        wake.set()
+        thread.join()
+
+
+# ---- checkpoints --------------------------------------------------------------------------
+
+
+def fetch_checkpoints():
+    bucket, prefix, items, _ = list_objects(results + "checkpoints/")
+    for item in items:
+        rel = item["name"][len(prefix) :]
+        if not rel or rel.endswith("/") or rel.startswith("/") or ".." in rel.split("/"):
+            continue
+        path = os.path.join(checkpoint_dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        download("gs://%s/%s" % (bucket, item["name"]), path)
+        if "updated" in item:
+            when = datetime.datetime.fromisoformat(item["updated"].replace("Z", "+00:00"))
+            os.utime(path, (when.timestamp(), when.timestamp()))
+        info = os.stat(path)
+        uploaded_checkpoints[rel] = (info.st_size, info.st_mtime_ns)
+
+
+def checkpoint_files():
+    for root, _, names in os.walk(checkpoint_dir):
+        for name in names:
+            path = os.path.join(root, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                yield os.path.relpath(path, checkpoint_dir), path, (info.st_size, info.st_mtime_ns)
+
+
+seen_checkpoints = {}  # what the last periodic scan saw: a file is sent once it stands still
+
+
+def sync_checkpoints(final=False):
+    with checkpoint_lock:
+        for rel, path, signature in list(checkpoint_files()):
+            if uploaded_checkpoints.get(rel) == signature:
+                continue
+            stable = seen_checkpoints.get(rel) == signature
+            seen_checkpoints[rel] = signature
+            if final or stable or process["signal"]:
+                upload(results + "checkpoints/" + rel, path)
+                uploaded_checkpoints[rel] = signature
+
+
+# ---- context ------------------------------------------------------------------------------
+
+
+def unpack_context():
+    archive = work + "/context"
+    uri = env["KINETIC_CONTEXT_URI"]
+    download(uri, archive)
+    digest = hashlib.sha256()
+    with open(archive, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    got, want = digest.hexdigest(), env.get("KINETIC_CONTEXT_SHA256", "").lower()
+    if got != want:
+        raise Failure(126, "context checksum mismatch: %s has sha256 %s, expected %s; the staged "
+                      "context is corrupt: delete it and run again" % (uri, got, want))
+    with open(archive, "rb") as f:
+        zstd = f.read(4) == b"(\xb5/\xfd"
+    decompressor = None
+    try:
+        if zstd and shutil.which("zstd"):
+            decompressor = subprocess.Popen(["zstd", "-dcq", archive], stdout=subprocess.PIPE)
+            tar = tarfile.open(fileobj=decompressor.stdout, mode="r|")
+        elif zstd and sys.version_info < (3, 14):
+            raise Failure(126, "the context is tar.zst but the image has neither the zstd tool "
+                          "nor Python 3.14+; stage it as tar.gz")
+        else:
+            tar = tarfile.open(archive)
+
+        def safe_members(members):
+            for m in members:
+                name_parts = m.name.split("/")
+                link_escapes = m.issym() and (m.linkname.startswith("/")
+                                              or ".." in m.linkname.split("/"))
+                if (m.name.startswith("/") or ".." in name_parts
+                        or not (m.isfile() or m.isdir() or m.issym()) or link_escapes):
+                    raise Failure(126, "refusing to unpack the context: unsafe entry " + m.name)
+                yield m
+
+        with tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(context_dir, filter="data")
+            else:
+                tar.extractall(context_dir, members=safe_members(tar))
+        if decompressor and decompressor.wait():
+            raise Failure(126, "cannot decompress the context (zstd exit %d)"
+                          % decompressor.returncode)
+    except (tarfile.TarError, OSError) as e:
+        raise Failure(126, "cannot unpack the context: %s" % e)
+
+
+# ---- running the job ----------------------------------------------------------------------
+
+
+def run(command, cwd, record_output):
+    try:
+        child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE if record_output else None,
+                                 stderr=subprocess.PIPE if record_output else None,
+                                 start_new_session=True)
+    except OSError as e:
+        code = 127 if isinstance(e, FileNotFoundError) else 126
+        raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
+    process["child"] = child
+    if process["signal"]:
+        signal_group(process["signal"])
+    if record_output:
+        # stdout to stdout and stderr to stderr, each chunk at once (the container's log stays
+        # live), and both into the attempt's log in the order they came.
+        streams = {child.stdout.fileno(): sys.stdout.buffer, child.stderr.fileno(): sys.stderr.buffer}
+        with selectors.DefaultSelector() as selector:
+            for fd in streams:
+                selector.register(fd, selectors.EVENT_READ)
+            while streams:
+                for key, _ in selector.select():
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        selector.unregister(key.fd)
+                        del streams[key.fd]
+                        continue
+                    streams[key.fd].write(chunk)
+                    streams[key.fd].flush()
+                    log.add(chunk)
+        child.stdout.close()
+        child.stderr.close()
+    code = child.wait()
+    signal_group(signal.SIGKILL)  # what the job left in its group goes with it
+    process["child"] = None
+    return code
+
+
+def run_job():
+    download(env["KINETIC_SPEC_URI"], work + "/spec.json")
+    with open(work + "/spec.json") as f:
+        spec.update(json.load(f))
+    status.update(file=spec.get("file", ""), args=spec.get("args", []),
+                  accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
+    for variable in spec.get("env", []):
+        env.setdefault(variable["name"], variable["value"])
+
+    history = earlier_attempts()
+    claim_attempt(history)
+    status["attempts"] = attempt["number"]
+    status["attempt_history"] = [history_entry(r) for r in history]
+    limit = int(spec.get("max_preemptions", 10))
+    times = sum(1 for r in history if preempted(r))
+    if times > limit:
+        raise Failure(RUN_OVER, "preempted %d times (--max-preemptions %d)" % (times, limit))
+
+    unpack_context()
+    try:
+        fetch_checkpoints()
+    except NETWORK_ERRORS as e:
+        raise Failure(126, "cannot fetch the checkpoints in %scheckpoints/: %s" % (results, e))
+
+    job_file = os.path.join(context_dir, spec["file"])
+    cwd = os.path.join(context_dir, spec.get("workdir") or "")
+    if not os.path.isdir(cwd):
+        raise Failure(127, "the working directory %s is not in the context" % spec["workdir"])
+    if not os.path.isfile(job_file):
+        raise Failure(127, "%s is not in the context" % spec["file"])
+
+    process["phase"] = 1
+    every(float(spec.get("log_upload_seconds", 5)), log.flush)
+    every(float(spec.get("checkpoint_sync_seconds", 10)), sync_checkpoints, sync_checkpoints_now)
+    kind = spec.get("kind")
+    command = {"python": ["python3", "-u", job_file], "shell": ["bash", job_file]}.get(
+        kind, [job_file])
+    if kind == "cpp":
+        command = [work + "/job"]
+        code = run(["g++", "-O2", "-std=c++20", "-o", command[0], job_file], cwd, True)
+        if code:
+            raise Failure(128 - code if code < 0 else code,
+                          "compiling %s failed (g++ exit %d)" % (spec["file"], code))
+    code = run(command + spec.get("args", []), cwd, True)
+    exit_code = 128 - code if code < 0 else code
+    if code < 0:
+        error = "job killed by " + signal.Signals(-code).name
+    else:
+        error = "job exited with code %d" % code if code else ""
+    status.update(state="failed" if code else "succeeded", exit_code=exit_code, error=error)
+
+
+try:
+    run_job()
+except Stop:
+    pass
+except Failure as e:
+    status.update(exit_code=e.args[0], error=e.args[1])
+except Exception as e:
+    status.update(error="%s: %s" % (type(e).__name__, e))
+
+job_ran = process["phase"] == 1
+process["phase"] = 2
+stop_all_workers()
+if process["signal"]:
+    name = signal.Signals(process["signal"]).name
+    status.update(state="cancelled", exit_code=128 + process["signal"],
+                  error="cancelled: got " + name + (status["error"] and "; " + status["error"]))
+if status["error"]:
+    say(status["error"])
+
+
+def keep_going(what, fn):
+    # An upload failure is reported, and recorded when nothing else went wrong.
+    try:
+        fn()
+    except Exception as e:
+        say("uploading %s failed: %s" % (what, e))
+        status["error"] = status["error"] or "uploading %s failed: %s" % (what, e)
+
+
+def upload_outputs():
+    unsafe = []
+
+    def keep(info):
+        if info.issym():
+            target = os.path.normpath(os.path.join(os.path.dirname(info.name), info.linkname))
+            if info.linkname.startswith("/") or target == ".." or target.startswith("../"):
+                unsafe.append("%s -> %s" % (info.name[2:] if info.name.startswith("./")
+                                            else info.name, info.linkname))
+                return None
+        return info if info.isfile() or info.isdir() or info.issym() else None
+
+    with tarfile.open(work + "/outputs.tar.gz", "w:gz", compresslevel=3) as tar:
+        # Hard links are stored as files: nothing links outside the archive.
+        tar.inodes = type("NoInodes", (dict,), {"__contains__": lambda *a: False})()
+        tar.add(output_dir, ".", filter=keep)
+    if unsafe:
+        say("left out of the outputs: unsafe symlinks " + ", ".join(unsafe))
+    upload(results + "outputs.tar.gz", work + "/outputs.tar.gz", "application/gzip")
+
+
+if job_ran:
+    keep_going("checkpoints", lambda: sync_checkpoints(final=True))
+keep_going("outputs", upload_outputs)
+finished = now()
+status.update(finished=finished, duration_seconds=round(time.time() - started_at, 3))
+if attempt["number"]:
+    keep_going("the log", lambda: log.flush(final=True))
+    keep_going("the attempt record", lambda: status.setdefault("attempt_history", []).append(
+        history_entry(record_attempt(status["state"], status["exit_code"], status["error"],
+                                     finished), current=True)))
+
+
+def upload_status():
+    with open(work + "/status.json", "w") as f:
+        json.dump(status, f)
+    upload(results + "status.json", work + "/status.json", "application/json")
+
+
+keep_going("status.json", upload_status)
+shutil.rmtree(work, ignore_errors=True)
+code = status["exit_code"]
+# 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
+sys.exit(1 if code == RUN_OVER and not status["error"].startswith("preempted ") else code)
