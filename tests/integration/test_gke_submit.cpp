@@ -1,0 +1,146 @@
+// Submitting a job's objects when answers get lost (issue #8 item 5, "no hang, no orphan"):
+// create_or_adopt against the fake Kubernetes API with its faults. The fake orders each race:
+// the response is lost after the object was stored.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "auth/sources.h"
+#include "auth/token_cache.h"
+#include "backend/gke/create_or_adopt.h"
+#include "core/error.h"
+#include "fakes/fake_kube.h"
+#include "http/transport.h"
+#include "k8s/client.h"
+
+namespace kinetic::gke {
+namespace {
+
+using nlohmann::json;
+
+const std::string kToken = "ya29.test-token";
+const std::string kJobsRoute = "POST /apis/batch/v1/namespaces/{ns}/jobs";
+const std::string kSecretsRoute = "POST /api/v1/namespaces/{ns}/secrets";
+
+json job(const std::string& id) {
+  const std::string name = "kinetic-" + id;
+  json labels = {{"app.kubernetes.io/managed-by", "kinetic"}, {"kinetic.dev/job", id}};
+  return {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", name}, {"labels", labels}}},
+      {"spec",
+       {{"backoffLimit", 0},
+        {"template",
+         {{"metadata", {{"labels", labels}}},
+          {"spec",
+           {{"restartPolicy", "Never"},
+            {"containers", {{{"name", "main"}, {"image", "app:1"}, {"command", {"true"}}}}}}}}}}}};
+}
+
+json secret(const std::string& id) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata",
+           {{"name", "kinetic-" + id},
+            {"labels", {{"app.kubernetes.io/managed-by", "kinetic"}, {"kinetic.dev/job", id}}}}},
+          {"stringData", {{"API_TOKEN", "x"}}}};
+}
+
+class GkeSubmit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fakes::FakeKubeOptions options;
+    options.expected_token = kToken;
+    kube_ = std::make_unique<fakes::FakeKube>(options);
+    transport_ = k8s::make_kube_transport(
+        kube_->ca_pem(),
+        std::make_shared<auth::TokenCache>(auth::fixed_token_source(kToken, "test")), 0);
+    client_ = std::make_unique<k8s::Client>(*transport_, kube_->url());
+  }
+  void TearDown() override {
+    client_.reset();
+    transport_.reset();
+    kube_.reset();
+  }
+  int count(const std::string& route) { return kube_->request_counts()[route]; }
+
+  std::unique_ptr<fakes::FakeKube> kube_;
+  std::shared_ptr<http::Transport> transport_;
+  std::unique_ptr<k8s::Client> client_;
+  const std::string jobs_ = k8s::jobs_path("default");
+  const std::string secrets_ = k8s::secrets_path("default");
+};
+
+TEST_F(GkeSubmit, TheFakeLosesTheAnswerAfterStoringTheObject) {
+  kube_->lose_next_response(kJobsRoute);
+  EXPECT_THROW(client_->create(jobs_, job("job-0001")), http::TransportError);
+  EXPECT_TRUE(kube_->object(jobs_ + "/kinetic-job-0001").has_value());
+  // Only the next one: the second create gets its answer (409, the name is taken).
+  try {
+    client_->create(jobs_, job("job-0001"));
+    ADD_FAILURE() << "the second create succeeded";
+  } catch (const k8s::ApiError& e) {
+    EXPECT_EQ(e.code(), 409);
+  }
+}
+
+TEST_F(GkeSubmit, ALostJobCreateIsAdoptedNotRepeated) {
+  kube_->lose_next_response(kJobsRoute);
+  json got = create_or_adopt(*client_, jobs_, job("job-0002"));
+  EXPECT_EQ(got["metadata"]["name"], "kinetic-job-0002");
+  EXPECT_FALSE(got["metadata"].value("uid", "").empty()) << got.dump();
+  EXPECT_EQ(count(kJobsRoute), 1) << "created twice";
+  EXPECT_EQ(count("GET /apis/batch/v1/namespaces/{ns}/jobs/{name}"), 1);
+  auto stored = kube_->object(jobs_ + "/kinetic-job-0002");
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ((*stored)["metadata"]["uid"], got["metadata"]["uid"]);
+}
+
+TEST_F(GkeSubmit, ALostSecretCreateIsAdopted) {
+  kube_->lose_next_response(kSecretsRoute);
+  json got = create_or_adopt(*client_, secrets_, secret("job-0003"));
+  EXPECT_EQ(got["metadata"]["name"], "kinetic-job-0003");
+  EXPECT_EQ(count(kSecretsRoute), 1);
+}
+
+TEST_F(GkeSubmit, AServerErrorBeforeTheCreateIsCreatedAgain) {
+  // fail_next answers before the store changes: nothing to adopt, so a second POST creates it.
+  kube_->fail_next(1, 503, kJobsRoute);
+  json got = create_or_adopt(*client_, jobs_, job("job-0004"));
+  EXPECT_EQ(got["metadata"]["name"], "kinetic-job-0004");
+  EXPECT_EQ(count(kJobsRoute), 2);
+  EXPECT_TRUE(kube_->object(jobs_ + "/kinetic-job-0004").has_value());
+}
+
+TEST_F(GkeSubmit, AlreadyExistsIsAdoptedWhenOurs) {
+  json first = client_->create(jobs_, job("job-0005"));
+  json got = create_or_adopt(*client_, jobs_, job("job-0005"));
+  EXPECT_EQ(got["metadata"]["uid"], first["metadata"]["uid"]);
+}
+
+TEST_F(GkeSubmit, AlreadyExistsNotOursIsAJobStartErrorNamingIt) {
+  json other = job("job-0006");
+  other["metadata"]["labels"]["kinetic.dev/job"] = "someone-else";
+  client_->create(jobs_, other);
+  try {
+    create_or_adopt(*client_, jobs_, job("job-0006"));
+    ADD_FAILURE() << "adopted someone else's Job";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::job_start);
+    EXPECT_NE(std::string(e.what()).find("kinetic-job-0006"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(GkeSubmit, BoundedTries) {
+  kube_->fail_next(10, 500, kJobsRoute);
+  EXPECT_THROW(create_or_adopt(*client_, jobs_, job("job-0007"), 3), k8s::ApiError);
+  EXPECT_EQ(count(kJobsRoute), 3);
+  EXPECT_FALSE(kube_->object(jobs_ + "/kinetic-job-0007").has_value());
+}
+
+}  // namespace
+}  // namespace kinetic::gke
