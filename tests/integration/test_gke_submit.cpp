@@ -11,10 +11,12 @@
 #include "auth/sources.h"
 #include "auth/token_cache.h"
 #include "backend/gke/create_or_adopt.h"
+#include "backend/gke/job_watch.h"
 #include "core/error.h"
 #include "fakes/fake_kube.h"
 #include "http/transport.h"
 #include "k8s/client.h"
+#include "render/output.h"
 
 namespace kinetic::gke {
 namespace {
@@ -140,6 +142,86 @@ TEST_F(GkeSubmit, BoundedTries) {
   EXPECT_THROW(create_or_adopt(*client_, jobs_, job("job-0007"), 3), k8s::ApiError);
   EXPECT_EQ(count(kJobsRoute), 3);
   EXPECT_FALSE(kube_->object(jobs_ + "/kinetic-job-0007").has_value());
+}
+
+// ---- waiting for the pod when none will come ------------------------------------------------
+
+class GkeWaitForPod : public GkeSubmit {
+ protected:
+  void SetUp() override {
+    GkeSubmit::SetUp();
+    io_.err = std::fopen("/dev/null", "w");
+    options_.ns = "default";
+    options_.io = &io_;
+    options_.scheduling_grace_seconds = 3600;
+    options_.failed_create_grace_seconds = 0;
+  }
+  void TearDown() override {
+    std::fclose(io_.err);
+    GkeSubmit::TearDown();
+  }
+  IOStreams io_;
+  WatchOptions options_;
+};
+
+TEST_F(GkeWaitForPod, TheFakeRecordsFailedCreateAndRetries) {
+  kube_->fail_pod_creates("exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1");
+  client_->create(jobs_, job("job-0101"));
+  ASSERT_TRUE(kube_->wait_for_event("default", "FailedCreate", 10000));
+  std::vector<json> refused;
+  for (const auto& e : kube_->events_for("default", "kinetic-job-0101"))
+    if (e.value("reason", "") == "FailedCreate") refused.push_back(e);
+  ASSERT_FALSE(refused.empty());
+  const json& e = refused.front();
+  EXPECT_EQ(e["type"], "Warning");
+  EXPECT_EQ(e["involvedObject"]["kind"], "Job");
+  EXPECT_EQ(e["source"]["component"], "job-controller");
+  const std::string m = e["message"];
+  EXPECT_EQ(m.rfind("Error creating: pods \"kinetic-job-0101-", 0), 0u) << m;
+  EXPECT_NE(m.find("\" is forbidden: exceeded quota: q, requested: pods=1"), std::string::npos)
+      << m;
+  EXPECT_TRUE(client_->list(k8s::pods_path("default"), "kinetic.dev/job=job-0101").items.empty());
+  // Lifted: the next retry creates the pod.
+  kube_->fail_pod_creates("");
+  EXPECT_TRUE(kube_->wait_for_object(
+      jobs_ + "/kinetic-job-0101",
+      [](const json& j) { return j.contains("status") && j["status"].value("active", 0) == 1; },
+      10000));
+}
+
+TEST_F(GkeWaitForPod, PersistentFailedCreateIsAJobStartErrorQuotingTheAPI) {
+  kube_->fail_pod_creates("exceeded quota: tpu, requested: google.com/tpu=4");
+  client_->create(jobs_, job("job-0102"));
+  options_.job_id = "job-0102";
+  try {
+    wait_for_lead_pod(*client_, options_);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::job_start);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("pods \"kinetic-job-0102-"), std::string::npos) << m;
+    EXPECT_NE(m.find("is forbidden: exceeded quota: tpu, requested: google.com/tpu=4"),
+              std::string::npos)
+        << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  // Refused twice at least: a one-off is not fatal.
+  int refused = 0;
+  for (const auto& e : kube_->events_for("default", "kinetic-job-0102"))
+    if (e.value("reason", "") == "FailedCreate") refused += e.value("count", 1);
+  EXPECT_GE(refused, 2);
+}
+
+TEST_F(GkeWaitForPod, AJobFailedBeforeItsPodRanEndsTheWait) {
+  // No node pool: the pod stays unschedulable; the deadline fails the Job and deletes the pod.
+  json j = job("job-0103");
+  j["spec"]["activeDeadlineSeconds"] = 1;
+  client_->create(jobs_, j);
+  options_.job_id = "job-0103";
+  EXPECT_EQ(wait_for_lead_pod(*client_, options_), std::nullopt);
+  auto stored = kube_->object(jobs_ + "/kinetic-job-0103");
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_NE(stored->dump().find("DeadlineExceeded"), std::string::npos) << stored->dump();
 }
 
 }  // namespace
