@@ -121,9 +121,14 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
       if (!exists && list_or_empty(client, k8s::jobsets_path(o.ns), selector).empty())
         return std::nullopt;
       if (interrupted) return std::nullopt;
-      // The Job ended with no pod to follow (DeadlineExceeded while pending): its verdict is
-      // the caller's to read.
-      if (job && workload_finished(*job)) return std::nullopt;
+      // The workload ended with no pod to follow (DeadlineExceeded while pending): its verdict
+      // is the caller's to read. A JobSet's child Job may end and be replaced by a restart: the
+      // JobSet speaks for it.
+      if (job && workload_finished(*job)) {
+        if (!(*job)["metadata"].contains("ownerReferences")) return std::nullopt;
+        for (const auto& js : list_or_empty(client, k8s::jobsets_path(o.ns), selector))
+          if (workload_finished(js)) return std::nullopt;
+      }
       if (job) {
         // Pods refused at creation (quota, admission webhook): fatal once the controller's
         // retry failed too and the refusal has lasted the grace.
