@@ -18,6 +18,7 @@ using fakes::FakeCloudOptions;
 const std::string kJobsPost = "POST /apis/batch/v1/namespaces/{ns}/jobs";
 const std::string kJobs = "/apis/batch/v1/namespaces/default/jobs/";
 const std::string kSecrets = "/api/v1/namespaces/default/secrets/";
+const std::string kSecretDelete = "DELETE /api/v1/namespaces/{ns}/secrets/{name}";
 
 size_t occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -97,6 +98,23 @@ TEST_F(GkeNoOrphan, ALostAnswerToTheSecretCreateIsAdopted) {
   EXPECT_EQ(occurrences(r.out, "token is t0k3n\n"), 1u) << r.out;
   std::string id = job_id_in(r.err);
   EXPECT_FALSE(exists(kSecrets + "kinetic-" + id));
+}
+
+TEST_F(GkeNoOrphan, ASubmitThatFailsAfterALostAnswerLeavesNothingBehind) {
+  // The answer is lost, then the look-up is refused: the run fails, and what the lost POST
+  // created goes with it.
+  cloud_->kube().lose_next_response(kJobsPost);
+  cloud_->kube().fail_next(1, 403, "GET /apis/batch/v1/namespaces/{ns}/jobs/{name}");
+  const int secret_deletes = cloud_->kube().request_counts()[kSecretDelete];
+  const int deletes =
+      cloud_->kube().request_counts()["DELETE /apis/batch/v1/namespaces/{ns}/jobs/{name}"];
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1", "--env", "API_TOKEN=x"});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_EQ(occurrences(r.err, "error: "), 1u) << r.err;
+  EXPECT_EQ(cloud_->kube().request_counts()["DELETE /apis/batch/v1/namespaces/{ns}/jobs/{name}"] -
+                deletes,
+            1);
+  EXPECT_EQ(cloud_->kube().request_counts()[kSecretDelete] - secret_deletes, 1);
 }
 
 TEST_F(GkeNoOrphan, RefusedPodCreationExits126WithTheReasonAndCleansUp) {

@@ -144,6 +144,19 @@ TEST_F(GkeSubmit, BoundedTries) {
   EXPECT_FALSE(kube_->object(jobs_ + "/kinetic-job-0007").has_value());
 }
 
+TEST_F(GkeSubmit, AFailedLookupAfterALostAnswerThrowsAndRemoveIfOursUndoesIt) {
+  kube_->lose_next_response(kJobsRoute);
+  kube_->fail_next(1, 403, "GET /apis/batch/v1/namespaces/{ns}/jobs/{name}");
+  EXPECT_THROW(create_or_adopt(*client_, jobs_, job("job-0008")), k8s::ApiError);
+  ASSERT_TRUE(kube_->object(jobs_ + "/kinetic-job-0008").has_value()) << "the POST took effect";
+  remove_if_ours(*client_, jobs_ + "/kinetic-job-0008", "someone-else");
+  EXPECT_TRUE(kube_->object(jobs_ + "/kinetic-job-0008").has_value()) << "not theirs";
+  remove_if_ours(*client_, jobs_ + "/kinetic-job-0008", "job-0008");
+  EXPECT_TRUE(kube_->wait_for_object(
+      jobs_ + "/kinetic-job-0008", [](const json& j) { return j.is_null(); }, 10000));
+  remove_if_ours(*client_, jobs_ + "/kinetic-job-0008", "job-0008");  // gone: quiet
+}
+
 // ---- waiting for the pod when none will come ------------------------------------------------
 
 class GkeWaitForPod : public GkeSubmit {

@@ -61,4 +61,13 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
   }
 }
 
+void remove_if_ours(k8s::Client& client, const std::string& path, const std::string& job_id) {
+  try {
+    std::optional<json> found = client.get(path);
+    if (found && !job_id.empty() && job_label(*found) == job_id) client.remove(path);
+  } catch (const Error&) {
+    // Best effort: `kinetic cleanup` finds what is left by its labels.
+  }
+}
+
 }  // namespace kinetic::gke

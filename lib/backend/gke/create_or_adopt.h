@@ -20,4 +20,8 @@ namespace kinetic::gke {
 nlohmann::json create_or_adopt(k8s::Client& client, const std::string& collection,
                                const nlohmann::json& object, int attempts = 4);
 
+// Deletes the object at PATH if it exists and carries job label JOB_ID; any error is swallowed.
+// Undoes a submit that failed half-way, whether or not its creates got their answers.
+void remove_if_ours(k8s::Client& client, const std::string& path, const std::string& job_id);
+
 }  // namespace kinetic::gke

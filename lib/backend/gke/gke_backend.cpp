@@ -110,16 +110,18 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
 
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
-  bool secret_created = false;
+  const std::string name = k8s_object_name(spec.id);
+  std::vector<std::string> posted;  // objects asked for, created or not (the answer may be lost)
   try {
     if (auto secret = build_secret(in, secrets)) {
+      posted.push_back(k8s::secret_path(ns, name));
       create_or_adopt(k, k8s::secrets_path(ns), json::parse(secret->dump()));
-      secret_created = true;
     }
     json workload = json::parse(build_workload(in).dump());
     const bool jobset = workload.value("kind", "") == "JobSet";
     try {
       // A lost answer is no failure and leaves no orphan: the Job is looked up by name.
+      posted.push_back(jobset ? k8s::jobset_path(ns, name) : k8s::job_path(ns, name));
       create_or_adopt(k, jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
     } catch (const k8s::ApiError& e) {
       if (!jobset || e.code() != 404) throw;
@@ -131,13 +133,8 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
                       "manifests.yaml`");
     }
   } catch (...) {
-    // Nothing half-submitted stays behind: the Secret goes with the failed Job.
-    if (secret_created) {
-      try {
-        k.remove(k8s::secret_path(ns, k8s_object_name(spec.id)));
-      } catch (const Error&) {
-      }
-    }
+    // Nothing half-submitted stays behind: what exists of ours goes, the Job first.
+    for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(k, *it, spec.id);
     throw;
   }
 }
