@@ -175,9 +175,15 @@ TEST_F(GkeNoOrphan, CleanupKeepsTheContextOfAPendingJob) {
   ASSERT_EQ(context.rfind("gs://acme-ml-kinetic-kinetic/contexts/", 0), 0u) << job->dump();
   const std::string object = context.substr(std::string("gs://acme-ml-kinetic-kinetic/").size());
 
+  // Its image's build source too (builds/TAG.tar.gz; the image is built by this first run).
+  const std::string image = (*job)["spec"]["template"]["spec"]["containers"][0]["image"];
+  const std::string build = "builds/" + image.substr(image.rfind(':') + 1) + ".tar.gz";
+  ASSERT_TRUE(cloud_->gcs().object_data("acme-ml-kinetic-kinetic", build).has_value()) << build;
+
   auto dry = kin({"cleanup", "--older-than", "0s", "--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_EQ(dry.out.find(object), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find(build), std::string::npos) << dry.out;
   auto clean = kin({"cleanup", "--older-than", "0s"});
   ASSERT_EQ(clean.exit_code, 0) << clean.err;
   EXPECT_TRUE(cloud_->gcs().object_data("acme-ml-kinetic-kinetic", object).has_value())
@@ -188,6 +194,7 @@ TEST_F(GkeNoOrphan, CleanupKeepsTheContextOfAPendingJob) {
   ASSERT_EQ(kin({"cancel", id}).exit_code, 0);
   auto after = kin({"cleanup", "--older-than", "0s", "--dry-run"});
   EXPECT_NE(after.out.find(object), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find(build), std::string::npos) << after.out;
 }
 
 TEST_F(GkeNoOrphan, UnsafeSymlinksInTheOutputsAreLeftOutWithOneWarning) {

@@ -39,16 +39,24 @@ double scheduling_grace(const Env& env) {
   return seconds_setting(env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
 }
 
-// The context objects (KINETIC_CONTEXT_URI values, "gs://BUCKET/contexts/SHA.tar.gz") a
-// workload's containers are given, found anywhere in it (a Job's template, a JobSet's jobs).
-void context_refs(const json& node, std::set<std::string>& out) {
+// What a workload still needs from the bucket, found anywhere in it (a Job's template, a
+// JobSet's jobs): the contexts its containers are given (KINETIC_CONTEXT_URI values,
+// "gs://BUCKET/contexts/SHA.tar.gz") into CONTEXTS, and the tags of their images (whose build
+// sources are builds/TAG.tar.gz) into TAGS.
+void staging_refs(const json& node, std::set<std::string>& contexts, std::set<std::string>& tags) {
   if (node.is_object()) {
     if (node.contains("name") && node["name"] == "KINETIC_CONTEXT_URI" && node.contains("value") &&
         node["value"].is_string())
-      out.insert(node["value"].get<std::string>());
-    for (const auto& [key, value] : node.items()) context_refs(value, out);
+      contexts.insert(node["value"].get<std::string>());
+    if (node.contains("image") && node["image"].is_string()) {
+      const std::string image = node["image"].get<std::string>();
+      const size_t colon = image.rfind(':');
+      if (colon != std::string::npos && image.find('/', colon) == std::string::npos)
+        tags.insert(image.substr(colon + 1));
+    }
+    for (const auto& [key, value] : node.items()) staging_refs(value, contexts, tags);
   } else if (node.is_array()) {
-    for (const auto& value : node) context_refs(value, out);
+    for (const auto& value : node) staging_refs(value, contexts, tags);
   }
 }
 
@@ -345,6 +353,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
   std::vector<CleanupItem> items;
   std::set<std::string> live;    // job ids with a workload that stays
   std::set<std::string> in_use;  // context URIs those workloads still need
+  std::set<std::string> tags;    // and the tags of their images
 
   for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
     for (const auto& w : list_or_empty(k, collection, managed_selector())) {
@@ -356,7 +365,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
         if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));
       } else {
         live.insert(st.id);
-        context_refs(w, in_use);
+        staging_refs(w, in_use, tags);
       }
     }
   }
@@ -372,7 +381,13 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
     for (const auto& o : storage.list(bucket, prefix).objects) {
       if (parse_rfc3339(o.updated) > cutoff) continue;
-      if (in_use.count("gs://" + bucket + "/" + o.name)) continue;  // a pending job's context
+      // What a pending or running job needs: its context, and its image's build source.
+      if (in_use.count("gs://" + bucket + "/" + o.name)) continue;
+      if (std::string(prefix) == kBuildsPrefix && o.name.size() > 7 &&
+          o.name.ends_with(".tar.gz") &&
+          tags.count(o.name.substr(std::string(kBuildsPrefix).size(),
+                                   o.name.size() - 7 - std::string(kBuildsPrefix).size())))
+        continue;
       if (std::string(prefix) == kJobsPrefix) {
         std::string id = o.name.substr(std::string(kJobsPrefix).size());
         id = id.substr(0, id.find('/'));
