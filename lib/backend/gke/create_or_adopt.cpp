@@ -33,9 +33,13 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
   auto adopt = [&]() -> std::optional<json> {
     std::optional<json> found = client.get(path);
     if (!found) return std::nullopt;
-    if (!ours.empty() && job_label(*found) == ours &&
-        !found->value("metadata", json::object()).contains("deletionTimestamp"))
+    if (!ours.empty() && job_label(*found) == ours) {
+      // Ours, but going away (cancelled meanwhile): not to be adopted; creating again meets a
+      // 409 until it is gone, and the tries are bounded.
+      if (found->value("metadata", json::object()).contains("deletionTimestamp"))
+        return std::nullopt;
       return found;
+    }
     throw Error(Errc::job_start, path + " already exists and was not created by this run; " +
                                      "delete it (kubectl delete " +
                                      collection.substr(collection.rfind('/') + 1) + " " + name +
@@ -48,7 +52,9 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
       if (e.code() == 409) {
         if (auto found = adopt()) return *found;
         if (attempt >= attempts) throw;
-        continue;  // it went away meanwhile: create it again
+        // Gone meanwhile, or ours still going away: create it again after a little while.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+        continue;
       }
       if (!http::retryable_status(e.code()) || attempt >= attempts) throw;
       // The server may have acted before failing: wait a little (429: it asked), then look.
