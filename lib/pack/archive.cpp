@@ -452,6 +452,11 @@ bool within(const fs::path& p, const fs::path& base) {
 }  // namespace
 
 void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
+  unpack_archive(archive_path, dest, UnsafeLinks::refuse, nullptr);
+}
+
+void unpack_archive(const fs::path& archive_path, const fs::path& dest, UnsafeLinks unsafe_links,
+                    std::vector<std::string>* skipped) {
   make_dirs(dest, 0755);
   std::error_code ec;
   const fs::path base = fs::canonical(dest, ec);
@@ -484,7 +489,14 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
     throw read_error(r.get());
 
   std::unordered_set<std::string> real_dirs;  // parents already checked not to be symlinks
-  std::vector<std::string> links;
+  std::vector<std::pair<std::string, std::string>> links;  // (relative path, target)
+  // An unsafe symlink: refused, or (UnsafeLinks::skip) left out and reported.
+  // NAME as the archive spells it (refusals), REL normalized ("./a" is "a"; reports).
+  auto unsafe_link = [&](std::string_view name, std::string_view rel, std::string_view target,
+                         std::string_view why) {
+    if (unsafe_links == UnsafeLinks::refuse) refuse(archive_path, name, why);
+    if (skipped) skipped->push_back(std::string(rel) + " -> " + std::string(target));
+  };
   for (;;) {
     archive_entry* e = nullptr;
     int rc = archive_read_next_header(r.get(), &e);
@@ -529,21 +541,33 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
       if (t == nullptr) t = archive_entry_symlink_utf8(e);
       std::string_view target = t ? t : "";
       if (target.empty()) refuse(archive_path, name, "is a symlink without a target");
-      if (target.front() == '/')
-        refuse(archive_path, name,
-               "is a symlink to an absolute path (" + std::string(target) + ")");
+      bool unsafe = false;
+      if (target.front() == '/') {
+        unsafe_link(name, rel, target,
+                    "is a symlink to an absolute path (" + std::string(target) + ")");
+        unsafe = true;
+      }
       std::vector<std::string_view> stack(parts.begin(), parts.end() - 1);
       for (auto c : components(target)) {
+        if (unsafe) break;
         if (c == "..") {
-          if (stack.empty())
-            refuse(archive_path, name,
-                   "is a symlink pointing outside the destination (" + std::string(target) + ")");
+          if (stack.empty()) {
+            unsafe_link(
+                name, rel, target,
+                "is a symlink pointing outside the destination (" + std::string(target) + ")");
+            unsafe = true;
+            break;
+          }
           stack.pop_back();
         } else {
           stack.push_back(c);
         }
       }
-      links.push_back(rel);
+      if (unsafe) {  // left out (UnsafeLinks::skip)
+        archive_read_data_skip(r.get());
+        continue;
+      }
+      links.emplace_back(rel, std::string(target));
       real_dirs.clear();  // it may replace a directory we had checked
     } else {
       archive_entry_set_perm(e, archive_entry_perm(e) & 0777);
@@ -590,14 +614,16 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
 
   // Links checked one by one can still escape together (a -> b/.., b -> .): resolve each one
   // for real now that all exist, and remove any that leads outside.
-  for (const auto& rel : links) {
+  // Several may go: all are removed before any is reported.
+  std::vector<std::pair<std::string, std::string>> escaping;
+  for (const auto& [rel, target] : links) {
     fs::path p = base / rel;
     fs::path resolved = fs::weakly_canonical(p, ec);
-    if (!ec && !within(resolved, base)) {  // (a loop fails to resolve: harmless, kept)
-      ::unlink(p.c_str());
-      refuse(archive_path, rel, "is a symlink resolving outside the destination");
-    }
+    if (!ec && !within(resolved, base)) escaping.emplace_back(rel, target);
   }
+  for (const auto& [rel, target] : escaping) ::unlink((base / rel).c_str());
+  for (const auto& [rel, target] : escaping)
+    unsafe_link(rel, rel, target, "is a symlink resolving outside the destination");
 }
 
 }  // namespace kinetic

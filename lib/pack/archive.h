@@ -55,4 +55,13 @@ std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compr
 // DEST; nothing outside DEST is ever written.
 void unpack_archive(const fs::path& archive, const fs::path& dest);
 
+// What unpack_archive does with a symlink to an absolute path or one leading outside DEST:
+// refuse the archive (contexts), or leave the link out and carry on (a job's outputs, which the
+// job wrote: one bad link must not lose the rest).
+enum class UnsafeLinks { refuse, skip };
+// As above; with UnsafeLinks::skip such links are not written and SKIPPED (when given) gets
+// "NAME -> TARGET" for each, in archive order. Everything else is refused as above.
+void unpack_archive(const fs::path& archive, const fs::path& dest, UnsafeLinks unsafe_links,
+                    std::vector<std::string>* skipped);
+
 }  // namespace kinetic

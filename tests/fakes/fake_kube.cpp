@@ -705,6 +705,9 @@ void send_error(httplib::Response& res, const ApiError& e) {
   send_json(res, e.code, status_json(e));
 }
 
+// Marks a response for lose_next_response (taken off again before anything is sent).
+constexpr const char* kLoseResponse = "X-Fake-Lose-Response";
+
 ApiError injected(int status) {
   switch (status) {
     case 400:
@@ -1193,6 +1196,15 @@ void FakeKube::Impl::handle(const httplib::Request& req, httplib::Response& res,
   } catch (const json::exception& e) {
     send_error(res, bad_request(std::string("invalid object: ") + e.what()));
   }
+  if (res.has_header(kLoseResponse)) {
+    // lose_next_response: the work is done; the status line goes out, then the connection is
+    // dropped before the body (a chunked body that never comes), as when a proxy or the network
+    // fails after the server acted.
+    res.headers.erase(kLoseResponse);
+    res.body.clear();
+    res.set_chunked_content_provider("application/json",
+                                     [](std::size_t, httplib::DataSink&) { return false; });
+  }
 }
 
 void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
@@ -1221,6 +1233,12 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
       int status = it->status;
       if (--it->remaining <= 0) failures.erase(it);
       throw injected(status);
+    }
+    for (auto it = lost_responses.begin(); it != lost_responses.end(); ++it) {
+      if (raw.rfind(*it, 0) != 0 && route.rfind(*it, 0) != 0) continue;
+      lost_responses.erase(it);
+      res.set_header(kLoseResponse, "1");
+      break;
     }
   }
   const bool get = req.method == "GET";
@@ -1786,6 +1804,15 @@ void FakeKube::expire_watches() {
 void FakeKube::fail_next(int n, int status, const std::string& route_prefix) {
   std::lock_guard lock(impl_->mu);
   if (n > 0) impl_->failures.push_back({n, status, route_prefix});
+}
+void FakeKube::lose_next_response(const std::string& route_prefix) {
+  std::lock_guard lock(impl_->mu);
+  impl_->lost_responses.push_back(route_prefix);
+}
+void FakeKube::fail_pod_creates(const std::string& message) {
+  std::lock_guard lock(impl_->mu);
+  impl_->pod_create_failure = message;
+  impl_->kick();
 }
 
 std::vector<std::string> FakeKube::pod_names(const std::string& ns,

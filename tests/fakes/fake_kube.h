@@ -100,6 +100,15 @@ class FakeKube {
   // The next N requests whose "METHOD /path" starts with ROUTE_PREFIX answer STATUS with a
   // Kubernetes Status body (e.g. 429 with Retry-After, 500, 503).
   void fail_next(int n, int status, const std::string& route_prefix = {});
+  // The next request whose "METHOD /path" starts with ROUTE_PREFIX is fully processed (a POST
+  // creates its object), then its connection is dropped before the response body: the client
+  // sees a broken transfer and never learns the outcome.
+  void lose_next_response(const std::string& route_prefix);
+  // While MESSAGE is non-empty, the Job controller cannot create pods, as when a ResourceQuota or
+  // an admission webhook refuses them: each try records a Warning FailedCreate event on the Job
+  // ("Error creating: pods \"NAME-xxxxx\" is forbidden: MESSAGE") and is retried with a backoff
+  // (0.1 s doubling to 1 s; the real controller starts at 10 s). Empty: pods are created again.
+  void fail_pod_creates(const std::string& message);
 
   // ---- counters and state (assertions) ------------------------------------------------------
   // "METHOD /canonical/path" with names replaced by {name}, e.g. "POST /apis/batch/v1/namespaces/

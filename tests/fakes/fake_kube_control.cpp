@@ -845,7 +845,30 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
           new_event(job, "Normal", "Completed", "Job completed", "job-controller");
           finished = true;
         } else if (!suspended) {
+          // false when the pod could not be created (fail_pod_creates; retried later).
           auto create_pod = [&](std::optional<int> index) {
+            if (!pod_create_failure.empty()) {
+              if (tr.create_retry_at && now_steady < *tr.create_retry_at) {
+                if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;
+                return false;
+              }
+              // As a ResourceQuota or an admission webhook answers the controller's POST: the
+              // name was generated before admission refused it.
+              std::string pod_name =
+                  name + "-" + (index ? std::to_string(*index) + "-" : "") + random_suffix(5);
+              new_event(
+                  job, "Warning", "FailedCreate",
+                  "Error creating: pods \"" + pod_name + "\" is forbidden: " + pod_create_failure,
+                  "job-controller");
+              ++tr.failed_creates;
+              auto delay = std::chrono::milliseconds(
+                  std::min(1000, 100 << std::min(tr.failed_creates - 1, 4)));
+              tr.create_retry_at = now_steady + delay;
+              if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;
+              return false;
+            }
+            tr.failed_creates = 0;
+            tr.create_retry_at.reset();
             json tmpl = spec["template"];
             json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
             auto& md = pod["metadata"];
@@ -882,17 +905,20 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
                         "Created pod: " + created["metadata"]["name"].get<std::string>(),
                         "job-controller");
               ++active;
+              return true;
             } catch (const ApiError&) {
-              // e.g. the namespace is going away
+              return false;  // e.g. the namespace is going away
             }
           };
           if (indexed && completions) {
             for (int i = 0; i < *completions && active < parallelism; ++i)
-              if (!tr.succeeded_indexes.count(i) && !active_indexes.count(i)) create_pod(i);
+              if (!tr.succeeded_indexes.count(i) && !active_indexes.count(i) && !create_pod(i))
+                break;
           } else {
             int want = completions ? std::min(parallelism, *completions - succeeded)
                                    : (succeeded > 0 ? 0 : parallelism);
-            while (active < want) create_pod(std::nullopt);
+            while (active < want && create_pod(std::nullopt)) {
+            }
           }
         }
       }

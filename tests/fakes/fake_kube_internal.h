@@ -143,6 +143,8 @@ struct JobTracking {
   std::set<int> succeeded_indexes;
   std::set<int> failed_indexes;
   std::optional<SysClock::time_point> start;  // exact startTime (the field has seconds only)
+  int failed_creates = 0;                     // consecutive refused pod creations
+  std::optional<Steady::time_point> create_retry_at;
 };
 
 struct WatchEvent {
@@ -198,6 +200,8 @@ struct FakeKube::Impl {
   std::deque<kube::FailRule> failures;
   std::optional<std::size_t> cut_log_after;
   std::optional<std::size_t> end_log_after_exit;
+  std::deque<std::string> lost_responses;  // lose_next_response route prefixes
+  std::string pod_create_failure;          // fail_pod_creates message
   std::map<std::string, int> counters;
   int total = 0;
   int node_serial = 0;

@@ -640,6 +640,31 @@ TEST_F(UnpackArchiveTest, RefusesLinksThatEscapeTogether) {
   EXPECT_FALSE(fs::exists(fs::symlink_status(dest_ / "a")));
 }
 
+TEST_F(UnpackArchiveTest, SkipModeLeavesUnsafeSymlinksOutAndReportsThem) {
+  // A job's outputs: the bad links are left out, everything else lands.
+  write_tar(tmp_ / "out.tar", {{"model.txt", AE_IFREG, "weights"},
+                               {"a", AE_IFLNK, "", "/etc/passwd"},
+                               {"./d", AE_IFLNK, "", "/etc/hosts"},
+                               {"deep/up", AE_IFLNK, "", "../../outside"},
+                               {"c", AE_IFLNK, "", "b/.."},
+                               {"b", AE_IFLNK, "", "."},
+                               {"good", AE_IFLNK, "", "model.txt"},
+                               {"z.txt", AE_IFREG, "last"}});
+  std::vector<std::string> skipped;
+  unpack_archive(tmp_ / "out.tar", dest_, UnsafeLinks::skip, &skipped);
+  EXPECT_EQ(skipped, (std::vector<std::string>{"a -> /etc/passwd", "d -> /etc/hosts",
+                                               "deep/up -> ../../outside", "c -> b/.."}));
+  EXPECT_EQ(slurp(dest_ / "model.txt"), "weights");
+  EXPECT_EQ(slurp(dest_ / "z.txt"), "last");
+  EXPECT_EQ(slurp(dest_ / "good"), "weights");
+  for (const char* gone : {"a", "d", "deep/up", "c"})
+    EXPECT_FALSE(fs::exists(fs::symlink_status(dest_ / gone))) << gone;
+  // The refusing mode (contexts) is unchanged.
+  EXPECT_THROW(unpack_archive(tmp_ / "out.tar", tmp_ / "ctx"), Error);
+  EXPECT_THROW(unpack_archive(tmp_ / "out.tar", tmp_ / "ctx2", UnsafeLinks::refuse, &skipped),
+               Error);
+}
+
 TEST_F(UnpackArchiveTest, KeepsSymlinksThatStayInside) {
   write_tar(tmp_ / "ok.tar", {{"data", AE_IFDIR, "", "", false, 0755},
                               {"data/v1.csv", AE_IFREG, "v1"},

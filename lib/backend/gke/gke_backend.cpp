@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "backend/gke/create_or_adopt.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
@@ -23,15 +24,40 @@ namespace {
 // Seconds to wait for a Job to be marked finished once its pod has ended.
 constexpr double kVerdictTimeoutSeconds = 120;
 
-double scheduling_grace(const Env& env) {
-  if (auto v = env.get_nonempty("KINETIC_SCHEDULING_GRACE_SECONDS")) {
+double seconds_setting(const Env& env, const char* name, double fallback) {
+  if (auto v = env.get_nonempty(name)) {
     try {
       return std::stod(*v);
     } catch (const std::exception&) {
-      throw Error(Errc::config, "KINETIC_SCHEDULING_GRACE_SECONDS=" + *v + " is not a number");
+      throw Error(Errc::config, std::string(name) + "=" + *v + " is not a number of seconds");
     }
   }
-  return 90;
+  return fallback;
+}
+
+double scheduling_grace(const Env& env) {
+  return seconds_setting(env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
+}
+
+// What a workload still needs from the bucket, found anywhere in it (a Job's template, a
+// JobSet's jobs): the contexts its containers are given (KINETIC_CONTEXT_URI values,
+// "gs://BUCKET/contexts/SHA.tar.gz") into CONTEXTS, and the tags of their images (whose build
+// sources are builds/TAG.tar.gz) into TAGS.
+void staging_refs(const json& node, std::set<std::string>& contexts, std::set<std::string>& tags) {
+  if (node.is_object()) {
+    if (node.contains("name") && node["name"] == "KINETIC_CONTEXT_URI" && node.contains("value") &&
+        node["value"].is_string())
+      contexts.insert(node["value"].get<std::string>());
+    if (node.contains("image") && node["image"].is_string()) {
+      const std::string image = node["image"].get<std::string>();
+      const size_t colon = image.rfind(':');
+      if (colon != std::string::npos && image.find('/', colon) == std::string::npos)
+        tags.insert(image.substr(colon + 1));
+    }
+    for (const auto& [key, value] : node.items()) staging_refs(value, contexts, tags);
+  } else if (node.is_array()) {
+    for (const auto& value : node) staging_refs(value, contexts, tags);
+  }
 }
 
 }  // namespace
@@ -93,16 +119,19 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
 
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
-  bool secret_created = false;
+  const std::string name = k8s_object_name(spec.id);
+  std::vector<std::string> posted;  // objects asked for, created or not (the answer may be lost)
   try {
     if (auto secret = build_secret(in, secrets)) {
-      k.create(k8s::secrets_path(ns), json::parse(secret->dump()));
-      secret_created = true;
+      posted.push_back(k8s::secret_path(ns, name));
+      create_or_adopt(k, k8s::secrets_path(ns), json::parse(secret->dump()));
     }
     json workload = json::parse(build_workload(in).dump());
     const bool jobset = workload.value("kind", "") == "JobSet";
     try {
-      k.create(jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
+      // A lost answer is no failure and leaves no orphan: the Job is looked up by name.
+      posted.push_back(jobset ? k8s::jobset_path(ns, name) : k8s::job_path(ns, name));
+      create_or_adopt(k, jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns), workload);
     } catch (const k8s::ApiError& e) {
       if (!jobset || e.code() != 404) throw;
       throw Error(Errc::job_start,
@@ -113,13 +142,8 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
                       "manifests.yaml`");
     }
   } catch (...) {
-    // Nothing half-submitted stays behind: the Secret goes with the failed Job.
-    if (secret_created) {
-      try {
-        k.remove(k8s::secret_path(ns, k8s_object_name(spec.id)));
-      } catch (const Error&) {
-      }
-    }
+    // Nothing half-submitted stays behind: what exists of ours goes, the Job first.
+    for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(k, *it, spec.id);
     throw;
   }
 }
@@ -133,6 +157,8 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
   o.io = session_.io;
   o.interrupt = interrupt;
   o.scheduling_grace_seconds = scheduling_grace(*session_.env);
+  o.failed_create_grace_seconds =
+      seconds_setting(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
   if (!follow) {
     // A finished job's log is its record in the bucket (every attempt, whether or not its pods
     // still exist); a running one's, its pods' (oldest attempt first).
@@ -311,7 +337,14 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
     // No metadata probe first: download_file reads it anyway, and a job that never started has
     // no outputs (not_found).
     storage.download_file(bucket, outputs, dir / "outputs.tar.gz");
-    unpack_archive(dir / "outputs.tar.gz", spec.output_dir);
+    // The job wrote these: a link to /etc/passwd is left out, not a reason to lose the rest.
+    std::vector<std::string> unsafe;
+    unpack_archive(dir / "outputs.tar.gz", spec.output_dir, UnsafeLinks::skip, &unsafe);
+    if (!unsafe.empty()) {
+      std::string names;
+      for (const auto& u : unsafe) names += (names.empty() ? "" : ", ") + u;
+      session_.io->warn("left out of the outputs: unsafe symlinks " + names);
+    }
   } catch (const Error& e) {
     remove_all_quiet(dir);
     if (e.code() != Errc::not_found) throw;
@@ -444,7 +477,9 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
   const std::string ns = session_.target.ns;
   const double cutoff = now_unix() - static_cast<double>(older_than_seconds);
   std::vector<CleanupItem> items;
-  std::set<std::string> live;  // job ids with a workload that stays
+  std::set<std::string> live;    // job ids with a workload that stays
+  std::set<std::string> in_use;  // context URIs those workloads still need
+  std::set<std::string> tags;    // and the tags of their images
 
   for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
     for (const auto& w : list_or_empty(k, collection, managed_selector())) {
@@ -456,6 +491,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
         if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));
       } else {
         live.insert(st.id);
+        staging_refs(w, in_use, tags);
       }
     }
   }
@@ -471,6 +507,13 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
     for (const auto& o : storage.list(bucket, prefix).objects) {
       if (parse_rfc3339(o.updated) > cutoff) continue;
+      // What a pending or running job needs: its context, and its image's build source.
+      if (in_use.count("gs://" + bucket + "/" + o.name)) continue;
+      if (std::string(prefix) == kBuildsPrefix && o.name.size() > 7 &&
+          o.name.ends_with(".tar.gz") &&
+          tags.count(o.name.substr(std::string(kBuildsPrefix).size(),
+                                   o.name.size() - 7 - std::string(kBuildsPrefix).size())))
+        continue;
       if (std::string(prefix) == kJobsPrefix) {
         std::string id = o.name.substr(std::string(kJobsPrefix).size());
         id = id.substr(0, id.find('/'));

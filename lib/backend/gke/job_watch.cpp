@@ -52,6 +52,34 @@ bool take_interrupt(const Interrupt* interrupt, int timeout_ms = 0) {
   return true;
 }
 
+// The Job controller's FailedCreate warnings on JOB (a ResourceQuota or an admission webhook
+// refused its pods): how many times it failed, and the latest message without "Error creating: ".
+struct FailedCreates {
+  long count = 0;
+  std::string message;
+};
+
+FailedCreates failed_creates(k8s::Client& client, const std::string& ns, const json& job) {
+  FailedCreates out;
+  const std::string name = job["metadata"].value("name", "");
+  std::string latest;
+  for (const auto& e :
+       client.list(k8s::events_path(ns), {}, "involvedObject.kind=Job,involvedObject.name=" + name)
+           .items) {
+    if (e.value("reason", "") != "FailedCreate" || e.value("type", "") != "Warning") continue;
+    out.count += std::max<long>(1, e.value("count", 1L));
+    const std::string at = e.value("lastTimestamp", "");
+    if (out.message.empty() || at >= latest) {
+      latest = at;
+      out.message = e.value("message", "");
+    }
+  }
+  const std::string prefix = "Error creating: ";
+  if (out.message.rfind(prefix, 0) == 0) out.message.erase(0, prefix.size());
+  std::replace(out.message.begin(), out.message.end(), '\n', ' ');
+  return out;
+}
+
 }  // namespace
 
 void write_log_line(LogSink& sink, std::string_view line) {
@@ -78,6 +106,7 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
   const std::string selector = job_selector(o.job_id);
   const double start = now_unix();
   double unschedulable_since = -1;  // when the pod was first seen with no pool; -1: not
+  double failed_create_since = -1;  // when pod creation was first seen refused; -1: not
   bool interrupted = false;
   std::set<std::string> announced;
   for (;;) {
@@ -87,17 +116,50 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
     }
     k8s::ObjectList pods = client.list(k8s::pods_path(o.ns), selector);
     std::optional<json> pod = lead_pod(pods.items, o.skip_pods);
+    // A pending pod being deleted (the Job failed, say past its deadline) will never run.
+    if (pod && (*pod)["metadata"].contains("deletionTimestamp") &&
+        (*pod)["status"].value("phase", "Pending") == "Pending")
+      pod.reset();
     if (!pod) {
       // No pod yet: the Job controller has not made one, the job finished without another
       // attempt, or the job is gone.
-      bool live = false;
+      bool exists = false;
+      std::optional<json> job;
       for (const auto& w : client.list(k8s::jobs_path(o.ns), selector).items) {
-        live = live || (!w["metadata"].contains("deletionTimestamp") && !workload_finished(w));
+        if (w["metadata"].contains("deletionTimestamp")) continue;
+        exists = true;
+        if (!job) job = w;
       }
-      for (const auto& w : list_or_empty(client, k8s::jobsets_path(o.ns), selector))
-        live = live || (!w["metadata"].contains("deletionTimestamp") && !workload_finished(w));
-      if (!live || interrupted) return std::nullopt;
-      line.update("waiting for the job's pod to be created");
+      if (!exists && list_or_empty(client, k8s::jobsets_path(o.ns), selector).empty())
+        return std::nullopt;
+      if (interrupted) return std::nullopt;
+      // The workload ended with no pod to follow (DeadlineExceeded while pending): its verdict
+      // is the caller's to read. A JobSet's child Job may end and be replaced by a restart: the
+      // JobSet speaks for it.
+      if (!job || workload_finished(*job)) {
+        if (job && !(*job)["metadata"].contains("ownerReferences")) return std::nullopt;
+        for (const auto& js : list_or_empty(client, k8s::jobsets_path(o.ns), selector))
+          if (workload_finished(js)) return std::nullopt;
+      }
+      if (job) {
+        // Pods refused at creation (quota, admission webhook): fatal once the controller's
+        // retry failed too and the refusal has lasted the grace.
+        FailedCreates refused = failed_creates(client, o.ns, *job);
+        if (refused.count > 0 && failed_create_since < 0) failed_create_since = now_unix();
+        if (refused.count == 0) failed_create_since = -1;
+        if (refused.count >= 2 && now_unix() - failed_create_since >= o.failed_create_grace_seconds)
+          throw Error(Errc::job_start,
+                      "the cluster refused to create the job's pod: " + refused.message +
+                          "; raise the quota or fix the admission policy, "
+                          "then run again");
+        if (refused.count > 0) {
+          line.update("the cluster refuses to create the job's pod, retrying: " + refused.message);
+        } else {
+          line.update("waiting for the job's pod to be created");
+        }
+      } else {
+        line.update("waiting for the job's pod to be created");
+      }
     } else {
       const std::string name = (*pod)["metadata"].value("name", "");
       if (o.on_new_pod && announced.insert(name).second) {

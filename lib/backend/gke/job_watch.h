@@ -23,6 +23,9 @@ struct WatchOptions {
   std::string accelerator;  // for the `kinetic pool add` hint
   // How long a pod may sit with no node pool that fits before the run gives up (exit 126).
   double scheduling_grace_seconds = 90;
+  // How long the Job controller's refusals to create the pod (FailedCreate: quota, admission
+  // webhook) must last, seen at least twice, before the run gives up (exit 126).
+  double failed_create_grace_seconds = 30;
   const IOStreams* io = nullptr;
   const Interrupt* interrupt = nullptr;
   // Pods already followed (earlier attempts): never the lead pod again.
