@@ -12,6 +12,7 @@ namespace {
 struct RunOptions {
   RunRequest req;
   std::string timeout;
+  std::string checkpoint_interval;
   std::vector<std::string> data;
 };
 
@@ -24,6 +25,15 @@ int run_run(RunOptions& o, Factory& f) {
   }
   if (o.req.retries < 0 || o.req.retries > 100)
     throw Error(Errc::usage, "--retries must be between 0 and 100");
+  if (o.req.max_preemptions < 0 || o.req.max_preemptions > 1000)
+    throw Error(Errc::usage, "--max-preemptions must be between 0 and 1000");
+  if (!o.checkpoint_interval.empty()) {
+    long t = parse_duration(o.checkpoint_interval, "--checkpoint-interval");
+    if (t <= 0)
+      throw Error(Errc::usage,
+                  "--checkpoint-interval must be at least 1s, e.g. --checkpoint-interval 30s");
+    o.req.checkpoint_interval_seconds = t;
+  }
   if (!o.data.empty())
     throw Error(Errc::unsupported,
                 "--data is not supported by this build of kinetic yet; put the data in the "
@@ -67,6 +77,12 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
   c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
   c->add_option("--retries", o->req.retries, "Run again up to N times if the job fails");
+  c->add_option("--max-preemptions", o->req.max_preemptions,
+                "Give up after N preemptions (Spot reclaims, maintenance), which do not count "
+                "against --retries (default 10)");
+  c->add_option("--checkpoint-interval", o->checkpoint_interval,
+                "How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s "
+                "(default 10s; also on SIGTERM and at the end)");
   c->add_flag("--keep", o->req.keep, "Keep the job's work directory and cloud objects");
   c->add_flag("--dry-run", o->req.dry_run,
               "Print what would happen; with a gke context and -o yaml|json, the manifests");
@@ -78,9 +94,12 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
       "  kinetic run train.py --accelerator v5litepod-1 -- --epochs 3\n"
       "  kinetic run job.cpp --timeout 10m --env WANDB_API_KEY\n"
       "  kinetic run train.py --detach            # then: kinetic logs -f JOB\n"
+      "  kinetic run train.py -a v5litepod-8 --spot --retries 2   # preemptions resume from "
+      "the checkpoint\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
       "\nExit code: the job's own; 124 --timeout reached, 125 kinetic failed, 126 the job could "
-      "not start, 127 FILE or its interpreter not found, 130 interrupted.");
+      "not start, 127 FILE or its interpreter not found, 130 interrupted, 197 preempted more than "
+      "--max-preemptions times.");
   c->callback([o, &f, &action] { action = [o, &f] { return run_run(*o, f); }; });
 }
 

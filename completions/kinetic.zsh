@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -306,6 +306,8 @@ _kinetic() {
         '(-d --detach)--detach[Print the job id and leave the job running]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
         '--retries=[Run again up to N times if the job fails]:retries: ' \
+        '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
+        '--checkpoint-interval=[How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)]:checkpoint-interval: ' \
         '--keep[Keep the job'\''s work directory and cloud objects]' \
         '--dry-run[Print what would happen]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \

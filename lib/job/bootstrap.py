@@ -594,7 +594,8 @@ def run_job():
     limit = int(spec.get("max_preemptions", 10))
     times = sum(1 for r in history if preempted(r))
     if times > limit:
-        raise Failure(RUN_OVER, "preempted %d times (--max-preemptions %d)" % (times, limit))
+        raise Failure(RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
+                      % (times, "" if times == 1 else "s", limit))
 
     unpack_context()
     try:

@@ -232,6 +232,13 @@ std::string accelerator_summary(const Accelerator& a) {
   return s + ", " + a.machine_type + ")";
 }
 
+// How the pod keeps the run record (docs/run-record.md).
+void apply_record_options(const RunRequest& req, JobSpec& spec) {
+  spec.max_preemptions = req.max_preemptions;
+  if (req.checkpoint_interval_seconds)
+    spec.checkpoint_sync_seconds = static_cast<double>(*req.checkpoint_interval_seconds);
+}
+
 // --dry-run: what would happen, or on gke with -o yaml|json the manifests run would submit.
 int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
             const PackResult& pack) {
@@ -264,6 +271,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     spec.secret_env = r.job_env.names;
     spec.timeout_seconds = req.timeout_seconds;
     spec.retries = req.retries;
+    apply_record_options(req, spec);
     ManifestInput in =
         gke::manifest_input(spec, bucket, s.namespace_.set() ? s.namespace_.value : "default");
     std::map<std::string, std::string> redacted;
@@ -300,6 +308,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"timeoutSeconds",
        req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
       {"retries", req.retries},
+      {"maxPreemptions", req.max_preemptions},
   };
   if (gke) plan["image"] = image;
   if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
@@ -520,6 +529,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   spec.secret_env = r.job_env.names;
   spec.timeout_seconds = req.timeout_seconds;
   spec.retries = req.retries;
+  apply_record_options(req, spec);
   spec.keep = req.keep;
   spec.detached = req.detach;
   fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;

@@ -28,6 +28,8 @@ struct RunRequest {
   bool dry_run = false;
   std::optional<long> timeout_seconds;
   int retries = 0;
+  int max_preemptions = 10;                         // docs/run-record.md
+  std::optional<long> checkpoint_interval_seconds;  // default: the spec's
   OutputFormat format = OutputFormat::table;
   bool format_given = false;
 };

@@ -29,15 +29,23 @@ class GkeFixture : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
-  std::map<std::string, std::string> env() const {
+  // The fake cloud's environment, with the waits for a verdict from the cluster at zero.
+  std::map<std::string, std::string> env(std::map<std::string, std::string> extra = {}) const {
     auto e = cloud_->client_env();
     e["KINETIC_SCHEDULING_GRACE_SECONDS"] = "0";
+    e["KINETIC_FAILED_CREATE_GRACE_SECONDS"] = "0";
+    for (auto& [k, v] : extra) e[k] = v;
     return e;
   }
-  CliResult kin(const std::vector<std::string>& args) const { return sb.run(args, proj, env()); }
+  CliResult kin(const std::vector<std::string>& args,
+                const std::map<std::string, std::string>& extra = {}) const {
+    return sb.run(args, proj, env(extra));
+  }
   int spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) const {
     return sb.spawn(args, proj, out, err, env());
   }
+  // Whether the Kubernetes object at PATH exists.
+  bool exists(const std::string& path) const { return cloud_->kube().object(path).has_value(); }
 
   inline static fakes::FakeCloud* cloud_ = nullptr;
   Sandbox sb;

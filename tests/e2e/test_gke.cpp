@@ -7,8 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.h"
-#include "fakes/fake_cloud.h"
+#include "gke_fixture.h"
 
 namespace kinetic::test {
 namespace {
@@ -16,22 +15,15 @@ namespace {
 using fakes::FakeCloud;
 using fakes::FakeCloudOptions;
 
-const std::vector<std::string> kUp = {
-    "up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-1"};
+const std::vector<std::string>& kUp = kGkeUp;
 
 int uploads(FakeCloud& cloud) {
   auto c = cloud.gcs().request_counts();
   return c["upload.media"] + c["upload.multipart"] + c["upload.resumable.start"];
 }
 
-class GkeEndToEnd : public ::testing::Test {
+class GkeEndToEnd : public GkeFixture {
  protected:
-  static void SetUpTestSuite() { cloud_ = new FakeCloud(FakeCloudOptions{}); }
-  static void TearDownTestSuite() {
-    delete cloud_;
-    cloud_ = nullptr;
-  }
-
   void SetUp() override {
     sb.write("proj/train.py",
              "import os, sys\n"
@@ -39,23 +31,9 @@ class GkeEndToEnd : public ::testing::Test {
              "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
              ".write('weights\\n')\n");
     sb.write("proj/fail.py", "print('about to fail')\nraise SystemExit(3)\n");
-    auto r = kin(kUp);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    GkeFixture::SetUp();
   }
-
-  std::map<std::string, std::string> env() const {
-    auto e = cloud_->client_env();
-    e["KINETIC_SCHEDULING_GRACE_SECONDS"] = "0";
-    return e;
-  }
-  CliResult kin(const std::vector<std::string>& args) const { return sb.run(args, proj, env()); }
-
-  static FakeCloud* cloud_;
-  Sandbox sb;
-  fs::path proj = sb.project("proj");
 };
-
-FakeCloud* GkeEndToEnd::cloud_ = nullptr;
 
 TEST(GkeUpDown, UpAndDownEachTwice) {
   FakeCloud cloud;

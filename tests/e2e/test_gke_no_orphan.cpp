@@ -6,14 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_harness.h"
-#include "fakes/fake_cloud.h"
+#include "gke_fixture.h"
 
 namespace kinetic::test {
 namespace {
-
-using fakes::FakeCloud;
-using fakes::FakeCloudOptions;
 
 const std::string kJobsPost = "POST /apis/batch/v1/namespaces/{ns}/jobs";
 const std::string kJobs = "/apis/batch/v1/namespaces/default/jobs/";
@@ -32,44 +28,17 @@ std::string last_line(std::string s) {
   return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
 }
 
-class GkeNoOrphan : public ::testing::Test {
+class GkeNoOrphan : public GkeFixture {
  protected:
-  static void SetUpTestSuite() { cloud_ = new FakeCloud(FakeCloudOptions{}); }
-  static void TearDownTestSuite() {
-    delete cloud_;
-    cloud_ = nullptr;
-  }
-
   void SetUp() override {
     sb.write("proj/train.py",
              "import os, sys\n"
              "print('training', ' '.join(sys.argv[1:]))\n"
              "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
              ".write('weights\\n')\n");
-    auto r = kin(
-        {"up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-1"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    GkeFixture::SetUp();
   }
-
-  std::map<std::string, std::string> env(std::map<std::string, std::string> extra = {}) const {
-    auto e = cloud_->client_env();
-    e["KINETIC_SCHEDULING_GRACE_SECONDS"] = "0";
-    e["KINETIC_FAILED_CREATE_GRACE_SECONDS"] = "0";
-    for (auto& [k, v] : extra) e[k] = v;
-    return e;
-  }
-  CliResult kin(const std::vector<std::string>& args,
-                const std::map<std::string, std::string>& extra = {}) const {
-    return sb.run(args, proj, env(extra));
-  }
-  bool exists(const std::string& path) const { return cloud_->kube().object(path).has_value(); }
-
-  static FakeCloud* cloud_;
-  Sandbox sb;
-  fs::path proj = sb.project("proj");
 };
-
-FakeCloud* GkeNoOrphan::cloud_ = nullptr;
 
 TEST_F(GkeNoOrphan, ALostAnswerToTheJobCreateIsAdoptedNotAnOrphan) {
   const int posts = cloud_->kube().request_counts()[kJobsPost];

@@ -96,6 +96,49 @@ TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingA
   EXPECT_EQ(st["attempt_history"][0]["preempted"], true) << st.dump();
 }
 
+TEST_F(GkeRecord, PastMaxPreemptionsTheRunGivesUpWith197) {
+  auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  sb.write("proj/doomed.py",
+           "import time\n"
+           "print('working', flush=True)\n"
+           "while True:\n"
+           "    time.sleep(0.05)\n");
+  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
+  int pid = spawn({"run", "doomed.py", "-a", "v5litepod-1", "--spot", "--max-preemptions", "0"},
+                  out, err);
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("working\n") != std::string::npos; }))
+      << slurp(err);
+  auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
+  ASSERT_EQ(pods.size(), 1u);
+  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", pods.front()));
+  EXPECT_EQ(Sandbox::wait(pid), 197) << slurp(err);
+  EXPECT_EQ(slurp(out), "working\n") << "the job ran once: " << slurp(err);
+  EXPECT_NE(slurp(err).find("preempted 1 time (--max-preemptions 0)"), std::string::npos)
+      << slurp(err);
+  EXPECT_TRUE(cloud_->kube().wait_idle(30000));
+}
+
+TEST_F(GkeRecord, RunFlagsForTheRecordAreCheckedAndReachTheSpec) {
+  auto bad = kin({"run", "x.py", "--max-preemptions", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--max-preemptions must be between 0 and 1000"), std::string::npos)
+      << bad.err;
+  auto zero = kin({"run", "x.py", "--checkpoint-interval", "0s"});
+  EXPECT_EQ(zero.exit_code, 2) << zero.err;
+  EXPECT_NE(zero.err.find("--checkpoint-interval must be at least 1s"), std::string::npos)
+      << zero.err;
+  sb.write("proj/quick.py", "print('ok')\n");
+  auto r = kin({"run", "quick.py", "-a", "v5litepod-1", "--max-preemptions", "3",
+                "--checkpoint-interval", "30s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = job_id_in(r.err);
+  auto spec = json::parse(
+      cloud_->gcs().object_data(kGkeBucket, "jobs/" + id + "/spec.json").value_or("{}"));
+  EXPECT_EQ(spec["max_preemptions"], 3) << spec.dump();
+  EXPECT_EQ(spec["checkpoint_sync_seconds"], 30.0) << spec.dump();
+}
+
 TEST_F(GkeRecord, AFinishedJobOutlivesItsPodsUntilCleanup) {
   sb.write("proj/done.py", "print('all done')\nraise SystemExit(4)\n");
   auto r = kin({"run", "done.py", "--accelerator", "v5litepod-1"});
