@@ -118,6 +118,7 @@ gke::Session& Factory::gke_session(bool provisioning) {
     gke::Session session;
     session.target = gke_target(provisioning);
     session.cloud = cloud();
+    session.new_cloud = [this] { return make_cloud_transport(); };
     session.credentials = credentials();
     session.env = &env_;
     session.io = &io();
@@ -173,14 +174,16 @@ std::shared_ptr<auth::TokenCache> Factory::credentials() {
   return credentials_;
 }
 
+std::shared_ptr<http::Transport> Factory::make_cloud_transport() {
+  http::RetryPolicy policy;
+  policy.body_hint = [](const http::Response& r) { return gcp::retry_info_delay(r.body); };
+  return trace_to_stderr(
+      http::retried(auth::authed(http::make_curl_transport(), credentials()), policy),
+      globals_.verbosity);
+}
+
 std::shared_ptr<http::Transport> Factory::cloud() {
-  if (!cloud_) {
-    http::RetryPolicy policy;
-    policy.body_hint = [](const http::Response& r) { return gcp::retry_info_delay(r.body); };
-    cloud_ = trace_to_stderr(
-        http::retried(auth::authed(http::make_curl_transport(), credentials()), policy),
-        globals_.verbosity);
-  }
+  if (!cloud_) cloud_ = make_cloud_transport();
   return cloud_;
 }
 

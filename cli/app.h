@@ -61,6 +61,8 @@ class Factory {
   // What every Google API client uses: traced(retried(authed(curl))), -v 6 tracing each request
   // with secrets redacted.
   std::shared_ptr<http::Transport> cloud();
+  // A new transport like cloud(), for use from another thread.
+  std::shared_ptr<http::Transport> make_cloud_transport();
   // Settings as a gke context sees them: the selected context's, or, when it is local and
   // PROVISIONING (`up` creates the gke context), the flags and environment with gcloud's config
   // filling the gaps.

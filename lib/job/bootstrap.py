@@ -277,7 +277,9 @@ status = dict(
 )
 spec = {}
 attempt = {"number": 0}
-process = {"child": None, "signal": 0, "phase": 0}  # phase 0 before the job, 1 running, 2 after
+# phase 0 before the job, 1 running, 2 after; run_over: no further attempt (exit RUN_OVER);
+# abandoned: nobody follows this foreground run any more.
+process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False}
 uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded or downloaded
 checkpoint_lock = threading.Lock()
 sync_checkpoints_now = threading.Event()
@@ -488,6 +490,41 @@ def sync_checkpoints(final=False):
                 uploaded_checkpoints[rel] = signature
 
 
+# ---- the follower of a foreground run -------------------------------------------------------
+
+
+def parse_time(text):
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def check_follower():
+    # The kinetic that started a foreground run refreshes jobs/ID/follower while it follows. Once
+    # it has been silent for spec.follower_timeout_seconds (the CLI was killed), the job is
+    # stopped: nothing runs, and bills, for a run nobody follows. A second check still finding
+    # it running sends SIGKILL.
+    timeout = float(spec.get("follower_timeout_seconds", 0))
+    bucket, name = split_uri(env["KINETIC_SPEC_URI"].rsplit("/", 1)[0] + "/follower")
+    try:
+        item = json.load(call("GET", "/storage/v1/b/%s/o/%s" % (bucket, quote(name))))
+        last = parse_time(item["updated"])
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+        last = 0
+    silent = time.time() - max(last, started_at)
+    if silent <= timeout:
+        return
+    if process["abandoned"]:
+        if process["child"]:
+            signal_group(signal.SIGKILL)
+        return
+    process["abandoned"] = True
+    say("nobody has followed this run for %ds (the kinetic that started it stopped); stopping "
+        "it" % silent)
+    if process["child"]:
+        signal_group(signal.SIGTERM)
+
+
 # ---- context ------------------------------------------------------------------------------
 
 
@@ -594,6 +631,7 @@ def run_job():
     limit = int(spec.get("max_preemptions", 10))
     times = sum(1 for r in history if preempted(r))
     if times > limit:
+        process["run_over"] = True
         raise Failure(RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
                       % (times, "" if times == 1 else "s", limit))
 
@@ -613,6 +651,9 @@ def run_job():
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)
     every(float(spec.get("checkpoint_sync_seconds", 10)), sync_checkpoints, sync_checkpoints_now)
+    follower_timeout = float(spec.get("follower_timeout_seconds", 0))
+    if follower_timeout > 0:
+        every(min(30.0, follower_timeout / 3), check_follower)
     kind = spec.get("kind")
     command = {"python": ["python3", "-u", job_file], "shell": ["bash", job_file]}.get(
         kind, [job_file])
@@ -647,6 +688,12 @@ if process["signal"]:
     name = signal.Signals(process["signal"]).name
     status.update(state="cancelled", exit_code=128 + process["signal"],
                   error="cancelled: got " + name + (status["error"] and "; " + status["error"]))
+if process["abandoned"]:
+    process["run_over"] = True
+    status.update(state="cancelled", exit_code=RUN_OVER,
+                  error="abandoned: nobody followed this run for %ds (the kinetic that started it "
+                  "stopped); run with --detach to keep a job going on its own"
+                  % float(spec.get("follower_timeout_seconds", 0)))
 if status["error"]:
     say(status["error"])
 
@@ -703,4 +750,4 @@ keep_going("status.json", upload_status)
 shutil.rmtree(work, ignore_errors=True)
 code = status["exit_code"]
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
-sys.exit(1 if code == RUN_OVER and not status["error"].startswith("preempted ") else code)
+sys.exit(1 if code == RUN_OVER and not process["run_over"] else code)

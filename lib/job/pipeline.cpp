@@ -232,6 +232,22 @@ std::string accelerator_summary(const Accelerator& a) {
   return s + ", " + a.machine_type + ")";
 }
 
+// How long a foreground run may go unfollowed before its pod stops it: long enough for a laptop
+// to ride out a network change, short enough not to bill for hours.
+double follower_timeout(const Env& env) {
+  constexpr double kDefaultSeconds = 300;
+  auto v = env.get_nonempty("KINETIC_FOLLOWER_TIMEOUT_SECONDS");
+  if (!v) return kDefaultSeconds;
+  try {
+    const double seconds = std::stod(*v);
+    if (seconds > 0) return seconds;
+  } catch (const std::exception&) {
+  }
+  throw Error(Errc::config,
+              "KINETIC_FOLLOWER_TIMEOUT_SECONDS=" + *v +
+                  " is not a positive number of seconds; unset it for the default 300");
+}
+
 // How the pod keeps the run record (docs/run-record.md).
 void apply_record_options(const RunRequest& req, JobSpec& spec) {
   spec.max_preemptions = req.max_preemptions;
@@ -532,6 +548,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   apply_record_options(req, spec);
   spec.keep = req.keep;
   spec.detached = req.detach;
+  if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
   fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
   spec.output_dir = out_dir.lexically_normal().string();
   spec.created = rfc3339(now_unix());

@@ -59,6 +59,7 @@ nlohmann::json to_json(const JobSpec& s) {
       {"max_preemptions", s.max_preemptions},
       {"checkpoint_sync_seconds", s.checkpoint_sync_seconds},
       {"log_upload_seconds", s.log_upload_seconds},
+      {"follower_timeout_seconds", s.follower_timeout_seconds},
       {"keep", s.keep},
       {"detached", s.detached},
       {"output_dir", s.output_dir},
@@ -89,6 +90,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);
   s.log_upload_seconds = j.value("log_upload_seconds", 5.0);
+  s.follower_timeout_seconds = j.value("follower_timeout_seconds", 0.0);
   s.keep = j.value("keep", false);
   s.detached = j.value("detached", false);
   s.output_dir = j.value("output_dir", "");

@@ -36,6 +36,9 @@ struct JobSpec {
   int max_preemptions = 10;
   double checkpoint_sync_seconds = 10;
   double log_upload_seconds = 5;
+  // A foreground run: the pod stops the job when no kinetic process has refreshed the job's
+  // follower object for this long (the CLI was killed). 0: detached, it runs on its own.
+  double follower_timeout_seconds = 0;
   bool keep = false;
   bool detached = false;
   std::string output_dir;  // where outputs are delivered (absolute path)

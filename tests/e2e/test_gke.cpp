@@ -130,14 +130,15 @@ TEST_F(GkeEndToEnd, RunStreamsCollectsAndCachesTheImageAndContext) {
       cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id).has_value());
 
   // Unchanged requirements and context: no build, no context upload. What is uploaded is the
-  // job's spec (by kinetic) and, by the pod, its outputs.tar.gz, status.json and its attempt's
-  // record (claimed, then final) and log part (docs/run-record.md).
+  // job's spec and its follower heartbeat (by kinetic) and, by the pod, its outputs.tar.gz,
+  // status.json and its attempt's record (claimed, then final) and log part
+  // (docs/run-record.md).
   const int builds = cloud_->gcp().builds_created();
   const int before = uploads(*cloud_);
   auto again = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_EQ(cloud_->gcp().builds_created(), builds);
-  EXPECT_EQ(uploads(*cloud_) - before, 6) << "the context or build source was uploaded again";
+  EXPECT_EQ(uploads(*cloud_) - before, 7) << "the context or build source was uploaded again";
 }
 
 TEST_F(GkeEndToEnd, EnvValuesGoInASecretNeverInTheJobOrTheBucket) {

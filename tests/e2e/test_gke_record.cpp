@@ -2,6 +2,7 @@
 // the stream, every attempt streamed and recorded, preemption restarting from the checkpoint
 // without counting as a failure.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <nlohmann/json.hpp>
 
@@ -137,6 +138,36 @@ TEST_F(GkeRecord, RunFlagsForTheRecordAreCheckedAndReachTheSpec) {
       cloud_->gcs().object_data(kGkeBucket, "jobs/" + id + "/spec.json").value_or("{}"));
   EXPECT_EQ(spec["max_preemptions"], 3) << spec.dump();
   EXPECT_EQ(spec["checkpoint_sync_seconds"], 30.0) << spec.dump();
+}
+
+TEST_F(GkeRecord, AForegroundRunWhoseKineticIsKilledStopsByItselfAndCanBeCleanedUp) {
+  sb.write("proj/long.py",
+           "import time\n"
+           "print('working', flush=True)\n"
+           "while True:\n"
+           "    time.sleep(0.05)\n");
+  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
+  int pid = sb.spawn({"run", "long.py", "-a", "v5litepod-1"}, proj, out, err,
+                     env({{"KINETIC_FOLLOWER_TIMEOUT_SECONDS", "1"}}));
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("working\n") != std::string::npos; }))
+      << slurp(err);
+  auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
+  ASSERT_EQ(pods.size(), 1u);
+  ::kill(pid, SIGKILL);
+  Sandbox::wait(pid);
+  // Nobody follows the run any more: its pod stops the job, and Kubernetes starts no other.
+  EXPECT_TRUE(cloud_->kube().wait_idle(60000));
+  const std::string job = pods.front().substr(std::string("kinetic-").size(), 12);
+  auto st = kin({"status", job, "-o", "json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  EXPECT_NE(st.out.find("abandoned"), std::string::npos) << st.out;
+  EXPECT_EQ(cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic").size(), 1u);
+  // A new process cleans up what the killed one left.
+  auto clean = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/kinetic-" + job));
+  auto dry = kin({"cleanup", "--older-than", "0s", "--dry-run"});
+  EXPECT_EQ(dry.out.find(job), std::string::npos) << dry.out;
 }
 
 TEST_F(GkeRecord, AFinishedJobOutlivesItsPodsUntilCleanup) {

@@ -244,11 +244,13 @@ class BootstrapTest : public ::testing::Test {
     s.log_upload_seconds = log_every;
     s.checkpoint_sync_seconds = checkpoint_every;
     s.max_preemptions = max_preemptions;
+    s.follower_timeout_seconds = follower_timeout;
     gcs.put_object(kBucket, results_prefix() + "spec.json", to_json(s).dump(), "application/json");
   }
   double log_every = 3600;
   double checkpoint_every = 3600;
   int max_preemptions = 10;
+  double follower_timeout = 0;
 
   // Polls until the object exists (a bound against hangs, not a timing assumption).
   bool wait_for_object(const std::string& name) {
@@ -819,6 +821,52 @@ TEST_F(BootstrapTest, UnsafeOutputSymlinksAreLeftOutWithAWarning) {
   EXPECT_EQ(status_json()["state"], "succeeded");
   auto archive = gcs.object_data(kBucket, results_prefix() + "outputs.tar.gz");
   ASSERT_TRUE(archive.has_value());
+}
+
+TEST_F(BootstrapTest, AForegroundRunNobodyFollowsIsStoppedAndNotRetried) {
+  // The CLI that started it was killed: its follower object (jobs/ID/follower) never comes.
+  follower_timeout = 0.3;
+  stage_context({{"t.py",
+                  {"import time\n"
+                   "print('working', flush=True)\n"
+                   "while True:\n"
+                   "    time.sleep(0.05)\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 197) << child->err();
+  EXPECT_NE(child->out().find("working"), std::string::npos);
+  EXPECT_NE(child->err().find("nobody has followed this run"), std::string::npos) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "cancelled") << st.dump();
+  EXPECT_EQ(st["error"].get<std::string>().rfind("abandoned: ", 0), 0u) << st.dump();
+}
+
+TEST_F(BootstrapTest, AFollowedRunGoesOn) {
+  // A follower object refreshed by the test: the job ends by itself, on a file the test writes
+  // once the pod has checked the follower more than once.
+  follower_timeout = 2;
+  const fs::path go = tmp / "go";
+  stage_context({{"t.py",
+                  {"import os, time\n"
+                   "while not os.path.exists(os.environ['GO_FILE']):\n"
+                   "    time.sleep(0.01)\n"
+                   "print('finished on its own')\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  const std::string follower = "jobs/" + job_id + "/follower";
+  gcs.put_object(kBucket, follower, "{}");
+  auto child = start({{"GO_FILE", go.string()}});
+  // Keep the follower fresh while the pod checks it a few times.
+  for (int i = 0; i < 5; ++i) {
+    const int before = gcs.request_count("objects.get");
+    for (int j = 0; j < 3000 && gcs.request_count("objects.get") == before; ++j)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    gcs.put_object(kBucket, follower, "{}");
+  }
+  std::ofstream(go).put('\n');
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_EQ(status_json()["state"], "succeeded");
 }
 
 TEST_F(BootstrapTest, TheScriptStaysCompact) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "backend/gke/create_or_adopt.h"
+#include "backend/gke/follower_heartbeat.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
@@ -203,7 +204,12 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
   // is announced by one line before its wait for a node and its log.
   std::vector<AttemptRecord>& seen = attempts_[id];
   seen.clear();
-  const int retries = spec_retries(id);
+  const std::optional<JobSpec> spec = spec_for(id);
+  const int retries = spec ? spec->retries : 0;
+  // A foreground run is followed: the pod stops it once nobody refreshes the follower object.
+  std::optional<FollowerHeartbeat> heartbeat;
+  if (spec && spec->follower_timeout_seconds > 0)
+    heartbeat.emplace(session_, id, heartbeat_interval(spec->follower_timeout_seconds));
   o.on_new_pod = [&](const std::string&) {
     if (seen.empty()) return;
     int preempted = 0;
@@ -261,11 +267,11 @@ bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink) {
   return true;
 }
 
-int GkeBackend::spec_retries(const std::string& id) {
+std::optional<JobSpec> GkeBackend::spec_for(const std::string& id) {
   auto it = specs_.find(id);
-  if (it != specs_.end()) return it->second.retries;
-  if (auto spec = get_spec(id)) return spec->retries;
-  return 0;
+  if (it != specs_.end()) return it->second;
+  if (auto spec = get_spec(id)) return specs_[id] = *spec;
+  return std::nullopt;
 }
 
 bool GkeBackend::has_checkpoint(const std::string& id) {

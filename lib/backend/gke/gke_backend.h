@@ -43,7 +43,8 @@ class GkeBackend : public Backend {
 
   Session session_;
   std::optional<KubeConnection> kube_;
-  int spec_retries(const std::string& id);
+  // The job's spec: as submitted by this process, else from the bucket.
+  std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the
   // bucket holds none.
   bool print_recorded_log(const std::string& id, LogSink& sink);

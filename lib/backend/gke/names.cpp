@@ -58,6 +58,9 @@ std::string job_prefix(const std::string& job_id) {
 std::string spec_object(const std::string& job_id) {
   return job_prefix(job_id) + "spec.json";
 }
+std::string follower_object(const std::string& job_id) {
+  return job_prefix(job_id) + "follower";
+}
 std::string results_prefix(const std::string& job_id) {
   return job_prefix(job_id) + "results/";
 }

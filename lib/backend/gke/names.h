@@ -40,8 +40,11 @@ std::string managed_selector();
 std::string job_selector(const std::string& job_id);
 
 // Where a job's objects live in the bucket.
-std::string job_prefix(const std::string& job_id);      // jobs/ID/
-std::string spec_object(const std::string& job_id);     // jobs/ID/spec.json
+std::string job_prefix(const std::string& job_id);   // jobs/ID/
+std::string spec_object(const std::string& job_id);  // jobs/ID/spec.json
+// jobs/ID/follower: refreshed while a kinetic process follows a foreground run; the pod stops a
+// run nobody follows any more (docs/run-record.md).
+std::string follower_object(const std::string& job_id);
 std::string results_prefix(const std::string& job_id);  // jobs/ID/results/
 std::string context_object(const std::string& sha256);  // contexts/SHA.tar.gz
 

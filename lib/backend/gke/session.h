@@ -3,6 +3,7 @@
 // operations, and where to show progress. Built once per command by the CLI.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,9 @@ struct Target {
 struct Session {
   Target target;
   std::shared_ptr<http::Transport> cloud;  // traced(retried(authed(curl)))
+  // Another transport like CLOUD, for a thread of its own (a transport is not shared between
+  // threads). Null: CLOUD is not to be used from another thread.
+  std::function<std::shared_ptr<http::Transport>()> new_cloud;
   std::shared_ptr<auth::TokenCache> credentials;
   const Env* env = nullptr;
   const IOStreams* io = nullptr;
