@@ -20,7 +20,8 @@ namespace {
 
 constexpr uint64_t kQuantum = 256 * 1024;  // resumable chunks are multiples of this
 constexpr int kMaxStalls = 8;              // consecutive failures without progress
-constexpr int kIamAttempts = 5;            // read-modify-write rounds lost to concurrent changes
+constexpr int kCorruptTries = 3;  // downloads whose checksum did not match, before giving up
+constexpr int kIamAttempts = 5;   // read-modify-write rounds lost to concurrent changes
 
 bool ok(int status) {
   return status >= 200 && status < 300;
@@ -435,55 +436,68 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
   uint32_t crc = 0;
   std::string server_crc = meta->crc32c;
   int stalls = 0;
-  for (;;) {
-    http::Request req;
-    // Pinned to the generation we looked at, so a resume never splices two versions.
-    req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
-              encode_object_name(name) +
-              "?alt=media&generation=" + std::to_string(meta->generation);
-    if (written > 0) req.headers = {{"Range", "bytes=" + std::to_string(written) + "-"}};
-    uint64_t before = written;
-    bool write_failed = false;
-    req.on_body = [&](std::string_view chunk) {
-      if (::write(fd.get(), chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) {
-        write_failed = true;
-        return false;
-      }
-      crc = crc32c_extend(crc, chunk.data(), chunk.size());
-      written += chunk.size();
-      if (progress) progress(written, meta->size);
-      return true;
-    };
-    try {
-      auto r = transport_.send(req);
-      if (r.status == 416 && written == meta->size) break;  // nothing left to fetch
-      if (!ok(r.status)) {
-        ::unlink(tmp.c_str());
-        fail(r, what);
-      }
-      if (r.status == 200 && before > 0)
-        throw Error(Errc::api, what + ": the server ignored the Range of a resumed download");
-      std::string h = crc_from_hash_header(r.header("x-goog-hash"));
-      if (!h.empty()) server_crc = h;
-      break;
-    } catch (const http::TransportError& e) {
-      if (write_failed)
-        throw Error(Errc::internal, "cannot write " + tmp.string() + ": check free space");
-      if (!e.retryable()) {
-        ::unlink(tmp.c_str());
-        throw;
-      }
-      stalls = written > before ? 0 : stalls + 1;
-      if (stalls >= kMaxStalls) {
-        ::unlink(tmp.c_str());
-        throw Error(Errc::api, what + ": no progress after " + std::to_string(kMaxStalls) +
-                                   " attempts: " + e.what());
+  // A transfer corrupted on the way (the checksum does not match) is fetched again from the
+  // start, a few times, before the caller hears of it.
+  for (int corrupted = 0;; ++corrupted) {
+    for (;;) {
+      http::Request req;
+      // Pinned to the generation we looked at, so a resume never splices two versions.
+      req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+                encode_object_name(name) +
+                "?alt=media&generation=" + std::to_string(meta->generation);
+      if (written > 0) req.headers = {{"Range", "bytes=" + std::to_string(written) + "-"}};
+      uint64_t before = written;
+      bool write_failed = false;
+      req.on_body = [&](std::string_view chunk) {
+        if (::write(fd.get(), chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) {
+          write_failed = true;
+          return false;
+        }
+        crc = crc32c_extend(crc, chunk.data(), chunk.size());
+        written += chunk.size();
+        if (progress) progress(written, meta->size);
+        return true;
+      };
+      try {
+        auto r = transport_.send(req);
+        if (r.status == 416 && written == meta->size) break;  // nothing left to fetch
+        if (!ok(r.status)) {
+          ::unlink(tmp.c_str());
+          fail(r, what);
+        }
+        if (r.status == 200 && before > 0)
+          throw Error(Errc::api, what + ": the server ignored the Range of a resumed download");
+        std::string h = crc_from_hash_header(r.header("x-goog-hash"));
+        if (!h.empty()) server_crc = h;
+        break;
+      } catch (const http::TransportError& e) {
+        if (write_failed)
+          throw Error(Errc::internal, "cannot write " + tmp.string() + ": check free space");
+        if (!e.retryable()) {
+          ::unlink(tmp.c_str());
+          throw;
+        }
+        stalls = written > before ? 0 : stalls + 1;
+        if (stalls >= kMaxStalls) {
+          ::unlink(tmp.c_str());
+          throw Error(Errc::api, what + ": no progress after " + std::to_string(kMaxStalls) +
+                                     " attempts: " + e.what());
+        }
       }
     }
-  }
-  if (!server_crc.empty() && server_crc != crc32c_base64(crc)) {
-    ::unlink(tmp.c_str());
-    throw Error(Errc::api, what + ": CRC32C mismatch (the download was corrupted); try again");
+    if (server_crc.empty() || server_crc == crc32c_base64(crc)) break;
+    if (corrupted + 1 >= kCorruptTries) {
+      ::unlink(tmp.c_str());
+      throw Error(Errc::api, what + ": CRC32C mismatch " + std::to_string(kCorruptTries) +
+                                 " times (the download was corrupted each time); try again");
+    }
+    if (::ftruncate(fd.get(), 0) != 0 || ::lseek(fd.get(), 0, SEEK_SET) != 0) {
+      ::unlink(tmp.c_str());
+      throw Error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
+    }
+    written = 0;
+    crc = 0;
+    server_crc = meta->crc32c;
   }
   if (::fsync(fd.get()) != 0 || ::rename(tmp.c_str(), file.c_str()) != 0) {
     ::unlink(tmp.c_str());
@@ -493,16 +507,19 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
 }
 
 std::string StorageClient::download_string(const std::string& bucket, const std::string& name) {
-  http::Request req;
-  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
-            encode_object_name(name) + "?alt=media";
-  auto r = transport_.send(req);
-  if (r.status == 404) throw Error(Errc::not_found, gs(bucket, name) + ": no such object");
-  if (!ok(r.status)) fail(r, "downloading " + gs(bucket, name));
-  std::string h = crc_from_hash_header(r.header("x-goog-hash"));
-  if (!h.empty() && h != crc32c_base64(crc32c(r.body)))
-    throw Error(Errc::api, "downloading " + gs(bucket, name) + ": CRC32C mismatch; try again");
-  return r.body;
+  for (int corrupted = 0;; ++corrupted) {
+    http::Request req;
+    req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+              encode_object_name(name) + "?alt=media";
+    auto r = transport_.send(req);
+    if (r.status == 404) throw Error(Errc::not_found, gs(bucket, name) + ": no such object");
+    if (!ok(r.status)) fail(r, "downloading " + gs(bucket, name));
+    std::string h = crc_from_hash_header(r.header("x-goog-hash"));
+    if (h.empty() || h == crc32c_base64(crc32c(r.body))) return r.body;
+    if (corrupted + 1 >= kCorruptTries)
+      throw Error(Errc::api, "downloading " + gs(bucket, name) + ": CRC32C mismatch " +
+                                 std::to_string(kCorruptTries) + " times; try again");
+  }
 }
 
 ListResult StorageClient::list(const std::string& bucket, const std::string& prefix,

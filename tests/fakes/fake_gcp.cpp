@@ -588,6 +588,11 @@ void FakeGcp::fail_next(const std::string& service, int n, int status,
   if (n > 0) impl_->failures.push_back({service, n, status, route_prefix});
 }
 
+int FakeGcp::pending_faults() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<int>(impl_->failures.size());
+}
+
 void FakeGcp::fail_next_pool(const std::string& code, const std::string& message) {
   std::lock_guard lock(impl_->mu);
   impl_->pool_failures.emplace_back(code, message);

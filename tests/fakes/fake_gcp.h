@@ -82,6 +82,8 @@ class FakeGcp {
   // The next node pool created ends its operation with an error (e.g. GCE_STOCKOUT or
   // GCE_QUOTA_EXCEEDED as GKE reports them) and the pool in ERROR.
   void fail_next_pool(const std::string& code, const std::string& message);
+  // fail_next faults not yet triggered.
+  int pending_faults() const;
 
   // ---- counters: "METHOD /canonical/path" per service; also GET /_fake/counters on each port -
   std::map<std::string, int> request_counts(const std::string& service) const;

@@ -209,7 +209,7 @@ struct FakeGcs::Impl {
   std::deque<Failure> failures;
   std::optional<std::size_t> drop_after;
   bool precondition_next = false;
-  bool corrupt_next_download = false;
+  int corrupt_downloads = 0;  // corrupt_next_download
   struct IamInterleave {
     std::string bucket, role, member;
   };
@@ -689,7 +689,7 @@ struct FakeGcs::Impl {
     std::lock_guard lock(mu);
     if (name == "fake.counters") return send_json(res, 200, json(counters));
     if (name == "fake.corrupt") {
-      corrupt_next_download = true;
+      corrupt_downloads = std::max(corrupt_downloads, 1);
       res.status = 204;
       return;
     }
@@ -1034,8 +1034,8 @@ struct FakeGcs::Impl {
       res.set_header("Content-Encoding", r["contentEncoding"].get<std::string>());
     auto content_type = r.value("contentType", std::string("application/octet-stream"));
     std::string slice = size == 0 ? std::string() : o.data.substr(first, last - first + 1);
-    if (corrupt_next_download && !slice.empty()) {  // bytes change, x-goog-hash does not
-      corrupt_next_download = false;
+    if (corrupt_downloads > 0 && !slice.empty()) {  // bytes change, x-goog-hash does not
+      --corrupt_downloads;
       slice[slice.size() / 2] = static_cast<char>(slice[slice.size() / 2] ^ 0x5A);
     }
     if (ranged) {
@@ -1328,13 +1328,18 @@ void FakeGcs::change_iam_policy_after_next_read(const std::string& bucket, const
   std::lock_guard lock(impl_->mu);
   impl_->iam_interleaves.push_back({bucket, role, member});
 }
-void FakeGcs::corrupt_next_download() {
+void FakeGcs::corrupt_next_download(int n) {
   std::lock_guard lock(impl_->mu);
-  impl_->corrupt_next_download = true;
+  impl_->corrupt_downloads = n;
+}
+int FakeGcs::pending_faults() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<int>(impl_->failures.size()) + (impl_->drop_after ? 1 : 0) +
+         impl_->corrupt_downloads + (impl_->precondition_next ? 1 : 0);
 }
 void FakeGcs::clear_faults() {
   std::lock_guard lock(impl_->mu);
-  impl_->corrupt_next_download = false;
+  impl_->corrupt_downloads = 0;
   impl_->failures.clear();
   impl_->drop_after.reset();
   impl_->precondition_next = false;

@@ -42,11 +42,13 @@ class FakeGcs {
   // to ROLE (bumping the policy's etag), so a read-modify-write based on that read is stale.
   void change_iam_policy_after_next_read(const std::string& bucket, const std::string& role,
                                          const std::string& member);
-  // The next media download serves one flipped byte while keeping the true x-goog-hash, so a
+  // The next N media downloads serve one flipped byte while keeping the true x-goog-hash, so a
   // validating client must notice. (Also: POST /_fake/corrupt-next-download.)
-  void corrupt_next_download();
+  void corrupt_next_download(int n = 1);
   // Clears every pending fault.
   void clear_faults();
+  // Faults set up but not yet triggered (a test checks its fault really hit).
+  int pending_faults() const;
 
   // ---- counters -----------------------------------------------------------------------------
   // Route names: buckets.insert buckets.get buckets.list buckets.patch buckets.delete

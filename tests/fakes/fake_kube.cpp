@@ -1809,6 +1809,21 @@ void FakeKube::lose_next_response(const std::string& route_prefix) {
   std::lock_guard lock(impl_->mu);
   impl_->lost_responses.push_back(route_prefix);
 }
+int FakeKube::pending_faults() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<int>(impl_->failures.size() + impl_->lost_responses.size()) +
+         (impl_->cut_log_after ? 1 : 0) + (impl_->end_log_after_exit ? 1 : 0);
+}
+
+void FakeKube::clear_faults() {
+  std::lock_guard lock(impl_->mu);
+  impl_->failures.clear();
+  impl_->lost_responses.clear();
+  impl_->cut_log_after.reset();
+  impl_->end_log_after_exit.reset();
+  impl_->pod_create_failure.clear();
+}
+
 void FakeKube::fail_pod_creates(const std::string& message) {
   std::lock_guard lock(impl_->mu);
   impl_->pod_create_failure = message;

@@ -110,6 +110,11 @@ class FakeKube {
   // (0.1 s doubling to 1 s; the real controller starts at 10 s). Empty: pods are created again.
   void fail_pod_creates(const std::string& message);
 
+  // Faults set up but not yet triggered (fail_next, cut and clean stream ends, lost responses),
+  // so a test can check its fault really hit; clear_faults drops them.
+  int pending_faults() const;
+  void clear_faults();
+
   // ---- counters and state (assertions) ------------------------------------------------------
   // "METHOD /canonical/path" with names replaced by {name}, e.g. "POST /apis/batch/v1/namespaces/
   // {ns}/jobs", "GET /api/v1/namespaces/{ns}/pods/{name}/log"; also served at GET /_fake/counters.

@@ -63,6 +63,31 @@ TEST_F(StorageTest, SmallObjectsRoundTripInOneRequest) {
   EXPECT_EQ(client.download_string("b", "dir/hello.txt"), data);
 }
 
+TEST_F(StorageTest, ACorruptedDownloadIsFetchedAgainThenGivenUpOn) {
+  fake.create_bucket("b");
+  const std::string data = random_bytes(300000, 3);
+  fake.put_object("b", "o.bin", data);
+  // Once corrupted (the checksum says so): fetched again, the caller never hears of it.
+  fake.corrupt_next_download();
+  EXPECT_EQ(client.download_string("b", "o.bin"), data);
+  fake.corrupt_next_download();
+  client.download_file("b", "o.bin", dir / "o.bin");
+  EXPECT_EQ(read_file(dir / "o.bin").value_or(""), data);
+  EXPECT_EQ(fake.pending_faults(), 0);
+  // Corrupted every time: one clear error, and no partial file left.
+  fake.corrupt_next_download(3);
+  EXPECT_THROW(client.download_string("b", "o.bin"), Error);
+  EXPECT_EQ(fake.pending_faults(), 0);
+  try {
+    fake.corrupt_next_download(3);
+    client.download_file("b", "o.bin", dir / "again.bin");
+    ADD_FAILURE() << "a download corrupted every time was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("CRC32C mismatch"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "again.bin"));
+}
+
 TEST_F(StorageTest, LargeFileGoesResumableInChunksAndDownloadsVerified) {
   fake.create_bucket("b");
   std::string data = random_bytes(3 * 1024 * 1024 + 12345, 1);
