@@ -69,6 +69,13 @@ JobStatus initial_status(const JobSpec& spec);
 
 nlohmann::json to_json(const JobStatus& s);
 nlohmann::json to_json(const AttemptRecord& a);
+
+// The kinetic line that announces attempt NEXT after PREVIOUS ended, on every backend:
+// "preempted: node reclaimed; attempt 3 on a new node, ..." or "attempt 2/3: previous attempt
+// exited 1; resuming from the checkpoint". MAX_ATTEMPTS counts --retries + 1 plus the
+// preemptions so far.
+std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
+                         bool has_checkpoint);
 AttemptRecord attempt_record_from_json(const nlohmann::json& j);
 JobStatus job_status_from_json(const nlohmann::json& j);
 

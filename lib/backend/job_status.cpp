@@ -31,6 +31,19 @@ std::optional<int> int_or_null(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
+std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
+                         bool has_checkpoint) {
+  const std::string resume =
+      has_checkpoint ? "resuming from the checkpoint" : "starting again (no checkpoint saved)";
+  if (previous.preempted)
+    return "preempted: node reclaimed; attempt " + std::to_string(next) + " on a new node, " +
+           resume;
+  std::string why = previous.exit_code ? "exited " + std::to_string(*previous.exit_code)
+                                       : "ended without an exit code";
+  return "attempt " + std::to_string(next) + "/" + std::to_string(max_attempts) +
+         ": previous attempt " + why + "; " + resume;
+}
+
 nlohmann::json to_json(const AttemptRecord& a) {
   nlohmann::json j = {
       {"attempt", a.attempt},  {"state", a.state},         {"exit_code", optional_int(a.exit_code)},

@@ -209,7 +209,17 @@ TEST_F(RunTest, RetriesRunTheJobAgainWithTheCheckpointDirKept) {
   auto r = sb.run({"run", "flaky.sh", "--retries", "1"}, proj);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "first\nsecond\n");
-  EXPECT_EQ(status_json(job_id_in(r.err))["attempts"], 2);
+  // The same attempt line and history as on gke (docs/run-record.md).
+  EXPECT_NE(
+      r.err.find("kinetic: attempt 2/2: previous attempt exited 1; resuming from the checkpoint\n"),
+      std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("after 2 attempts"), std::string::npos) << r.err;
+  auto st = status_json(job_id_in(r.err));
+  EXPECT_EQ(st["attempts"], 2);
+  ASSERT_EQ(st["attempt_history"].size(), 2u) << st.dump();
+  EXPECT_EQ(st["attempt_history"][0]["exit_code"], 1) << st.dump();
+  EXPECT_EQ(st["attempt_history"][1]["state"], "succeeded") << st.dump();
 }
 
 TEST_F(RunTest, ConcurrentRunsNeverCollide) {

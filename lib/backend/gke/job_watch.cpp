@@ -257,19 +257,6 @@ AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const 
   return a;
 }
 
-std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
-                         bool has_checkpoint) {
-  const std::string resume =
-      has_checkpoint ? "resuming from the checkpoint" : "starting again (no checkpoint saved)";
-  if (previous.preempted)
-    return "preempted: node reclaimed; attempt " + std::to_string(next) + " on a new node, " +
-           resume;
-  std::string why = previous.exit_code ? "exited " + std::to_string(*previous.exit_code)
-                                       : "ended without an exit code";
-  return "attempt " + std::to_string(next) + "/" + std::to_string(max_attempts) +
-         ": previous attempt " + why + "; " + resume;
-}
-
 std::optional<json> wait_for_workload(k8s::Client& client, const std::string& ns,
                                       const std::string& job_id, bool jobset,
                                       double timeout_seconds) {

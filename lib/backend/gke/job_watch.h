@@ -58,12 +58,6 @@ void stream_pod_log(k8s::Client& client, const WatchOptions& options, const std:
 AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,
                               int attempt);
 
-// The kinetic line that announces attempt NEXT after PREVIOUS ended: "preempted: node
-// reclaimed; attempt 3 on a new node" or "attempt 2/3: previous attempt exited 1; resuming from
-// the checkpoint". MAX_ATTEMPTS counts --retries + 1 plus the preemptions so far.
-std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,
-                         bool has_checkpoint);
-
 // Waits for the workload (Job or JobSet, found by the job label) to finish; returns it, or
 // nullopt when it no longer exists.
 std::optional<nlohmann::json> wait_for_workload(k8s::Client& client, const std::string& ns,

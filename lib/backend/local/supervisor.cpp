@@ -344,18 +344,31 @@ void deliver(const fs::path& from, const fs::path& to) {
       for (const auto& a : spec.args) argv.push_back(a);
       for (int attempt = 0; attempt <= spec.retries; ++attempt) {
         st.attempts = attempt + 1;
-        if (attempt > 0)
-          log.write(LogStream::system, "retrying (attempt " + std::to_string(attempt + 1) + " of " +
-                                           std::to_string(spec.retries + 1) + ")\n");
+        if (attempt > 0) {
+          std::error_code ec;
+          const bool saved = !fs::is_empty(checkpoints, ec) && !ec;
+          log.write(
+              LogStream::system,
+              attempt_line(st.attempt_history.back(), attempt + 1, spec.retries + 1, saved) + "\n");
+        }
+        AttemptRecord record;
+        record.attempt = attempt + 1;
+        record.started = rfc3339(now_unix());
         ChildResult r = runner.run(argv, envp, cwd, path_var, &st.pgid, on_start);
+        record.finished = rfc3339(now_unix());
+        record.exit_code = r.exit_code;
+        record.state = r.exit_code == 0 ? std::string(kSucceeded) : std::string(kFailed);
         if (stop != Stop::none) break;
         if (r.exit_code == 0) {
+          st.attempt_history.push_back(record);
           finish(kSucceeded, 0, "");
           break;
         }
         std::string why = r.signal ? "killed by " + signal_name(r.signal)
                                    : "exited with code " + std::to_string(r.exit_code);
         if (!r.started) why = "could not start " + argv[0];
+        record.error = "job " + why;
+        st.attempt_history.push_back(record);
         finish(kFailed, r.exit_code, "job " + why);
         if (!r.started) break;
       }
