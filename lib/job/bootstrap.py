@@ -730,7 +730,10 @@ def upload_outputs():
 
 if job_ran:
     keep_going("checkpoints", lambda: sync_checkpoints(final=True))
-keep_going("outputs", upload_outputs)
+# An attempt whose job never ran (the preemption cap, a lost context) has nothing to add: it must
+# not replace what an earlier attempt delivered.
+if job_ran or attempt["number"] <= 1:
+    keep_going("outputs", upload_outputs)
 finished = now()
 status.update(finished=finished, duration_seconds=round(time.time() - started_at, 3))
 if attempt["number"]:

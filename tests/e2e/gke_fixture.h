@@ -24,7 +24,13 @@ class GkeFixture : public ::testing::Test {
     delete cloud_;
     cloud_ = nullptr;
   }
+  // A project with a standard job (train.py: prints its arguments, writes model.txt), then `up`.
   void SetUp() override {
+    sb.write("proj/train.py",
+             "import os, sys\n"
+             "print('training', ' '.join(sys.argv[1:]))\n"
+             "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
+             ".write('weights\\n')\n");
     auto r = kin(kGkeUp);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }

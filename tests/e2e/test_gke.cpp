@@ -25,11 +25,6 @@ int uploads(FakeCloud& cloud) {
 class GkeEndToEnd : public GkeFixture {
  protected:
   void SetUp() override {
-    sb.write("proj/train.py",
-             "import os, sys\n"
-             "print('training', ' '.join(sys.argv[1:]))\n"
-             "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
-             ".write('weights\\n')\n");
     sb.write("proj/fail.py", "print('about to fail')\nraise SystemExit(3)\n");
     GkeFixture::SetUp();
   }

@@ -28,17 +28,7 @@ std::string last_line(std::string s) {
   return s.substr(s.rfind('\n') == std::string::npos ? 0 : s.rfind('\n') + 1);
 }
 
-class GkeNoOrphan : public GkeFixture {
- protected:
-  void SetUp() override {
-    sb.write("proj/train.py",
-             "import os, sys\n"
-             "print('training', ' '.join(sys.argv[1:]))\n"
-             "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'model.txt'), 'w')"
-             ".write('weights\\n')\n");
-    GkeFixture::SetUp();
-  }
-};
+class GkeNoOrphan : public GkeFixture {};
 
 TEST_F(GkeNoOrphan, ALostAnswerToTheJobCreateIsAdoptedNotAnOrphan) {
   const int posts = cloud_->kube().request_counts()[kJobsPost];

@@ -788,8 +788,12 @@ TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
         "application/json");
   stage_context({{"t.py", {"print('should not run')\n", 0644}}});
   stage_spec("t.py", JobKind::python);
+  gcs.put_object(kBucket, results_prefix() + "outputs.tar.gz", "an earlier attempt's outputs");
   auto child = start();
   EXPECT_EQ(child->wait(), 197);
+  EXPECT_EQ(gcs.object_data(kBucket, results_prefix() + "outputs.tar.gz").value_or(""),
+            "an earlier attempt's outputs")
+      << "an attempt that never ran replaced the outputs";
   EXPECT_EQ(child->out().find("should not run"), std::string::npos);
   auto st = status_json();
   EXPECT_EQ(st["error"], "preempted 3 times (--max-preemptions 2)") << st.dump();
