@@ -242,7 +242,8 @@ TEST_P(GkeFaultMatrix, TheRunEndsAsACleanRunDoes) {
   // purpose), never a Job or a Secret left running or orphaned.
   auto dry = kin({"cleanup", "--older-than", "0s", "--dry-run", "-o", "json"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
-  for (const auto& item : json::parse(dry.out)["items"])
+  const json listing = json::parse(dry.out);  // kept alive: the loop reads into it
+  for (const auto& item : listing["items"])
     EXPECT_TRUE(item["kind"] != "job" && item["kind"] != "secret") << dry.out;
   EXPECT_TRUE(cloud_->kube().wait_idle(30000));
 }
