@@ -1,5 +1,10 @@
 #include "core/env.h"
 
+#include <cstdio>
+#include <exception>
+
+#include "core/error.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -43,6 +48,21 @@ std::optional<std::string> Env::get_nonempty(const std::string& name) const {
   auto v = get(name);
   if (!v || v->empty()) return std::nullopt;
   return v;
+}
+
+double seconds_from_env(const Env& env, const std::string& name, double fallback) {
+  auto v = env.get_nonempty(name);
+  if (!v) return fallback;
+  try {
+    size_t used = 0;
+    const double seconds = std::stod(*v, &used);
+    if (used == v->size() && seconds >= 0) return seconds;
+  } catch (const std::exception&) {
+  }
+  char def[32];
+  std::snprintf(def, sizeof def, "%g", fallback);
+  throw Error(Errc::config,
+              name + "=" + *v + " is not a number of seconds; unset it for the default " + def);
 }
 
 }  // namespace kinetic

@@ -32,4 +32,8 @@ class Env {
   Lister list_;
 };
 
+// A number of seconds from NAME (KINETIC_*_SECONDS knobs), FALLBACK when unset; anything but a
+// non-negative number throws Error(Errc::config) naming the variable and the default.
+double seconds_from_env(const Env& env, const std::string& name, double fallback);
+
 }  // namespace kinetic

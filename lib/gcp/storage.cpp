@@ -523,7 +523,7 @@ std::string StorageClient::download_string(const std::string& bucket, const std:
 }
 
 ListResult StorageClient::list(const std::string& bucket, const std::string& prefix,
-                               const std::string& delimiter) {
+                               const std::string& delimiter, const std::string& match_glob) {
   ListResult out;
   std::string page;
   do {
@@ -531,6 +531,7 @@ ListResult StorageClient::list(const std::string& bucket, const std::string& pre
     req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o?maxResults=1000";
     if (!prefix.empty()) req.url += "&prefix=" + encode_object_name(prefix);
     if (!delimiter.empty()) req.url += "&delimiter=" + encode_object_name(delimiter);
+    if (!match_glob.empty()) req.url += "&matchGlob=" + encode_object_name(match_glob);
     if (!page.empty()) req.url += "&pageToken=" + encode_object_name(page);
     auto r = transport_.send(req);
     if (!ok(r.status)) fail(r, "listing gs://" + bucket + "/" + prefix);

@@ -92,8 +92,10 @@ class StorageClient {
   std::string download_string(const std::string& bucket, const std::string& name);
 
   // Every object under PREFIX (all pages); with DELIMITER, the common prefixes too.
+  // With MATCH_GLOB, only the objects whose names match it (GCS matchGlob: '*' within a
+  // '/'-separated segment, '**' across them).
   ListResult list(const std::string& bucket, const std::string& prefix = "",
-                  const std::string& delimiter = "");
+                  const std::string& delimiter = "", const std::string& match_glob = "");
   // False when the object did not exist.
   bool delete_object(const std::string& bucket, const std::string& name);
 

@@ -235,17 +235,12 @@ std::string accelerator_summary(const Accelerator& a) {
 // How long a foreground run may go unfollowed before its pod stops it: long enough for a laptop
 // to ride out a network change, short enough not to bill for hours.
 double follower_timeout(const Env& env) {
-  constexpr double kDefaultSeconds = 300;
-  auto v = env.get_nonempty("KINETIC_FOLLOWER_TIMEOUT_SECONDS");
-  if (!v) return kDefaultSeconds;
-  try {
-    const double seconds = std::stod(*v);
-    if (seconds > 0) return seconds;
-  } catch (const std::exception&) {
-  }
-  throw Error(Errc::config,
-              "KINETIC_FOLLOWER_TIMEOUT_SECONDS=" + *v +
-                  " is not a positive number of seconds; unset it for the default 300");
+  const double seconds = seconds_from_env(env, "KINETIC_FOLLOWER_TIMEOUT_SECONDS", 300);
+  if (seconds <= 0)
+    throw Error(
+        Errc::config,
+        "KINETIC_FOLLOWER_TIMEOUT_SECONDS must be more than 0; unset it for the default 300");
+  return seconds;
 }
 
 // How the pod keeps the run record (docs/run-record.md).

@@ -20,7 +20,32 @@ std::string numbered(int n) {
   return out;
 }
 
-class GkeRecord : public GkeFixture {};
+class GkeRecord : public GkeFixture {
+ protected:
+  // Starts `kinetic ARGS` in the background and waits until its stdout shows LINE; returns its
+  // pid and the job's one pod, or -1 (with a failure recorded) when it never got there.
+  int spawn_until(const std::vector<std::string>& args, const std::string& line, std::string* pod,
+                  const std::map<std::string, std::string>& extra = {}) {
+    int pid = sb.spawn(args, proj, out, err, env(extra));
+    if (!eventually([&] { return slurp(out).find(line) != std::string::npos; })) {
+      ADD_FAILURE() << "never printed " << line << ": " << slurp(err);
+      return -1;
+    }
+    auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
+    if (pods.size() != 1) {
+      ADD_FAILURE() << pods.size() << " pods";
+      return -1;
+    }
+    *pod = pods.front();
+    return pid;
+  }
+  // A Spot pool to land --spot jobs on.
+  void add_spot_pool() {
+    auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
+    ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  }
+  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
+};
 
 TEST_F(GkeRecord, ALogStreamEndedCleanlyAfterTheJobExitedLosesNoLine) {
   sb.write("proj/fifty.py", "for i in range(1, 51):\n    print('line', i)\n");
@@ -62,8 +87,7 @@ TEST_F(GkeRecord, EveryAttemptIsStreamedAnnouncedAndRecorded) {
 }
 
 TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingAsARetry) {
-  auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
-  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  add_spot_pool();
   sb.write("proj/spot.py",
            "import os, sys, time\n"
            "mark = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
@@ -74,15 +98,12 @@ TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingA
            "print('checkpoint saved', flush=True)\n"
            "while True:\n"
            "    time.sleep(0.05)\n");
-  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
   // No --retries: a preemption is not a failure, so it needs none.
-  int pid = spawn({"run", "spot.py", "--accelerator", "v5litepod-1", "--spot"}, out, err);
-  ASSERT_TRUE(eventually([&] {
-    return slurp(out).find("checkpoint saved\n") != std::string::npos;
-  })) << slurp(err);
-  auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
-  ASSERT_EQ(pods.size(), 1u);
-  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", pods.front()));
+  std::string pod;
+  int pid = spawn_until({"run", "spot.py", "--accelerator", "v5litepod-1", "--spot"},
+                        "checkpoint saved\n", &pod);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", pod));
   EXPECT_EQ(Sandbox::wait(pid), 0) << slurp(err);
   EXPECT_EQ(slurp(out), "checkpoint saved\nresumed at step 5\n") << slurp(err);
   EXPECT_NE(slurp(err).find("kinetic: preempted: node reclaimed; attempt 2 on a new node"),
@@ -98,21 +119,18 @@ TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingA
 }
 
 TEST_F(GkeRecord, PastMaxPreemptionsTheRunGivesUpWith197) {
-  auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
-  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  add_spot_pool();
   sb.write("proj/doomed.py",
            "import time\n"
            "print('working', flush=True)\n"
            "while True:\n"
            "    time.sleep(0.05)\n");
-  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
-  int pid = spawn({"run", "doomed.py", "-a", "v5litepod-1", "--spot", "--max-preemptions", "0"},
-                  out, err);
-  ASSERT_TRUE(eventually([&] { return slurp(out).find("working\n") != std::string::npos; }))
-      << slurp(err);
-  auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
-  ASSERT_EQ(pods.size(), 1u);
-  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", pods.front()));
+  std::string pod;
+  int pid =
+      spawn_until({"run", "doomed.py", "-a", "v5litepod-1", "--spot", "--max-preemptions", "0"},
+                  "working\n", &pod);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", pod));
   EXPECT_EQ(Sandbox::wait(pid), 197) << slurp(err);
   EXPECT_EQ(slurp(out), "working\n") << "the job ran once: " << slurp(err);
   EXPECT_NE(slurp(err).find("preempted 1 time (--max-preemptions 0)"), std::string::npos)
@@ -146,18 +164,15 @@ TEST_F(GkeRecord, AForegroundRunWhoseKineticIsKilledStopsByItselfAndCanBeCleaned
            "print('working', flush=True)\n"
            "while True:\n"
            "    time.sleep(0.05)\n");
-  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
-  int pid = sb.spawn({"run", "long.py", "-a", "v5litepod-1"}, proj, out, err,
-                     env({{"KINETIC_FOLLOWER_TIMEOUT_SECONDS", "1"}}));
-  ASSERT_TRUE(eventually([&] { return slurp(out).find("working\n") != std::string::npos; }))
-      << slurp(err);
-  auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
-  ASSERT_EQ(pods.size(), 1u);
+  std::string pod;
+  int pid = spawn_until({"run", "long.py", "-a", "v5litepod-1"}, "working\n", &pod,
+                        {{"KINETIC_FOLLOWER_TIMEOUT_SECONDS", "1"}});
+  ASSERT_GT(pid, 0);
   ::kill(pid, SIGKILL);
   Sandbox::wait(pid);
   // Nobody follows the run any more: its pod stops the job, and Kubernetes starts no other.
   EXPECT_TRUE(cloud_->kube().wait_idle(60000));
-  const std::string job = pods.front().substr(std::string("kinetic-").size(), 12);
+  const std::string job = pod.substr(std::string("kinetic-").size(), 12);
   auto st = kin({"status", job, "-o", "json"});
   ASSERT_EQ(st.exit_code, 0) << st.err;
   EXPECT_NE(st.out.find("abandoned"), std::string::npos) << st.out;

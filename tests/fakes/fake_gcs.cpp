@@ -917,6 +917,27 @@ struct FakeGcs::Impl {
     send_json(res, 200, out);
   }
 
+  // GCS matchGlob: '*' matches within one '/'-separated segment, '**' across segments, '?' one
+  // character other than '/'.
+  static bool glob_match(std::string_view glob, std::string_view name) {
+    if (glob.empty()) return name.empty();
+    if (glob.substr(0, 2) == "**") {
+      for (std::size_t i = 0; i <= name.size(); ++i)
+        if (glob_match(glob.substr(2), name.substr(i))) return true;
+      return false;
+    }
+    if (glob[0] == '*') {
+      for (std::size_t i = 0; i <= name.size(); ++i) {
+        if (glob_match(glob.substr(1), name.substr(i))) return true;
+        if (i < name.size() && name[i] == '/') return false;
+      }
+      return false;
+    }
+    if (name.empty()) return false;
+    if (glob[0] == '?' ? name[0] == '/' : glob[0] != name[0]) return false;
+    return glob_match(glob.substr(1), name.substr(1));
+  }
+
   void objects_list(const std::string& bucket_name, const httplib::Request& req,
                     httplib::Response& res) {
     auto& b = bucket_or_throw(bucket_name);
@@ -924,6 +945,11 @@ struct FakeGcs::Impl {
     auto delimiter = req.get_param_value("delimiter");
     auto start = req.get_param_value("startOffset");
     auto end = req.get_param_value("endOffset");
+    auto glob = req.get_param_value("matchGlob");
+    // Character classes and braces are GCS glob syntax too, but this fake does not match them:
+    // refuse rather than answer wrongly.
+    if (glob.find_first_of("[{\\") != std::string::npos)
+      throw invalid("matchGlob: only *, ** and ? are supported by the fake GCS");
     std::size_t max = 1000;
     if (req.has_param("maxResults")) {
       try {
@@ -947,6 +973,7 @@ struct FakeGcs::Impl {
     std::string current_prefix;
     for (auto& [n, o] : b.objects) {
       if (n.rfind(prefix, 0) != 0) continue;
+      if (!glob.empty() && !glob_match(glob, n)) continue;
       if (!start.empty() && n < start) continue;
       if (!end.empty() && n >= end) continue;
       if (!after.empty()) {

@@ -260,6 +260,15 @@ class BootstrapTest : public ::testing::Test {
     }
     return false;
   }
+  // A job held at a point until the test releases it: it waits for GO_FILE (python, indented for
+  // the top level), which release() creates.
+  static constexpr const char* kHold =
+      "while not os.path.exists(os.environ['GO_FILE']):\n"
+      "    time.sleep(0.01)\n";
+  std::unique_ptr<Child> start_held() { return start({{"GO_FILE", go.string()}}); }
+  void release() { std::ofstream(go).put('\n'); }
+  fs::path go = tmp / "go";
+
   std::string attempt_object(int n, const std::string& rest) {
     return results_prefix() + "attempts/" + std::to_string(n) + "/" + rest;
   }
@@ -731,22 +740,20 @@ TEST_F(BootstrapTest, AttemptsAreNumberedAndTheHistoryRecordsEach) {
 
 TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
   log_every = 0.05;
-  const fs::path go = tmp / "go";
   stage_context({{"talk.py",
                   {"import os, sys, time\n"
                    "print('line one')\n"
-                   "print('to stderr', file=sys.stderr)\n"
-                   "while not os.path.exists(os.environ['GO_FILE']):\n"
-                   "    time.sleep(0.01)\n"
-                   "print('line three')\n"
-                   "sys.stdout.write('no newline at the end')\n",
+                   "print('to stderr', file=sys.stderr)\n" +
+                       std::string(kHold) +
+                       "print('line three')\n"
+                       "sys.stdout.write('no newline at the end')\n",
                    0644}}});
   stage_spec("talk.py", JobKind::python);
-  auto child = start({{"GO_FILE", go.string()}});
+  auto child = start_held();
   // The first lines are in the bucket before the job goes on: a killed node loses at most the
   // last seconds.
   ASSERT_TRUE(wait_for_object(attempt_object(1, "log/000001")));
-  std::ofstream(go).put('\n');
+  release();
   EXPECT_EQ(child->wait(), 0) << child->err();
   std::string recorded;
   int parts = 0;
@@ -764,18 +771,16 @@ TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
 
 TEST_F(BootstrapTest, CheckpointsAreSavedWhileTheJobRuns) {
   checkpoint_every = 0.05;
-  const fs::path go = tmp / "go";
   stage_context({{"ck.py",
                   {"import os, time\n"
                    "ck = os.environ['KINETIC_CHECKPOINT_DIR']\n"
-                   "open(os.path.join(ck, 'epoch'), 'w').write('1')\n"
-                   "while not os.path.exists(os.environ['GO_FILE']):\n"
-                   "    time.sleep(0.01)\n",
+                   "open(os.path.join(ck, 'epoch'), 'w').write('1')\n" +
+                       std::string(kHold),
                    0644}}});
   stage_spec("ck.py", JobKind::python);
-  auto child = start({{"GO_FILE", go.string()}});
+  auto child = start_held();
   ASSERT_TRUE(wait_for_object(results_prefix() + "checkpoints/epoch"));
-  std::ofstream(go).put('\n');
+  release();
   EXPECT_EQ(child->wait(), 0) << child->err();
 }
 
@@ -850,17 +855,13 @@ TEST_F(BootstrapTest, AFollowedRunGoesOn) {
   // A follower object refreshed by the test: the job ends by itself, on a file the test writes
   // once the pod has checked the follower more than once.
   follower_timeout = 2;
-  const fs::path go = tmp / "go";
-  stage_context({{"t.py",
-                  {"import os, time\n"
-                   "while not os.path.exists(os.environ['GO_FILE']):\n"
-                   "    time.sleep(0.01)\n"
-                   "print('finished on its own')\n",
-                   0644}}});
+  stage_context(
+      {{"t.py",
+        {"import os, time\n" + std::string(kHold) + "print('finished on its own')\n", 0644}}});
   stage_spec("t.py", JobKind::python);
   const std::string follower = "jobs/" + job_id + "/follower";
   gcs.put_object(kBucket, follower, "{}");
-  auto child = start({{"GO_FILE", go.string()}});
+  auto child = start_held();
   // Keep the follower fresh while the pod checks it a few times.
   for (int i = 0; i < 5; ++i) {
     const int before = gcs.request_count("objects.get");
@@ -868,7 +869,7 @@ TEST_F(BootstrapTest, AFollowedRunGoesOn) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     gcs.put_object(kBucket, follower, "{}");
   }
-  std::ofstream(go).put('\n');
+  release();
   EXPECT_EQ(child->wait(), 0) << child->err();
   EXPECT_EQ(status_json()["state"], "succeeded");
 }

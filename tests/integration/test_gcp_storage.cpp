@@ -88,6 +88,23 @@ TEST_F(StorageTest, ACorruptedDownloadIsFetchedAgainThenGivenUpOn) {
   EXPECT_FALSE(fs::exists(dir / "again.bin"));
 }
 
+TEST_F(StorageTest, MatchGlobListsOnlyTheMatchingObjects) {
+  fake.create_bucket("b");
+  for (auto n : {"jobs/a/results/status.json", "jobs/a/results/attempts/1/log/000001",
+                 "jobs/b/results/status.json", "jobs/b/x/results/status.json", "jobs/c/spec.json"})
+    fake.put_object("b", n, "x");
+  std::vector<std::string> names;
+  for (const auto& o : client.list("b", "jobs/", "", "jobs/*/results/status.json").objects)
+    names.push_back(o.name);
+  // '*' stays within one path segment.
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"jobs/a/results/status.json", "jobs/b/results/status.json"}));
+  names.clear();
+  for (const auto& o : client.list("b", "", "", "jobs/**/status.json").objects)
+    names.push_back(o.name);
+  EXPECT_EQ(names.size(), 3u);
+}
+
 TEST_F(StorageTest, LargeFileGoesResumableInChunksAndDownloadsVerified) {
   fake.create_bucket("b");
   std::string data = random_bytes(3 * 1024 * 1024 + 12345, 1);

@@ -1,6 +1,7 @@
 #include "backend/gke/gke_backend.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "backend/gke/create_or_adopt.h"
@@ -24,21 +25,6 @@ namespace {
 
 // Seconds to wait for a Job to be marked finished once its pod has ended.
 constexpr double kVerdictTimeoutSeconds = 120;
-
-double seconds_setting(const Env& env, const char* name, double fallback) {
-  if (auto v = env.get_nonempty(name)) {
-    try {
-      return std::stod(*v);
-    } catch (const std::exception&) {
-      throw Error(Errc::config, std::string(name) + "=" + *v + " is not a number of seconds");
-    }
-  }
-  return fallback;
-}
-
-double scheduling_grace(const Env& env) {
-  return seconds_setting(env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
-}
 
 // What a workload still needs from the bucket, found anywhere in it (a Job's template, a
 // JobSet's jobs): the contexts its containers are given (KINETIC_CONTEXT_URI values,
@@ -157,9 +143,10 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
   o.job_id = id;
   o.io = session_.io;
   o.interrupt = interrupt;
-  o.scheduling_grace_seconds = scheduling_grace(*session_.env);
+  o.scheduling_grace_seconds =
+      seconds_from_env(*session_.env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
   o.failed_create_grace_seconds =
-      seconds_setting(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
+      seconds_from_env(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
   if (!follow) {
     // A finished job's log is its record in the bucket (every attempt, whether or not its pods
     // still exist); a running one's, its pods' (oldest attempt first).
@@ -175,22 +162,7 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
     }
     for (size_t i = 0; i < pods.size(); ++i) {
       if (pods.size() > 1) sink.write(LogStream::system, "attempt " + std::to_string(i + 1) + "\n");
-      k8s::LogOptions lo;
-      lo.container = "main";
-      std::string partial;
-      try {
-        k.logs(o.ns, pods[i]["metadata"].value("name", ""), lo, [&](std::string_view chunk) {
-          partial.append(chunk);
-          size_t start = 0;
-          for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
-            write_log_line(sink, std::string_view(partial).substr(start, nl - start + 1));
-          partial.erase(0, start);
-          return true;
-        });
-      } catch (const k8s::ApiError& e) {
-        if (e.code() != 400) throw;  // a container that has not started has no log yet
-      }
-      if (!partial.empty()) write_log_line(sink, partial + "\n");
+      print_pod_log(k, o.ns, pods[i]["metadata"].value("name", ""), sink);
     }
     return;
   }
@@ -247,14 +219,9 @@ bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink) {
     const size_t slash = rest.find('/');
     if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
     int attempt = 0;
-    for (char c : rest.substr(0, slash)) {
-      if (c < '0' || c > '9') {
-        attempt = -1;
-        break;
-      }
-      attempt = attempt * 10 + (c - '0');
-    }
-    if (attempt > 0) parts[attempt].push_back(o.name);
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
+    if (ec == std::errc() && end == rest.data() + slash && attempt > 0)
+      parts[attempt].push_back(o.name);
   }
   if (parts.empty()) return false;
   for (auto& [attempt, names] : parts) {
@@ -454,11 +421,12 @@ std::vector<JobStatus> GkeBackend::list() {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   std::vector<std::pair<std::string, std::string>> recorded;  // updated, object
-  for (const auto& o : storage.list(bucket, kJobsPrefix).objects) {
+  // Only the jobs' status objects: a long job leaves thousands of log parts under jobs/.
+  for (const auto& o :
+       storage.list(bucket, kJobsPrefix, "", std::string(kJobsPrefix) + "*/results/status.json")
+           .objects) {
     std::string_view rest = std::string_view(o.name).substr(std::string_view(kJobsPrefix).size());
-    const size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || rest.substr(slash) != "/results/status.json") continue;
-    if (known.count(std::string(rest.substr(0, slash)))) continue;
+    if (known.count(std::string(rest.substr(0, rest.find('/'))))) continue;
     recorded.emplace_back(o.updated, o.name);
   }
   std::sort(recorded.rbegin(), recorded.rend());

@@ -205,6 +205,26 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
   }
 }
 
+void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
+                   LogSink& sink) {
+  k8s::LogOptions lo;
+  lo.container = "main";
+  std::string partial;
+  try {
+    client.logs(ns, pod, lo, [&](std::string_view chunk) {
+      partial.append(chunk);
+      size_t start = 0;
+      for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
+        write_log_line(sink, std::string_view(partial).substr(start, nl - start + 1));
+      partial.erase(0, start);
+      return true;
+    });
+  } catch (const k8s::ApiError& e) {
+    if (e.code() != 400) throw;  // a container that has not started has no log yet
+  }
+  if (!partial.empty()) write_log_line(sink, partial + "\n");
+}
+
 void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::string& pod,
                     LogSink& sink) {
   k8s::FollowOptions follow;

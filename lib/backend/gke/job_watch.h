@@ -48,6 +48,10 @@ std::vector<nlohmann::json> list_or_empty(k8s::Client& client, const std::string
 // cannot start.
 std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& options);
 
+// POD's log so far into SINK, line by line (nothing when its container has not started).
+void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
+                   LogSink& sink);
+
 // Follows POD's log into SINK until the container ends.
 void stream_pod_log(k8s::Client& client, const WatchOptions& options, const std::string& pod,
                     LogSink& sink);
