@@ -14,6 +14,7 @@ nlohmann::ordered_json context_json(const Context& c) {
   if (!c.region.empty()) j["region"] = c.region;
   if (!c.cluster.empty()) j["cluster"] = c.cluster;
   if (!c.namespace_.empty()) j["namespace"] = c.namespace_;
+  if (!c.base_image.empty()) j["base-image"] = c.base_image;
   return j;
 }
 
@@ -22,8 +23,9 @@ int run_view(Factory& f) {
   ConfigFile& cfg = f.config();
   const Settings& s = f.settings();
   std::vector<std::pair<std::string, const Setting*>> rows = {
-      {"context", &s.context}, {"project", &s.project}, {"zone", &s.zone},
-      {"region", &s.region},   {"cluster", &s.cluster}, {"namespace", &s.namespace_}};
+      {"context", &s.context},      {"project", &s.project}, {"zone", &s.zone},
+      {"region", &s.region},        {"cluster", &s.cluster}, {"namespace", &s.namespace_},
+      {"base-image", &s.base_image}};
   IOStreams& io = f.io();
   if (format != OutputFormat::table) {
     nlohmann::ordered_json resolved = nlohmann::ordered_json::object();
@@ -144,7 +146,7 @@ void add_config(CLI::App& root, Factory& f, Action& action) {
   CLI::App* set = c->add_subcommand(
       "set",
       "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
-      "zone, region, cluster, namespace) or contexts.NAME.KEY (creates NAME)");
+      "zone, region, cluster, namespace, base-image) or contexts.NAME.KEY (creates NAME)");
   set->add_option("key", kv->first, "Key")->required();
   set->add_option("value", kv->second, "Value")->required();
   set->callback(

@@ -65,6 +65,12 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
   c->add_flag("--spot", o->req.spot, "Run on Spot capacity (same as the :spot suffix)");
   c->add_option("--requirements", o->req.requirements,
                 "requirements.txt or pyproject.toml (default: found next to FILE)");
+  c->add_option(
+      "--image", o->req.image,
+      "Run in this prebuilt image (used as is; it needs python3) instead of building one");
+  c->add_option("--python", o->req.python,
+                "Python version of the built image, e.g. 3.12 (default: requires-python, else "
+                "the accelerator's default)");
   c->add_option("--context-dir", o->req.context_dir,
                 "Directory shipped with the job (default: nearest ancestor of FILE with .git, "
                 "requirements.txt or pyproject.toml)");

@@ -28,7 +28,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
@@ -202,6 +202,8 @@ complete -c kinetic -n "__kinetic_in 'down'" -l keep-images -d 'Keep the image r
 complete -c kinetic -n "__kinetic_in 'run'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
 complete -c kinetic -n "__kinetic_in 'run'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
+complete -c kinetic -n "__kinetic_in 'run'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
+complete -c kinetic -n "__kinetic_in 'run'" -l python -x -d 'Python version of the built image, e.g. 3.12 (default: requires-python, else the accelerator\'s default)'
 complete -c kinetic -n "__kinetic_in 'run'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the job (default: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)'
 complete -c kinetic -n "__kinetic_in 'run'" -s e -l env -x -d 'Set K=V in the job, or K from your environment (repeatable; sent as a secret)'
 complete -c kinetic -n "__kinetic_in 'run'" -l capture-env -x -d 'Pass your variables matching GLOB, e.g. \'KAGGLE_*\' (repeatable)'

@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -296,6 +296,8 @@ _kinetic() {
         '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
         '*-e+[Set K=V in the job, or K from your environment (repeatable; sent as a secret)]:env: ' \
         '*--env=[Set K=V in the job, or K from your environment (repeatable; sent as a secret)]:env: ' \

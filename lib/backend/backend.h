@@ -14,6 +14,7 @@
 
 #include "core/fs.h"
 #include "job/catalog.h"
+#include "job/image_recipe.h"
 #include "job/spec.h"
 
 namespace kinetic {
@@ -103,14 +104,6 @@ struct CleanupItem {
   std::string detail;
 };
 
-// Step 3: what the job's image is made of (DESIGN.md "Image tag").
-struct ImageRequest {
-  AcceleratorFamily family = AcceleratorFamily::cpu;
-  std::string base_image;
-  std::vector<std::string> requirements;  // normalized
-  std::string tag;                        // FAMILY-HASH12 over the two above
-};
-
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -121,7 +114,7 @@ class Backend {
   virtual bool gzip_contexts() const { return false; }
   // Step 3: makes sure the image exists (building it if needed) and returns its reference. The
   // local backend runs on the host's own tools and returns the tag.
-  virtual std::string prepare_image(const ImageRequest& request) { return request.tag; }
+  virtual std::string prepare_image(const ImageRecipe& recipe) { return recipe.tag; }
 
   // Step 4: makes the context archive available to the runner. Returns its URI; sets *UPLOADED
   // to false when the store already had it (content-addressed).

@@ -32,8 +32,8 @@ Context local_context() {
 }  // namespace
 
 const std::vector<std::string>& context_keys() {
-  static const std::vector<std::string> keys = {"backend", "project", "zone",
-                                                "region",  "cluster", "namespace"};
+  static const std::vector<std::string> keys = {"backend", "project",   "zone",      "region",
+                                                "cluster", "namespace", "base-image"};
   return keys;
 }
 
@@ -81,6 +81,8 @@ ConfigFile ConfigFile::load(const fs::path& path) {
             c.cluster = fv;
           } else if (fk == "namespace") {
             c.namespace_ = fv;
+          } else if (fk == "base-image") {
+            c.base_image = fv;
           } else {
             auto near = closest_matches(fk, context_keys(), 1);
             malformed(path, f.first.Mark().line,
@@ -126,6 +128,7 @@ void ConfigFile::save() const {
     field("region", c.region);
     field("cluster", c.cluster);
     field("namespace", c.namespace_);
+    field("base-image", c.base_image);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -186,6 +189,7 @@ void ConfigFile::set(const std::string& name, const std::string& key, const std:
   if (key == "region") c.region = value;
   if (key == "cluster") c.cluster = value;
   if (key == "namespace") c.namespace_ = value;
+  if (key == "base-image") c.base_image = value;
 }
 
 }  // namespace kinetic

@@ -29,6 +29,7 @@ struct Context {
   std::string region;
   std::string cluster;
   std::string namespace_;
+  std::string base_image;  // FROM of kinetic-built images (docs/images.md); empty: kinetic's own
 };
 
 // The keys `kinetic config set` accepts on a context.

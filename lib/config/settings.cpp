@@ -97,6 +97,9 @@ Settings resolve_settings(const GlobalFlags& flags, const Env& env, const Config
             {env.get_nonempty("KINETIC_NAMESPACE").value_or(""), "env KINETIC_NAMESPACE"},
             {ctx.namespace_, from_ctx},
             {cloud ? "default" : "", "default"}});
+  s.base_image =
+      pick({{env.get_nonempty("KINETIC_BASE_IMAGE").value_or(""), "env KINETIC_BASE_IMAGE"},
+            {ctx.base_image, from_ctx}});
   return s;
 }
 

@@ -35,6 +35,7 @@ struct Settings {
   Setting region;  // explicit, or derived from the zone
   Setting cluster;
   Setting namespace_;
+  Setting base_image;  // env KINETIC_BASE_IMAGE > context base-image; empty: kinetic's own
 };
 
 // gcloud's active configuration: core/project, compute/zone, compute/region. Reads

@@ -16,7 +16,7 @@
 #include "core/strings.h"
 #include "job/bootstrap.h"
 #include "job/catalog.h"
-#include "job/images.h"
+#include "job/image_recipe.h"
 #include "job/job_env.h"
 #include "job/manifest.h"
 #include "pack/archive.h"
@@ -38,7 +38,8 @@ struct Resolved {
   std::string workdir_rel;
   JobKind kind = JobKind::python;
   std::optional<Requirements> requirements;
-  std::string image_tag;
+  std::optional<ImageRecipe> recipe;  // kinetic's own image; empty with --image
+  std::string custom_image;           // --image
   JobEnv job_env;
 };
 
@@ -146,8 +147,25 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     explicit_reqs = p;
   }
   r.requirements = find_requirements(file.parent_path(), r.context_root, explicit_reqs);
-  r.image_tag = image_tag(family_name(r.accel.family), base_image_for(r.accel.family),
-                          r.requirements ? r.requirements->lines : std::vector<std::string>{});
+  if (!req.image.empty()) {
+    if (!req.python.empty())
+      throw Error(Errc::usage, "--python picks the Python of kinetic's own image; with --image " +
+                                   req.image + " the image's python3 runs; drop one of them");
+    if (req.image.find_first_of(" \t\n") != std::string::npos || req.image.front() == '-')
+      throw Error(Errc::usage, "--image '" + req.image +
+                                   "' is not an image reference; expected e.g. "
+                                   "us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG");
+    r.custom_image = req.image;
+  } else {
+    RecipeInput in;
+    in.family = r.accel.family;
+    if (r.requirements) in.requirements = r.requirements->lines;
+    in.python = req.python;
+    in.requires_python = find_requires_python(file.parent_path(), r.context_root);
+    if (!in.requires_python.empty()) in.requires_python_source = "pyproject.toml";
+    in.base_image = env.settings.base_image.value;
+    r.recipe = make_image_recipe(in);
+  }
   r.job_env = build_job_env(req.env, req.capture_env, env.env);
   return r;
 }
@@ -264,7 +282,8 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     if (!s.region.set())
       throw Error(Errc::config, "no zone or region for context '" + s.context.value +
                                     "'; pass --zone or run `kinetic config set zone Z`");
-    image = image_reference(s.region.value, s.project.value, r.image_tag);
+    image =
+        r.recipe ? image_reference(s.region.value, s.project.value, r.recipe->tag) : r.custom_image;
   }
   if (gke && (req.format == OutputFormat::yaml || req.format == OutputFormat::json)) {
     JobSpec spec;
@@ -311,7 +330,8 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"contextArchiveBytes", pack.archive_bytes},
       {"contextSha256", pack.sha256},
       {"requirements", r.requirements ? r.requirements->source.string() : ""},
-      {"imageTag", r.image_tag},
+      {"imageTag", r.recipe ? r.recipe->tag : ""},
+      {"imageRecipe", r.recipe ? r.recipe->summary() : "--image " + r.custom_image},
       {"accelerator", r.accel.name},
       {"spot", r.accel.spot},
       {"pricePerHour", r.accel.price_per_hour},
@@ -340,7 +360,11 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
                             ? display_path(r.requirements->source, env.cwd) + " (" +
                                   std::to_string(r.requirements->lines.size()) + " lines)"
                             : "none");
-  line("image:", gke ? image : r.image_tag + " (local: the host's own tools)");
+  if (r.recipe)
+    line("image:", (gke ? image : r.recipe->tag + " (local: the host's own tools)") + "\n" +
+                       std::string(14, ' ') + r.recipe->summary());
+  else
+    line("image:", r.custom_image + (gke ? " (--image, used as is)" : " (local: not used)"));
   line("accelerator:", accelerator_summary(r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
@@ -497,14 +521,14 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (local && r.requirements && env.io.verbosity > 0)
     env.io.info("kinetic: local backend: " + display_path(r.requirements->source, env.cwd) +
                 " is not installed; the job uses the host's python3");
-  ImageRequest image_request;
-  image_request.family = r.accel.family;
-  image_request.base_image = std::string(base_image_for(r.accel.family));
-  if (r.requirements) image_request.requirements = r.requirements->lines;
-  image_request.tag = r.image_tag;
-  std::string image;
+  if (local && !r.custom_image.empty())
+    env.io.info("kinetic: local backend: --image " + r.custom_image +
+                " is not used; the job runs with this machine's tools");
+  if (!local && r.recipe && env.io.verbosity > 0)
+    for (const auto& note : r.recipe->notes) env.io.info("kinetic: image: " + note);
+  std::string image = r.custom_image;
   try {
-    image = backend.prepare_image(image_request);
+    if (r.recipe) image = backend.prepare_image(*r.recipe);
   } catch (...) {
     if (!pkg.temp_dir.empty()) remove_all_quiet(pkg.temp_dir);
     throw;

@@ -20,6 +20,8 @@ struct RunRequest {
   bool spot = false;
   std::string requirements;  // explicit requirements file
   std::string context_dir;   // explicit context directory
+  std::string image;         // --image: a prebuilt image used as is (no build)
+  std::string python;        // --python X.Y for kinetic's own image
   std::vector<std::string> env;
   std::vector<std::string> capture_env;
   std::string output;  // outputs directory (default ./kinetic-out/JOBID)

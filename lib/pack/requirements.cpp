@@ -5,7 +5,6 @@
 
 #include "core/error.h"
 #include "core/strings.h"
-#include "pack/sha256.h"
 
 namespace kinetic {
 
@@ -227,12 +226,15 @@ class TomlScanner {
         if (!consume('=')) toml_error("expected '=' after key " + key);
         std::string full = table.empty() ? key : table + "." + key;
         value(full);
-        if (found_) return std::move(deps_);
         end_of_line();
       }
     }
-    return std::nullopt;
+    if (!found_) return std::nullopt;
+    return std::move(deps_);
   }
+
+  // [project].requires-python, read by the same scan as dependencies(); empty when absent.
+  const std::string& requires_python() const { return requires_python_; }
 
  private:
   void skip_blank() {
@@ -411,14 +413,14 @@ class TomlScanner {
         skip_blank();
         if (!consume('=')) toml_error("expected '=' in inline table " + key);
         value(key + "." + sub);
-        if (found_) return;
         skip_blank();
         if (consume(',')) continue;
         if (consume('}')) break;
         toml_error("expected ',' or '}' in inline table " + key);
       }
     } else if (c == '"' || c == '\'') {
-      string();
+      std::string text = string();
+      if (key == "project.requires-python") requires_python_ = text;
     } else {
       // Numbers, booleans, dates: up to a delimiter.
       while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != ']' && s_[i_] != '}' && s_[i_] != '\n' &&
@@ -431,6 +433,7 @@ class TomlScanner {
   size_t i_ = 0;
   bool found_ = false;
   std::vector<std::string> deps_;
+  std::string requires_python_;
 };
 
 std::optional<std::vector<std::string>> project_dependencies(std::string_view toml) {
@@ -505,6 +508,34 @@ std::vector<std::string> normalize_requirements(std::string_view text) {
   return out;
 }
 
+std::string pyproject_requires_python(std::string_view toml) {
+  TomlScanner scanner(toml);
+  scanner.dependencies();
+  return scanner.requires_python();
+}
+
+std::string find_requires_python(const fs::path& start_dir, const fs::path& context_root) {
+  fs::path dir = fs::absolute(start_dir).lexically_normal();
+  fs::path root = fs::absolute(context_root).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();
+  if (!root.has_filename()) root = root.parent_path();
+  auto rel = dir.lexically_relative(root);
+  bool inside = !rel.empty() && *rel.begin() != "..";
+  for (;;) {
+    if (auto text = read_file(dir / "pyproject.toml")) {
+      try {
+        std::string spec = pyproject_requires_python(*text);
+        if (!spec.empty()) return spec;
+      } catch (const Error& e) {
+        throw Error(e.code(), (dir / "pyproject.toml").string() + ": " + e.what());
+      }
+    }
+    if (!inside || dir == root || dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return {};
+}
+
 std::vector<std::string> pyproject_dependencies(std::string_view toml) {
   auto deps = project_dependencies(toml);
   return deps ? std::move(*deps) : std::vector<std::string>{};
@@ -530,25 +561,6 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
     dir = dir.parent_path();
   }
   return std::nullopt;
-}
-
-std::string image_tag(std::string_view family, std::string_view base_image,
-                      const std::vector<std::string>& normalized_requirements) {
-  // Normalizing again is a no-op on normalized input, and makes the tag robust to callers that
-  // pass raw lines.
-  std::string joined;
-  for (const auto& l : normalized_requirements) joined += l + "\n";
-  Sha256 h;
-  h.update("base_image=");
-  h.update(base_image);
-  h.update("\nfamily=");
-  h.update(family);
-  h.update("\n");
-  for (const auto& l : normalize_requirements(joined)) {
-    h.update(l);
-    h.update("\n");
-  }
-  return std::string(family) + "-" + h.hex_digest().substr(0, 12);
 }
 
 }  // namespace kinetic

@@ -1,4 +1,5 @@
-// Requirements: found next to the job, normalized, and hashed into the image tag.
+// Requirements: found next to the job and normalized; job/image_recipe.h builds them into an
+// image.
 #pragma once
 
 #include <optional>
@@ -23,16 +24,18 @@ std::vector<std::string> normalize_requirements(std::string_view text);
 // [project].dependencies of a pyproject.toml, normalized as above. Empty when absent.
 std::vector<std::string> pyproject_dependencies(std::string_view toml);
 
+// [project].requires-python of a pyproject.toml ("" when absent), e.g. ">=3.11".
+std::string pyproject_requires_python(std::string_view toml);
+
+// requires-python of the first pyproject.toml walking up from START_DIR, not above CONTEXT_ROOT
+// (whichever file supplies the requirements); "" when none says.
+std::string find_requires_python(const fs::path& start_dir, const fs::path& context_root);
+
 // The requirements for a job: an explicit file when given (requirements.txt syntax, or a
 // pyproject.toml), else the first requirements.txt or pyproject.toml found walking up from
 // START_DIR, not above CONTEXT_ROOT. nullopt when there are none.
 std::optional<Requirements> find_requirements(const fs::path& start_dir,
                                               const fs::path& context_root,
                                               const std::optional<fs::path>& explicit_file);
-
-// Image tag "FAMILY-HASH12": HASH over the base image reference, the family and the normalized
-// requirements. Comments, blank lines, order, whitespace and name case do not change it.
-std::string image_tag(std::string_view family, std::string_view base_image,
-                      const std::vector<std::string>& normalized_requirements);
 
 }  // namespace kinetic

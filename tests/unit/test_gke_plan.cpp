@@ -93,21 +93,11 @@ TEST(GkeRequests, GpuSpotAndReservation) {
   EXPECT_THROW(node_pool_request(resolve_accelerator("l4"), bad), Error);
 }
 
-TEST(GkeImageSource, DockerfileInstallsRequirementsAndNothingOfKinetic) {
-  std::string cpu = dockerfile_for(AcceleratorFamily::cpu, "python:3.11-slim", true);
-  EXPECT_EQ(cpu.rfind("FROM python:3.11-slim\n", 0), 0u);
-  EXPECT_NE(cpu.find("pip install -r"), std::string::npos);
-  EXPECT_EQ(cpu.find("kinetic-bootstrap"), std::string::npos);
-  std::string gpu = dockerfile_for(AcceleratorFamily::gpu, "nvidia/cuda:12", false);
-  EXPECT_NE(gpu.find("python3"), std::string::npos) << "CUDA images bring no Python";
-  EXPECT_EQ(gpu.find("requirements"), std::string::npos);
-}
-
 TEST(GkeImageSource, BuildSourceIsDeterministic) {
   fs::path dir = make_temp_dir(fs::temp_directory_path(), "kinetic-src-");
-  write_build_source(dir / "a.tar.gz", "FROM x\n", {"numpy", "torch==2.1"});
-  write_build_source(dir / "b.tar.gz", "FROM x\n", {"numpy", "torch==2.1"});
-  write_build_source(dir / "c.tar.gz", "FROM x\n", {"numpy"});
+  write_build_source(dir / "a.tar.gz", {{"Dockerfile", "FROM x\n"}, {"smoke.sh", "true\n"}});
+  write_build_source(dir / "b.tar.gz", {{"Dockerfile", "FROM x\n"}, {"smoke.sh", "true\n"}});
+  write_build_source(dir / "c.tar.gz", {{"Dockerfile", "FROM x\n"}, {"smoke.sh", "false\n"}});
   EXPECT_EQ(sha256_file(dir / "a.tar.gz"), sha256_file(dir / "b.tar.gz"));
   EXPECT_NE(sha256_file(dir / "a.tar.gz"), sha256_file(dir / "c.tar.gz"));
   remove_all_quiet(dir);

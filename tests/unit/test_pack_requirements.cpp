@@ -221,57 +221,14 @@ TEST_F(FindRequirementsTest, NoneFound) {
   EXPECT_FALSE(find_requirements(root_ / "x", root_, std::nullopt));
 }
 
-// ---- image tags ------------------------------------------------------------------------------
-
-const char* kBase = "us-docker.pkg.dev/kinetic/base/python:3.11-tpu";
-
-TEST(RequirementsImageTagTest, GoldenValues) {
-  // Changing these breaks every cached image: only on purpose. Checked independently with
-  // python3: hashlib.sha256(b"base_image=REF\nfamily=FAMILY\n" + b"".join(line + b"\n")).
-
-  EXPECT_EQ(image_tag("tpu", kBase, {}), "tpu-0af4b350e10f");
-  EXPECT_EQ(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n")),
-            "tpu-d9fa6867fc79");
-  EXPECT_EQ(image_tag("gpu", "nvcr.io/nvidia/pytorch:24.05-py3",
-                      normalize_requirements("torch==2.3.0\n")),
-            "gpu-3487f3a8ad08");
-}
-
-TEST(RequirementsImageTagTest, InvariantUnderCommentsOrderCaseAndWhitespace) {
-  const std::string want =
-      image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n"));
-  for (const char* text : {
-           "numpy>=1.26\njax[tpu]==0.4.30\n",
-           "# pinned\n\nJAX[TPU] == 0.4.30   # the framework\n  NumPy >=1.26\n\n",
-           "numpy >= 1.26\r\njax [tpu]==0.4.30\r\nnumpy>=1.26\r\n",
-       }) {
-    EXPECT_EQ(image_tag("tpu", kBase, normalize_requirements(text)), want) << text;
-  }
-  // Lines passed without normalizing still give the same tag.
-  EXPECT_EQ(image_tag("tpu", kBase, {"NumPy >= 1.26", "jax[tpu]==0.4.30"}), want);
-}
-
-TEST(RequirementsImageTagTest, ChangesWithVersionsBaseImageAndFamily) {
-  const auto reqs = normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\n");
-  const std::string tag = image_tag("tpu", kBase, reqs);
-  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.31\nnumpy>=1.26\n")),
-            tag);
-  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\n")), tag);
-  EXPECT_NE(image_tag("tpu", std::string(kBase) + "-slim", reqs), tag);
-  EXPECT_NE(image_tag("tpu", kBase, normalize_requirements("jax[tpu]==0.4.30\nnumpy>=1.26\nx\n")),
-            tag);
-  const std::string other = image_tag("tpux", kBase, reqs);
-  EXPECT_EQ(other.substr(0, 5), "tpux-");
-  EXPECT_NE(other.substr(5), tag.substr(4));
-}
-
-TEST(RequirementsImageTagTest, FormatIsFamilyDashTwelveHex) {
-  std::string tag = image_tag("tpu-v5e", kBase, {});
-  ASSERT_EQ(tag.size(), std::string("tpu-v5e-").size() + 12);
-  EXPECT_EQ(tag.substr(0, 8), "tpu-v5e-");
-  for (char c : tag.substr(8))
-    EXPECT_TRUE(std::isxdigit(static_cast<unsigned char>(c)) &&
-                !std::isupper(static_cast<unsigned char>(c)));
+TEST(RequiresPython, ReadFromPyprojectWalkingUp) {
+  EXPECT_EQ(pyproject_requires_python("[project]\nname = \"x\"\nrequires-python = \">=3.11\"\n"
+                                      "dependencies = [\"numpy\"]\n"),
+            ">=3.11");
+  // After the dependencies too, and absent elsewhere.
+  EXPECT_EQ(pyproject_requires_python("[project]\ndependencies = []\nrequires-python = '~=3.12'\n"),
+            "~=3.12");
+  EXPECT_EQ(pyproject_requires_python("[tool.x]\nrequires-python = \">=3\"\n"), "");
 }
 
 }  // namespace

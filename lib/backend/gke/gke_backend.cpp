@@ -57,9 +57,9 @@ k8s::Client& GkeBackend::kube() {
   return *kube_->client;
 }
 
-std::string GkeBackend::prepare_image(const ImageRequest& request) {
+std::string GkeBackend::prepare_image(const ImageRecipe& recipe) {
   bool built = false;
-  return ensure_image(session_, request, &built);
+  return ensure_image(session_, recipe, &built);
 }
 
 std::optional<std::string> GkeBackend::staged_context(const std::string& sha256) {
@@ -285,6 +285,16 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
     st.started = w.started;
     st.finished = w.finished;
     st.duration_seconds = w.duration_seconds;
+    // The bootstrap never ran: say why the container did not start (an image without python3).
+    for (const auto& pod :
+         kube().list(k8s::pods_path(session_.target.ns), job_selector(spec.id)).items) {
+      if (auto why = container_start_error(pod)) {
+        st.state = std::string(kFailed);
+        st.exit_code = 126;
+        st.error = start_error_message(spec.image, *why);
+        break;
+      }
+    }
   } else {
     st.state = std::string(kCancelled);
     st.error = "cancelled before it reported";

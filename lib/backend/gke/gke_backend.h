@@ -19,7 +19,7 @@ class GkeBackend : public Backend {
 
   std::string name() const override { return "gke"; }
   bool gzip_contexts() const override { return true; }
-  std::string prepare_image(const ImageRequest& request) override;
+  std::string prepare_image(const ImageRecipe& recipe) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;

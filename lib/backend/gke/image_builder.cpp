@@ -11,7 +11,7 @@
 #include "gcp/artifact_registry.h"
 #include "gcp/cloud_build.h"
 #include "gcp/storage.h"
-#include "job/images.h"
+#include "job/image_recipe.h"
 #include "job/spec.h"
 #include "render/status_line.h"
 
@@ -25,7 +25,7 @@ constexpr long kBuildTimeoutSeconds = 3600;
 // matching distribution found for X" comes after its "Could not find a version"), not Cloud
 // Build's own "build step 0 ... failed" trailer; else the last line.
 std::string log_excerpt(const std::string& log) {
-  std::string error, last;
+  std::string error, last, smoke;
   for (const auto& raw : split(log, '\n')) {
     std::string line(trim(raw));
     // Cloud Build prefixes step output with "Step #0: " (or "Step #0 - \"id\": ").
@@ -34,33 +34,35 @@ std::string log_excerpt(const std::string& log) {
     }
     if (line.empty()) continue;
     last = line;
+    // kinetic's own smoke test says best what the image lacks (image_recipe.cpp).
+    if (auto at = line.find("kinetic-smoke: ERROR: "); at != std::string::npos)
+      smoke = "the image's smoke test failed: " + line.substr(at + 22);
     const bool is_error =
         line.find("ERROR") != std::string::npos || line.find("error:") != std::string::npos;
     // Cloud Build ends a failed log with a bare "ERROR" and "ERROR: build step N ... failed".
     if (is_error && line != "ERROR" && line.find("build step") == std::string::npos) error = line;
   }
+  if (!smoke.empty()) return smoke;
   return error.empty() ? last : error;
 }
 
 }  // namespace
 
-std::string ensure_image(const Session& session, const ImageRequest& request, bool* built) {
+std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool* built) {
   const Target& t = session.target;
-  const std::string image = image_reference(t.region, t.project, request.tag);
+  const std::string image = image_reference(t.region, t.project, recipe.tag);
   *built = false;
   gcp::ArtifactRegistryClient registry(*session.cloud, session.endpoint("artifactregistry"),
                                        session.poll);
-  if (registry.has_tag(t.project, t.region, kRepository, kImagePackage, request.tag)) return image;
+  if (registry.has_tag(t.project, t.region, kRepository, kImagePackage, recipe.tag)) return image;
 
   // Not built yet: ship the Dockerfile and requirements to Cloud Build.
   const std::string bucket = session.bucket();
-  const std::string object = std::string(kBuildsPrefix) + request.tag + ".tar.gz";
+  const std::string object = std::string(kBuildsPrefix) + recipe.tag + ".tar.gz";
   fs::path dir = make_temp_dir(session.state_dir / "tmp", "build-");
   try {
     fs::path source = dir / "source.tar.gz";
-    write_build_source(
-        source, dockerfile_for(request.family, request.base_image, !request.requirements.empty()),
-        request.requirements);
+    write_build_source(source, recipe.build_files());
     gcp::StorageClient storage(*session.cloud, session.endpoint("storage"));
     storage.upload_file(bucket, object, source, {.content_type = "application/gzip"});
   } catch (...) {
@@ -77,15 +79,16 @@ std::string ensure_image(const Session& session, const ImageRequest& request, bo
   *built = true;
   StatusLine line(*session.io);
   const double start = now_unix();
-  session.io->info("kinetic: building image " + request.tag + " with Cloud Build (build " +
-                   build.id + "); requirements changed or never built");
+  session.io->info("kinetic: building " + recipe.summary() + " " + recipe.tag +
+                   " with Cloud Build (build " + build.id +
+                   "); its recipe changed or it was never built");
   gcp::PollOptions poll = session.poll;
   // Builds take minutes: poll half as often as for other operations.
   poll.initial *= 2;
   poll.max = std::max(poll.max, poll.initial);
   poll.deadline = std::chrono::seconds(kBuildTimeoutSeconds + 600);
   build = builds.wait(t.project, t.region, build.id, poll, [&](const gcp::BuildInfo& b) {
-    line.update("building image " + request.tag + ": " + b.status + " (" +
+    line.update("building image " + recipe.tag + ": " + b.status + " (" +
                 format_elapsed(now_unix() - start) + ")");
   });
   line.clear();

@@ -11,6 +11,6 @@
 namespace kinetic::gke {
 
 // Returns the image reference; *BUILT says whether a build ran.
-std::string ensure_image(const Session& session, const ImageRequest& request, bool* built);
+std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool* built);
 
 }  // namespace kinetic::gke

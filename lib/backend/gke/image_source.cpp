@@ -9,22 +9,6 @@
 
 namespace kinetic::gke {
 
-std::string dockerfile_for(AcceleratorFamily family, const std::string& base_image,
-                           bool has_requirements) {
-  std::string d = "FROM " + base_image + "\n";
-  d += "ENV PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1\n";
-  if (family == AcceleratorFamily::gpu) {
-    d += "RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip "
-         "&& ln -sf /usr/bin/python3 /usr/local/bin/python && rm -rf /var/lib/apt/lists/*\n";
-  }
-  if (has_requirements) {
-    d += "COPY requirements.txt /tmp/kinetic-requirements.txt\n";
-    d += "RUN python3 -m pip install -r /tmp/kinetic-requirements.txt\n";
-  }
-  d += "WORKDIR /workspace\n";
-  return d;
-}
-
 namespace {
 
 struct WriteFree {
@@ -49,8 +33,8 @@ void add_file(struct archive* a, const std::string& name, const std::string& dat
 
 }  // namespace
 
-void write_build_source(const fs::path& out, const std::string& dockerfile,
-                        const std::vector<std::string>& requirements) {
+void write_build_source(const fs::path& out,
+                        const std::vector<std::pair<std::string, std::string>>& files) {
   std::unique_ptr<struct archive, WriteFree> a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());
   archive_write_add_filter_gzip(a.get());
@@ -59,12 +43,7 @@ void write_build_source(const fs::path& out, const std::string& dockerfile,
   if (archive_write_open_filename(a.get(), out.c_str()) != ARCHIVE_OK)
     throw Error(Errc::packaging,
                 "cannot write " + out.string() + ": " + std::string(archive_error_string(a.get())));
-  add_file(a.get(), "Dockerfile", dockerfile);
-  if (!requirements.empty()) {
-    std::string text;
-    for (const auto& line : requirements) text += line + "\n";
-    add_file(a.get(), "requirements.txt", text);
-  }
+  for (const auto& [name, text] : files) add_file(a.get(), name, text);
   if (archive_write_close(a.get()) != ARCHIVE_OK)
     throw Error(Errc::packaging,
                 "cannot write " + out.string() + ": " + std::string(archive_error_string(a.get())));

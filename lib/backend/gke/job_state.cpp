@@ -42,6 +42,24 @@ void merge_observed_attempts(JobStatus& status, const std::vector<AttemptRecord>
   status.attempts = std::max<int>(status.attempts, static_cast<int>(observed.size()));
 }
 
+std::optional<std::string> container_start_error(const json& pod) {
+  const json status = pod.value("status", json::object());
+  for (const auto& cs : status.value("containerStatuses", json::array())) {
+    const json term = cs.value("state", json::object()).value("terminated", json::object());
+    if (term.value("reason", "") == "StartError") return term.value("message", "StartError");
+  }
+  return std::nullopt;
+}
+
+std::string start_error_message(const std::string& image, const std::string& runtime_message) {
+  if (runtime_message.find("\"python3\"") != std::string::npos &&
+      runtime_message.find("not found") != std::string::npos)
+    return "the image " + image +
+           " has no python3 on its PATH, and kinetic's bootstrap runs with it: add python3 to "
+           "the image, or drop --image to let kinetic build one";
+  return "the container could not start in " + image + ": " + runtime_message;
+}
+
 double parse_rfc3339(const std::string& text) {
   std::tm tm{};
   const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);

@@ -27,6 +27,14 @@ std::string workload_failure_reason(const nlohmann::json& workload);
 // reported history, the observed one stands.
 void merge_observed_attempts(JobStatus& status, const std::vector<AttemptRecord>& observed);
 
+// Why the container of POD could not start (the runtime's StartError message), or nullopt. Used
+// when a job ends without status.json: the bootstrap never ran.
+std::optional<std::string> container_start_error(const nlohmann::json& pod);
+
+// The one-line error for a job whose container could not start in IMAGE: a missing python3
+// (a --image without it) is said plainly, anything else quotes the runtime.
+std::string start_error_message(const std::string& image, const std::string& runtime_message);
+
 // Seconds since the Unix epoch of an RFC 3339 time; 0 when it does not parse.
 double parse_rfc3339(const std::string& text);
 
