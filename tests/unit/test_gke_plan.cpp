@@ -103,6 +103,33 @@ TEST(GkeImageSource, BuildSourceIsDeterministic) {
   remove_all_quiet(dir);
 }
 
+TEST(GkeStartError, AnImageWithoutPython3IsSaidPlainly) {
+  // What containerd reports when the bootstrap's python3 is not in the image (kubelet's
+  // StartError, exit 128), and a pod that ran.
+  const json no_python = {
+      {"status",
+       {{"containerStatuses",
+         {{{"name", "main"},
+           {"state",
+            {{"terminated",
+              {{"exitCode", 128},
+               {"reason", "StartError"},
+               {"message",
+                "failed to create containerd task: failed to create shim task: OCI runtime "
+                "create failed: runc create failed: unable to start container process: exec: "
+                "\"python3\": executable file not found in $PATH: unknown"}}}}}}}}}}};
+  auto why = container_start_error(no_python);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_EQ(start_error_message("debian:12-slim", *why),
+            "the image debian:12-slim has no python3 on its PATH, and kinetic's bootstrap runs "
+            "with it: add python3 to the image, or drop --image to let kinetic build one");
+  EXPECT_EQ(start_error_message("img", "permission denied"),
+            "the container could not start in img: permission denied");
+  json ran = no_python;
+  ran["status"]["containerStatuses"][0]["state"]["terminated"]["reason"] = "Error";
+  EXPECT_FALSE(container_start_error(ran).has_value());
+}
+
 json job_with(const json& status) {
   return {
       {"metadata",
