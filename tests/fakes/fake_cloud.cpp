@@ -109,14 +109,15 @@ FakeNodePool node_pool_from_gke(const std::string& cluster, const json& pool) {
 }
 
 FakeCloud::FakeCloud(FakeCloudOptions options) {
+  images_ = std::make_unique<FakeImageStore>();
   gcs_ = std::make_unique<FakeGcs>();
 
   FakeKubeOptions ko;
   ko.pod_env["STORAGE_EMULATOR_HOST"] = "127.0.0.1:" + std::to_string(gcs_->port());
-  if (const char* path = std::getenv("PATH")) ko.pod_env["PATH"] = path;
   ko.default_grace_seconds = options.kill_grace_seconds;
   ko.image_pullable = [this](const std::string& image, std::string* why) {
-    if (!pulls_broken_ && gcp_ && gcp_->has_image(image)) return true;
+    if (!pulls_broken_ && ((gcp_ && gcp_->has_image(image)) || FakeImageStore::public_image(image)))
+      return true;
     if (pulls_broken_) {
       *why = "rpc error: code = PermissionDenied desc = failed to pull and unpack image \"" +
              image + "\": 403 Forbidden";
@@ -125,6 +126,10 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
     *why = "rpc error: code = NotFound desc = failed to pull and unpack image \"" + image +
            "\": failed to resolve reference \"" + image + "\": " + image + ": not found";
     return false;
+  };
+  ko.image_env = [this](const std::string& image) {
+    auto rt = images_->runtime(image);
+    return rt.env;
   };
   kube_ = std::make_unique<FakeKube>(ko);
 
@@ -141,6 +146,7 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
   go.kube_endpoint = kube_->endpoint();
   go.kube_ca_pem = kube_->ca_pem();
   go.gcs = gcs_.get();
+  go.images = images_.get();
   go.on_pool_created = [this](const std::string& cluster, const json& pool) {
     kube_->set_node_pool(node_pool_from_gke(cluster, pool));
   };
@@ -156,6 +162,7 @@ FakeCloud::~FakeCloud() {
   kube_.reset();
   gcp_.reset();
   gcs_.reset();
+  images_.reset();
 }
 
 std::map<std::string, std::string> FakeCloud::client_env() const {

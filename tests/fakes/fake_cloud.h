@@ -1,8 +1,9 @@
 // The whole fake cloud for end-to-end tests: GCS, the control-plane APIs (Service Usage, GKE,
 // Cloud Build, Artifact Registry) and a Kubernetes API, wired as the real ones are: a node pool
 // GKE creates becomes nodes the Kubernetes scheduler can use (labelled and tainted as GKE does
-// for its machine type), an image Cloud Build pushes becomes pullable, and pods reach GCS
-// through STORAGE_EMULATOR_HOST, so `kinetic up`, `run` and `down` work end to end on loopback.
+// for its machine type), an image Cloud Build pushes becomes pullable and a pod runs with only
+// what its image holds (fake_images.h), and pods reach GCS through STORAGE_EMULATOR_HOST, so
+// `kinetic up`, `run` and `down` work end to end on loopback.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 
 #include "fakes/fake_gcp.h"
 #include "fakes/fake_gcs.h"
+#include "fakes/fake_images.h"
 #include "fakes/fake_kube.h"
 
 namespace kinetic::fakes {
@@ -32,6 +34,7 @@ class FakeCloud {
   ~FakeCloud();
 
   FakeGcs& gcs() { return *gcs_; }
+  FakeImageStore& images() { return *images_; }
   FakeGcp& gcp() { return *gcp_; }
   FakeKube& kube() { return *kube_; }
 
@@ -44,6 +47,7 @@ class FakeCloud {
   void break_image_pulls(bool broken) { pulls_broken_ = broken; }
 
  private:
+  std::unique_ptr<FakeImageStore> images_;  // first in, last out: the others refer to it
   std::unique_ptr<FakeGcs> gcs_;
   std::unique_ptr<FakeKube> kube_;
   std::unique_ptr<FakeGcp> gcp_;

@@ -505,6 +505,10 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
 
 FakeGcp::FakeGcp(FakeGcpOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
+  if (!impl_->options.images) {
+    impl_->own_images = std::make_unique<FakeImageStore>();
+    impl_->options.images = impl_->own_images.get();
+  }
   for (const char* s : {"serviceusage", "container", "cloudbuild", "artifactregistry"})
     impl_->start(s);
 }
@@ -573,8 +577,17 @@ bool FakeGcp::has_image(const std::string& image) const {
 }
 
 void FakeGcp::put_image(const std::string& image) {
+  put_image(image, FakeImageStore::default_built_image());
+}
+
+void FakeGcp::put_image(const std::string& image, const FakeImage& content) {
   std::lock_guard lock(impl_->mu);
   impl_->push_image(image, true);
+  impl_->options.images->put(image, content);
+}
+
+FakeImageStore& FakeGcp::images() {
+  return *impl_->options.images;
 }
 
 int FakeGcp::builds_created() const {

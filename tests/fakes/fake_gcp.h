@@ -17,6 +17,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_images.h"
+
 namespace kinetic::fakes {
 
 class FakeGcs;
@@ -48,6 +50,9 @@ struct FakeGcpOptions {
   // A build whose source's requirements name a package in this set fails in its docker step
   // (FAILURE, failureInfo USER_BUILD_STEP, a pip-like "No matching distribution" log line).
   std::set<std::string> unknown_packages = {"this-package-does-not-exist"};
+  // What images hold: Cloud Build interprets each Dockerfile against it and records what it
+  // pushed (fake_images.h). Null: the fake keeps a store of its own.
+  FakeImageStore* images = nullptr;
 };
 
 class FakeGcp {
@@ -70,8 +75,12 @@ class FakeGcp {
   // Whether Artifact Registry holds IMAGE ("LOC-docker.pkg.dev/P/REPO/PKG:TAG"); the fake
   // Kubernetes API asks this before "pulling".
   bool has_image(const std::string& image) const;
-  // Adds a tag as a finished build would (seeding a cached image).
+  // Adds a tag as a finished build would (seeding a cached image), holding what kinetic's cpu
+  // recipe makes unless CONTENT says otherwise.
   void put_image(const std::string& image);
+  void put_image(const std::string& image, const FakeImage& content);
+  // What the images built and pushed here hold.
+  FakeImageStore& images();
   int builds_created() const;
 
   // ---- deterministic fault injection --------------------------------------------------------

@@ -1,8 +1,9 @@
 // FakeGcp: Cloud Build v1 (builds create/get/list/cancel, regional and global, and
 // operations.get). A build moves QUEUED → WORKING → terminal one step per poll. With a FakeGcs
-// the source archive is fetched and unpacked in memory: its Dockerfile and requirements decide
-// whether the docker step fails (a package in options.unknown_packages), the build log is written
-// to logsBucket/log-ID.txt, and pushed images become tags in the fake Artifact Registry.
+// the source archive is fetched and unpacked in memory and its Dockerfile interpreted by the
+// image store (fake_images.h): the base must exist, apt and pip packages must be known, the smoke
+// script really runs inside the image. The build log is written to logsBucket/log-ID.txt, and
+// pushed images become tags in the fake Artifact Registry, remembered with what they hold.
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -19,30 +20,6 @@ using namespace gcp_detail;
 namespace {
 
 using Files = std::map<std::string, std::string>;
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t\r\n");
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(" \t\r\n");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    out.push_back(line);
-  }
-  return out;
-}
-
-std::vector<std::string> words_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 // Unpacks a .tar.gz (or .zip) in memory: regular files, path → contents (1 MiB cap each).
 std::optional<Files> unpack(const std::string& data, std::string& error) {
@@ -78,29 +55,6 @@ std::optional<Files> unpack(const std::string& data, std::string& error) {
   return files;
 }
 
-// PEP 503 normalisation: lower case, runs of -_. become one '-'.
-std::string normalize_package(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (out.empty() || out.back() != '-') out.push_back('-');
-    } else {
-      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-  }
-  return out;
-}
-
-// The distribution name a requirement line names ("numpy>=1.2 ; python_version>'3'" → numpy).
-std::string requirement_name(std::string line) {
-  auto hash = line.find('#');
-  if (hash != std::string::npos) line = line.substr(0, hash);
-  line = trim(line);
-  if (line.empty() || line[0] == '-') return {};
-  auto end = line.find_first_of("<>=!~;[ @(\t");
-  return trim(line.substr(0, end));
-}
-
 struct StepOutcome {
   std::vector<std::string> lines;  // without the "Step #N: " prefix
   bool failed = false;
@@ -118,160 +72,7 @@ std::string human_size(std::size_t n) {
 
 }  // namespace
 
-namespace {
-
-// Simulates one docker/kaniko build of DOCKERFILE_PATH in FILES (null: source not inspected).
-StepOutcome simulate_image_build(const Files* files, const std::string& dockerfile_path,
-                                 const std::set<std::string>& unknown, const std::string& tag,
-                                 std::mt19937_64& rng) {
-  StepOutcome out;
-  auto short_id = [&rng] {
-    static const char* hexd = "0123456789abcdef";
-    std::string s;
-    for (int i = 0; i < 12; ++i) s.push_back(hexd[rng() & 15]);
-    return s;
-  };
-  std::size_t context_bytes = 0;
-  if (files) {
-    for (auto& [p, c] : *files) context_bytes += c.size();
-  }
-  char sending[96];
-  std::snprintf(sending, sizeof sending, "Sending build context to Docker daemon  %.3fkB",
-                static_cast<double>(context_bytes) / 1000.0);
-  out.lines.push_back(sending);
-  if (!files) {
-    out.lines.push_back("Step 1/1 : FROM python:3.11-slim");
-    out.lines.push_back(" ---> " + short_id());
-    out.lines.push_back("Successfully built " + short_id());
-    if (!tag.empty()) out.lines.push_back("Successfully tagged " + tag);
-    return out;
-  }
-  auto df = files->find(dockerfile_path);
-  if (df == files->end()) {
-    out.lines.push_back(
-        "unable to prepare context: unable to evaluate symlinks in Dockerfile path: lstat "
-        "/workspace/" +
-        dockerfile_path + ": no such file or directory");
-    out.failed = true;
-    return out;
-  }
-  // Requirements: requirements*.txt files and `pip install NAME...` in RUN lines.
-  std::string missing;
-  std::string missing_line_from;
-  std::vector<std::string> found;
-  for (auto& [path, contents] : *files) {
-    auto base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-    if (base.rfind("requirements", 0) != 0 || base.size() < 4 ||
-        base.compare(base.size() - 4, 4, ".txt") != 0)
-      continue;
-    for (auto& line : lines_of(contents)) {
-      auto name = requirement_name(line);
-      if (name.empty()) continue;
-      found.push_back(name);
-      if (missing.empty()) {
-        for (auto& u : unknown) {
-          if (normalize_package(u) == normalize_package(name)) missing = name;
-        }
-      }
-    }
-  }
-  std::vector<std::string> instructions;
-  for (auto& line : lines_of(df->second)) {
-    auto t = trim(line);
-    if (t.empty() || t[0] == '#') continue;
-    if (!instructions.empty() && !instructions.back().empty() &&
-        instructions.back().back() == '\\') {
-      instructions.back().pop_back();
-      instructions.back() += " " + t;
-    } else {
-      instructions.push_back(t);
-    }
-  }
-  for (auto& ins : instructions) {
-    auto w = words_of(ins);
-    if (w.size() < 2) continue;
-    std::string op = w[0];
-    std::transform(op.begin(), op.end(), op.begin(), ::toupper);
-    auto pip = std::find(w.begin(), w.end(), "install");
-    if (op == "RUN" && pip != w.end() && ins.find("pip") != std::string::npos) {
-      for (auto it = pip + 1; it != w.end(); ++it) {
-        if ((*it)[0] == '-' || *it == "&&") {
-          if (*it == "-r" || *it == "--requirement") ++it;  // the file is checked above
-          if (it == w.end() || *it == "&&") break;
-          continue;
-        }
-        auto name = requirement_name(*it);
-        if (name.empty()) continue;
-        found.push_back(name);
-        for (auto& u : unknown) {
-          if (missing.empty() && normalize_package(u) == normalize_package(name)) missing = name;
-        }
-      }
-    }
-  }
-  // The RUN step that installs Python packages is where pip fails.
-  std::size_t pip_step = instructions.size();
-  for (std::size_t i = 0; i < instructions.size(); ++i) {
-    auto w = words_of(instructions[i]);
-    std::string op = w.empty() ? "" : w[0];
-    std::transform(op.begin(), op.end(), op.begin(), ::toupper);
-    if (op == "RUN" && instructions[i].find("pip") != std::string::npos) {
-      pip_step = i;
-      break;
-    }
-  }
-  const auto total = instructions.size();
-  for (std::size_t i = 0; i < total; ++i) {
-    out.lines.push_back("Step " + std::to_string(i + 1) + "/" + std::to_string(total) + " : " +
-                        instructions[i]);
-    auto w = words_of(instructions[i]);
-    std::string op = w.empty() ? "" : w[0];
-    std::transform(op.begin(), op.end(), op.begin(), ::toupper);
-    if (op == "FROM") {
-      out.lines.push_back(
-          w.size() > 1 ? w[1].substr(w[1].find(':') == std::string::npos ? w[1].size()
-                                                                         : w[1].find(':') + 1) +
-                             ": Pulling from library/" + w[1].substr(0, w[1].find(':'))
-                       : "Pulling");
-      out.lines.push_back("Status: Downloaded newer image for " + (w.size() > 1 ? w[1] : ""));
-    } else if (op == "RUN") {
-      out.lines.push_back(" ---> Running in " + short_id());
-      if (i == pip_step) {
-        for (auto& name : found) {
-          if (name == missing) break;
-          out.lines.push_back("Collecting " + name);
-          out.lines.push_back("  Downloading " + normalize_package(name) +
-                              "-1.0.0-py3-none-any.whl (120 kB)");
-        }
-        if (!missing.empty()) {
-          out.lines.push_back("ERROR: Could not find a version that satisfies the requirement " +
-                              missing + " (from versions: none)");
-          out.lines.push_back("ERROR: No matching distribution found for " + missing);
-          auto cmd = instructions[i].substr(instructions[i].find_first_of(" \t") + 1);
-          out.lines.push_back("The command '/bin/sh -c " + trim(cmd) +
-                              "' returned a non-zero code: 1");
-          out.failed = true;
-          return out;
-        }
-        std::string installed;
-        for (auto& name : found) installed += " " + normalize_package(name) + "-1.0.0";
-        if (!installed.empty()) out.lines.push_back("Successfully installed" + installed);
-      }
-      out.lines.push_back("Removing intermediate container " + short_id());
-    }
-    out.lines.push_back(" ---> " + short_id());
-  }
-  if (!missing.empty()) {  // requirements exist but no RUN installs them: pip runs nowhere
-    out.lines.push_back("ERROR: No matching distribution found for " + missing);
-    out.failed = true;
-    return out;
-  }
-  out.lines.push_back("Successfully built " + short_id());
-  if (!tag.empty()) out.lines.push_back("Successfully tagged " + tag);
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void FakeGcp::Impl::advance_build(CloudBuild& b) {
   if (b.terminal) return;
@@ -332,6 +133,10 @@ void FakeGcp::Impl::advance_build(CloudBuild& b) {
         break;
       }
       pushed.emplace_back(image, *digest);
+      auto content = plan.built.find(image);
+      options.images->put(image, content != plan.built.end()
+                                     ? content->second
+                                     : FakeImageStore::default_built_image());
     }
     if (plan.status == "SUCCESS") {
       // Only build.images are reported in results (kaniko pushes by itself).
@@ -574,10 +379,34 @@ void FakeGcp::Impl::cloudbuild(Call& call, httplib::Response& res) {
           if (!dir.empty() && dockerfile.rfind('/', 0) != 0) dockerfile = dir + "/" + dockerfile;
           while (dockerfile.rfind("./", 0) == 0) dockerfile = dockerfile.substr(2);
           if (dockerfile.rfind("/workspace/", 0) == 0) dockerfile = dockerfile.substr(11);
-          auto destinations = outcome.destinations;
-          outcome = simulate_image_build(files ? &*files : nullptr, dockerfile,
-                                         options.unknown_packages, tag, rng);
-          outcome.destinations = destinations;
+          auto short_id = [this] { return hex(12); };
+          FakeImage built = FakeImageStore::default_built_image();
+          if (!files) {  // the source was not inspected: a build that just works
+            outcome.lines = {"Step 1/1 : FROM python:3.11-slim", " ---> " + short_id(),
+                             "Successfully built " + short_id()};
+          } else if (!files->count(dockerfile)) {
+            outcome.lines = {
+                "unable to prepare context: unable to evaluate symlinks in "
+                "Dockerfile path: lstat /workspace/" +
+                dockerfile + ": no such file or directory"};
+            outcome.failed = true;
+          } else {
+            // FROM an image of this registry needs it to be there; its content is what was
+            // recorded when it was pushed.
+            auto resolve = [this](const std::string& ref) -> std::optional<FakeImage> {
+              if (!has_image_locked(ref)) return std::nullopt;
+              return options.images->find(ref).value_or(FakeImageStore::default_built_image());
+            };
+            auto b = options.images->build(files->at(dockerfile), *files, resolve,
+                                           options.unknown_packages, short_id);
+            outcome.lines = std::move(b.lines);
+            outcome.failed = b.failed;
+            built = std::move(b.image);
+          }
+          if (!outcome.failed && !tag.empty())
+            outcome.lines.push_back("Successfully tagged " + tag);
+          if (!tag.empty()) plan.built[tag] = built;
+          for (auto& d : outcome.destinations) plan.built[d] = built;
         }
         for (auto& line : outcome.lines) log.push_back(prefix + line);
         log.push_back("Finished Step #" + std::to_string(i));

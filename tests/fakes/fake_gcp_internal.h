@@ -109,7 +109,8 @@ struct BuildPlan {
   std::vector<std::string> log_lines;  // the whole log (lines without '\n')
   std::size_t header_lines = 0;        // written when the build starts WORKING
   int failed_step = -1;
-  std::vector<std::string> pushed;  // images to record on SUCCESS
+  std::vector<std::string> pushed;         // images to record on SUCCESS
+  std::map<std::string, FakeImage> built;  // what a docker step tagged (-t, --destination) holds
 };
 
 struct CloudBuild {
@@ -151,6 +152,7 @@ struct FakeGcp::Impl {
   using Call = gcp_detail::Call;
 
   FakeGcpOptions options;
+  std::unique_ptr<FakeImageStore> own_images;  // when options.images was null
 
   struct Server {
     std::string service;

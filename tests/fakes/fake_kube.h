@@ -45,12 +45,17 @@ struct FakeKubeOptions {
   // Bearer token every request must carry; empty accepts any non-empty token (401 Status
   // otherwise, as a real API server answers an anonymous caller with no RBAC).
   std::string expected_token;
-  // Extra environment given to every pod process (e.g. STORAGE_EMULATOR_HOST, GCE_METADATA_HOST,
-  // PATH), as a test cluster's nodes would provide.
+  // Extra environment given to every pod process (e.g. STORAGE_EMULATOR_HOST, GCE_METADATA_HOST),
+  // as a test cluster's nodes would provide.
   std::map<std::string, std::string> pod_env;
   // Whether the node can pull IMAGE; false makes the container wait in ErrImagePull, then
   // ImagePullBackOff, with a "Failed" event quoting WHY. Null: every image pulls.
   std::function<bool(const std::string& image, std::string* why)> image_pullable;
+  // The environment a container of IMAGE starts with: the image's ENV, and a PATH naming only
+  // the programs the image holds, as a real container sees its image's filesystem. Null: this
+  // machine's PATH (a cluster with no image store: kubectl's fidelity test, the fake's own).
+  std::function<std::vector<std::pair<std::string, std::string>>(const std::string& image)>
+      image_env;
   // Where pod working directories go (each pod gets its own, also its HOME and TMPDIR);
   // empty: a temporary directory removed at destruction.
   std::string work_root;

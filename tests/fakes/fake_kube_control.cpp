@@ -1149,8 +1149,12 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
     }
     vars[k] = v;
   };
-  const char* path = std::getenv("PATH");
-  put("PATH", path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  if (options.image_env) {
+    for (auto& [k, v] : options.image_env(c.value("image", std::string()))) put(k, v);
+  } else {
+    const char* path = std::getenv("PATH");
+    put("PATH", path ? path : "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  }
   put("HOSTNAME", pod["spec"].value("hostname", prt.name));
   put("HOME", prt.dir);
   put("TMPDIR", prt.dir);

@@ -21,11 +21,13 @@ namespace {
 
 constexpr long kBuildTimeoutSeconds = 3600;
 
-// The line of a build log worth quoting: the last error the build itself printed (pip's "No
-// matching distribution found for X" comes after its "Could not find a version"), not Cloud
-// Build's own "build step 0 ... failed" trailer; else the last line.
+// The line of a build log worth quoting: kinetic's smoke test's verdict; else a program a RUN
+// step needs that the image lacks (the shell's "/bin/sh: 1: python3: not found"); else the last
+// error the build itself printed (pip's "No matching distribution found for X" comes after its
+// "Could not find a version"), not Cloud Build's own "build step 0 ... failed" trailer; else the
+// last line.
 std::string log_excerpt(const std::string& log) {
-  std::string error, last, smoke;
+  std::string error, last, smoke, missing;
   for (const auto& raw : split(log, '\n')) {
     std::string line(trim(raw));
     // Cloud Build prefixes step output with "Step #0: " (or "Step #0 - \"id\": ").
@@ -37,12 +39,19 @@ std::string log_excerpt(const std::string& log) {
     // kinetic's own smoke test says best what the image lacks (image_recipe.cpp).
     if (auto at = line.find("kinetic-smoke: ERROR: "); at != std::string::npos)
       smoke = "the image's smoke test failed: " + line.substr(at + 22);
+    if (starts_with(line, "/bin/sh: ") && ends_with(line, ": not found") && missing.empty()) {
+      auto program = line.substr(0, line.size() - 11);
+      program = program.substr(program.rfind(": ") + 2);
+      missing = "the image has no " + program + " on its PATH, which a build step runs (" + line +
+                "); use a base image that has it";
+    }
     const bool is_error =
         line.find("ERROR") != std::string::npos || line.find("error:") != std::string::npos;
     // Cloud Build ends a failed log with a bare "ERROR" and "ERROR: build step N ... failed".
     if (is_error && line != "ERROR" && line.find("build step") == std::string::npos) error = line;
   }
   if (!smoke.empty()) return smoke;
+  if (!missing.empty()) return missing;
   return error.empty() ? last : error;
 }
 
