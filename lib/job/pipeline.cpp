@@ -524,6 +524,9 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (local && !r.custom_image.empty())
     env.io.info("kinetic: local backend: --image " + r.custom_image +
                 " is not used; the job runs with this machine's tools");
+  if (local && !req.python.empty())
+    env.io.info("kinetic: local backend: --python " + req.python +
+                " is not used; the job runs with this machine's python3");
   if (!local && r.recipe && env.io.verbosity > 0)
     for (const auto& note : r.recipe->notes) env.io.info("kinetic: image: " + note);
   std::string image = r.custom_image;

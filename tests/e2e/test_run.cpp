@@ -78,6 +78,22 @@ TEST_F(RunTest, ShellJobGetsArgumentsAfterDoubleDash) {
   EXPECT_EQ(r.out, "<--epochs><3><two words><-->\n");
 }
 
+// The image flags mean nothing on this machine: each says so in one line and the job still runs.
+TEST_F(RunTest, ImageFlagsAreNotedAsUnusedOnTheLocalBackend) {
+  sb.write("proj/t.sh", "echo ran\n");
+  auto image = sb.run({"run", "t.sh", "--image", "debian:12-slim"}, proj);
+  ASSERT_EQ(image.exit_code, 0) << image.err;
+  EXPECT_NE(image.err.find("local backend: --image debian:12-slim is not used"), std::string::npos)
+      << image.err;
+  auto python = sb.run({"run", "t.sh", "--python", "3.12"}, proj);
+  ASSERT_EQ(python.exit_code, 0) << python.err;
+  EXPECT_NE(python.err.find("local backend: --python 3.12 is not used; the job runs with this "
+                            "machine's python3"),
+            std::string::npos)
+      << python.err;
+  EXPECT_EQ(python.out, "ran\n");
+}
+
 TEST_F(RunTest, FlagsMayFollowTheFile) {
   sb.write("proj/acc.sh", "echo \"$KINETIC_ACCELERATOR\"\n");
   auto r = sb.run({"run", "acc.sh", "--accelerator", "v5litepod-1", "-q"}, proj);
