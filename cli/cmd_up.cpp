@@ -1,6 +1,8 @@
 // kinetic up: enable the services, create (or reconcile) the cluster, the accelerator node pools,
-// the image repository and the jobs bucket, then record the gke context and make it current.
+// the JobSet controller, the image repository and the jobs bucket, then record the gke context
+// and make it current.
 #include "app.h"
+#include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/gke/provisioner.h"
 #include "core/error.h"
@@ -19,6 +21,7 @@ struct UpFlags {
   std::string machine_type;
   std::string release_channel = "regular";
   std::string context_name;
+  std::string jobset_manifests;
 };
 
 int run_up(const UpFlags& flags, Factory& f) {
@@ -33,6 +36,7 @@ int run_up(const UpFlags& flags, Factory& f) {
   options.pool.min_nodes = flags.min_nodes;
   options.pool.max_nodes = flags.max_nodes;
   options.default_machine_type = flags.machine_type;
+  options.jobset_manifests = gke::jobset_manifests_source(flags.jobset_manifests, f.env());
   options.release_channel = to_lower(flags.release_channel);
   for (auto& c : options.release_channel) c = static_cast<char>(std::toupper(c));
   // Check every pool request before touching anything, so a bad --min-nodes fails fast.
@@ -82,13 +86,17 @@ void add_up(CLI::App& root, Factory& f, Action& action) {
   c->add_option("--release-channel", flags->release_channel,
                 "GKE release channel: rapid, regular, stable or extended")
       ->check(CLI::IsMember({"rapid", "regular", "stable", "extended"}, CLI::ignore_case));
+  c->add_option("--jobset-manifests", flags->jobset_manifests,
+                "Install JobSet from this copy of its release manifests (a file or URL; default: "
+                "the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)");
   c->add_option("--context-name", flags->context_name,
                 "Name of the kinetic context to write (default: the project)");
   c->footer(
       "Examples:\n"
       "  kinetic up --project acme-ml --zone us-central1-a --accelerator v5litepod-1\n"
       "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
-      "Running it again reconciles: what exists is reported and left alone.");
+      "Running it again reconciles: what exists is reported and left alone. Multi-host TPU\n"
+      "slices run as JobSets: up installs the JobSet controller (a pinned release) once.");
   c->callback([&f, &action, flags] { action = [&f, flags] { return run_up(*flags, f); }; });
 }
 

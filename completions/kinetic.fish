@@ -24,7 +24,7 @@ function __kinetic_value_flags
         case ''
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
@@ -191,6 +191,7 @@ complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per
 complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
+complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'Install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 
 # kinetic down

@@ -15,7 +15,7 @@ _kinetic_tree() {
       ;;
     'up')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'down')
       _kinetic_subs=()
@@ -253,6 +253,7 @@ _kinetic() {
         '--max-nodes=[Maximum nodes per pool (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
         '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
         '--release-channel=[GKE release channel]:release-channel: ' \
+        '--jobset-manifests=[Install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--context-name=[Name of the kinetic context to write (default\: the project)]:context-name: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

@@ -75,6 +75,9 @@ struct CurlOptions {
   // A transfer that moves no byte for this long is dropped (and retried if safe).
   std::chrono::milliseconds idle_timeout{60000};
   std::string user_agent = "kinetic/" KINETIC_VERSION;
+  // Follow up to 5 redirects (a release download). Off for the cloud APIs: none redirects, and
+  // an Authorization header must never follow a redirect to another host.
+  bool follow_redirects = false;
 };
 
 // The libcurl transport: keeps connections alive between requests of this object.

@@ -196,6 +196,21 @@ json Client::create(const std::string& collection, const json& object) {
   return parse_body(r, what);
 }
 
+json Client::apply(const std::string& path, const json& object, const std::string& field_manager) {
+  std::string what = "applying " + path;
+  std::string url = server_ + path;
+  add_query(url, "fieldManager", field_manager);
+  add_query(url, "force", "true");
+  auto req = json_request("PATCH", url);
+  // JSON is YAML: the apply patch type takes either.
+  req.headers.emplace_back("Content-Type", "application/apply-patch+yaml");
+  req.body = object.dump();
+  req.idempotent = true;  // applying the same object twice leaves it as once
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, what);
+  return parse_body(r, what);
+}
+
 std::optional<json> Client::get(const std::string& path) {
   std::string what = "reading " + path;
   auto r = transport_.send(json_request("GET", server_ + path));
@@ -338,6 +353,56 @@ std::string events_path(const std::string& ns) {
 }
 std::string nodes_path() {
   return "/api/v1/nodes";
+}
+
+namespace {
+
+struct KindInfo {
+  const char* kind;
+  const char* plural;
+  bool namespaced;
+};
+
+// The kinds kinetic creates or applies: its own workloads and what a JobSet release holds.
+constexpr KindInfo kKinds[] = {
+    {"Namespace", "namespaces", false},
+    {"CustomResourceDefinition", "customresourcedefinitions", false},
+    {"ClusterRole", "clusterroles", false},
+    {"ClusterRoleBinding", "clusterrolebindings", false},
+    {"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false},
+    {"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false},
+    {"PriorityClass", "priorityclasses", false},
+    {"ServiceAccount", "serviceaccounts", true},
+    {"Role", "roles", true},
+    {"RoleBinding", "rolebindings", true},
+    {"ConfigMap", "configmaps", true},
+    {"Secret", "secrets", true},
+    {"Service", "services", true},
+    {"Deployment", "deployments", true},
+    {"Job", "jobs", true},
+    {"JobSet", "jobsets", true},
+    {"Pod", "pods", true},
+};
+
+}  // namespace
+
+std::string object_path(const json& object, const std::string& default_ns) {
+  const std::string api_version = object.value("apiVersion", "");
+  const std::string kind = object.value("kind", "");
+  const json metadata = object.value("metadata", json::object());
+  const std::string name = metadata.value("name", "");
+  if (api_version.empty() || kind.empty() || name.empty())
+    throw Error(Errc::usage, "a manifest object lacks apiVersion, kind or metadata.name" +
+                                 (kind.empty() ? std::string() : " (kind " + kind + ")"));
+  for (const auto& k : kKinds) {
+    if (kind != k.kind) continue;
+    std::string path =
+        api_version.find('/') == std::string::npos ? "/api/" + api_version : "/apis/" + api_version;
+    if (k.namespaced) path += "/namespaces/" + metadata.value("namespace", default_ns);
+    return path + "/" + k.plural + "/" + name;
+  }
+  throw Error(Errc::usage, "kinetic does not know where the API keeps objects of kind " + kind +
+                               " (" + api_version + ", " + name + ")");
 }
 
 }  // namespace kinetic::k8s

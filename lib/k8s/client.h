@@ -67,6 +67,11 @@ class Client {
   // POST OBJECT to COLLECTION ("/apis/batch/v1/namespaces/default/jobs"); returns the created
   // object. 409 throws ApiError reason AlreadyExists.
   nlohmann::json create(const std::string& collection, const nlohmann::json& object);
+  // Server-side apply of OBJECT at PATH (its own path, not the collection's) as FIELD_MANAGER,
+  // taking over fields other managers set (force): creates it or updates it; returns the object
+  // as stored.
+  nlohmann::json apply(const std::string& path, const nlohmann::json& object,
+                       const std::string& field_manager);
   // GET PATH; nullopt on 404.
   std::optional<nlohmann::json> get(const std::string& path);
   ObjectList list(const std::string& collection, const std::string& label_selector = {},
@@ -100,5 +105,9 @@ std::string secrets_path(const std::string& ns);
 std::string secret_path(const std::string& ns, const std::string& name);
 std::string events_path(const std::string& ns);
 std::string nodes_path();
+// The path of OBJECT ("/apis/apps/v1/namespaces/jobset-system/deployments/NAME") from its
+// apiVersion, kind, name and namespace (DEFAULT_NS when a namespaced object names none).
+// Throws Error(Errc::usage) for a kind kinetic does not know the plural and scope of.
+std::string object_path(const nlohmann::json& object, const std::string& default_ns = "default");
 
 }  // namespace kinetic::k8s

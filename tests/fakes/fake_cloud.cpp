@@ -115,6 +115,7 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
   FakeKubeOptions ko;
   ko.pod_env["STORAGE_EMULATOR_HOST"] = "127.0.0.1:" + std::to_string(gcs_->port());
   ko.default_grace_seconds = options.kill_grace_seconds;
+  ko.jobset_installed = false;  // a fresh GKE cluster has no JobSet until `kinetic up` adds it
   ko.image_pullable = [this](const std::string& image, std::string* why) {
     if (!pulls_broken_ && ((gcp_ && gcp_->has_image(image)) || FakeImageStore::public_image(image)))
       return true;
@@ -174,6 +175,8 @@ std::map<std::string, std::string> FakeCloud::client_env() const {
       {"STORAGE_EMULATOR_HOST", gcs_->url()},
       {"CLOUDSDK_AUTH_ACCESS_TOKEN", "fake-access-token"},
       {"KINETIC_POLL_INTERVAL_MS", "1"},
+      // kinetic up applies this stand-in for the JobSet release instead of downloading it.
+      {"KINETIC_JOBSET_MANIFESTS", KINETIC_FAKES_DIR "/jobset-release.yaml"},
   };
 }
 

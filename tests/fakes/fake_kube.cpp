@@ -37,7 +37,60 @@ const std::vector<ResourceType>& resource_types() {
       {"", "v1", "secrets", "secret", "Secret", true, {}, {}},
       {"", "v1", "services", "service", "Service", true, {"svc"}, {"all"}},
       {"", "v1", "nodes", "node", "Node", false, {"no"}, {}},
+      {"", "v1", "configmaps", "configmap", "ConfigMap", true, {"cm"}, {}},
+      {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, {}},
+      {"apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, {"all"}},
       {"batch", "v1", "jobs", "job", "Job", true, {}, {"all"}},
+      {"apiextensions.k8s.io",
+       "v1",
+       "customresourcedefinitions",
+       "customresourcedefinition",
+       "CustomResourceDefinition",
+       false,
+       {"crd", "crds"},
+       {}},
+      {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, {}, {}},
+      {"rbac.authorization.k8s.io",
+       "v1",
+       "rolebindings",
+       "rolebinding",
+       "RoleBinding",
+       true,
+       {},
+       {}},
+      {"rbac.authorization.k8s.io",
+       "v1",
+       "clusterroles",
+       "clusterrole",
+       "ClusterRole",
+       false,
+       {},
+       {}},
+      {"rbac.authorization.k8s.io",
+       "v1",
+       "clusterrolebindings",
+       "clusterrolebinding",
+       "ClusterRoleBinding",
+       false,
+       {},
+       {}},
+      {"admissionregistration.k8s.io",
+       "v1",
+       "mutatingwebhookconfigurations",
+       "mutatingwebhookconfiguration",
+       "MutatingWebhookConfiguration",
+       false,
+       {},
+       {}},
+      {"admissionregistration.k8s.io",
+       "v1",
+       "validatingwebhookconfigurations",
+       "validatingwebhookconfiguration",
+       "ValidatingWebhookConfiguration",
+       false,
+       {},
+       {}},
+      // Served only once its CustomResourceDefinition exists (FakeKube::Impl::served).
       {"jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset", "JobSet", true, {}, {}},
   };
   return types;
@@ -743,6 +796,13 @@ ApiError injected(int status) {
 
 // ---- store -----------------------------------------------------------------------------------
 
+bool FakeKube::Impl::served(const ResourceType& rt) const {
+  if (rt.group != "jobset.x-k8s.io") return true;
+  std::lock_guard lock(mu);
+  auto crds = store.find("customresourcedefinitions.apiextensions.k8s.io");
+  return crds != store.end() && crds->second.count("/jobsets.jobset.x-k8s.io");
+}
+
 json* FakeKube::Impl::find(const ResourceType& rt, const std::string& ns, const std::string& name) {
   auto s = store.find(rt.qualified());
   if (s == store.end()) return nullptr;
@@ -1267,15 +1327,18 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
                          {"serverAddress", "127.0.0.1:" + std::to_string(port)}}}}});
   if (get && seg.size() == 2 && seg[0] == "api" && seg[1] == "v1")
     return send_json(res, 200, resource_list("v1"));
-  if (get && seg.size() == 1 && seg[0] == "apis")
-    return send_json(
-        res, 200,
-        {{"kind", "APIGroupList"},
-         {"apiVersion", "v1"},
-         {"groups", {api_group("batch", "v1"), api_group("jobset.x-k8s.io", "v1alpha2")}}});
+  if (get && seg.size() == 1 && seg[0] == "apis") {
+    json groups = json::array();
+    std::set<std::string> seen;
+    for (auto& t : resource_types())
+      if (!t.group.empty() && served(t) && seen.insert(t.group).second)
+        groups.push_back(api_group(t.group, t.version));
+    return send_json(res, 200,
+                     {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}});
+  }
   if (get && seg.size() == 2 && seg[0] == "apis") {
     for (auto& t : resource_types())
-      if (!t.group.empty() && t.group == seg[1]) {
+      if (!t.group.empty() && t.group == seg[1] && served(t)) {
         json g = api_group(t.group, t.version);
         g["kind"] = "APIGroup";
         g["apiVersion"] = "v1";
@@ -1285,13 +1348,16 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
   if (get && seg.size() == 3 && seg[0] == "apis") {
     auto gv = seg[1] + "/" + seg[2];
     for (auto& t : resource_types())
-      if (t.group_version() == gv) return send_json(res, 200, resource_list(gv));
+      if (t.group_version() == gv && served(t)) return send_json(res, 200, resource_list(gv));
   }
   if (get && seg.size() >= 2 && seg[0] == "openapi") {
     if (seg[1] == "v3" && seg.size() == 2) {
       json paths = json::object();
-      for (const char* gv : {"api/v1", "apis/batch/v1", "apis/jobset.x-k8s.io/v1alpha2"})
-        paths[gv] = {{"serverRelativeURL", std::string("/openapi/v3/") + gv + "?hash=F4KE"}};
+      for (auto& t : resource_types()) {
+        if (!served(t)) continue;
+        const std::string gv = t.group.empty() ? "api/v1" : "apis/" + t.group_version();
+        paths[gv] = {{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=F4KE"}};
+      }
       return send_json(res, 200, {{"paths", paths}});
     }
     if (seg[1] == "v3" && seg.size() >= 4) {
@@ -1333,7 +1399,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     if (rest.size() > 3) plural.clear();
   }
   const ResourceType* rtp = plural.empty() ? nullptr : find_type(group, version, plural);
-  if (!rtp || (!rtp->namespaced && !ns.empty()))
+  if (!rtp || (!rtp->namespaced && !ns.empty()) || !served(*rtp))
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
   const auto& rt = *rtp;
@@ -1419,6 +1485,29 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     for (auto& [k, v] : headers) res.set_header(k, v);
     return send_json(res, 200, out);
   }
+  const bool apply = req.method == "PATCH" &&
+                     req.get_header_value("Content-Type").find("apply-patch") != std::string::npos;
+  if (apply && param(req, "fieldManager").empty())
+    throw ApiError{422, "Invalid",
+                   "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is "
+                   "required for apply patch",
+                   json{{"group", "meta.k8s.io"},
+                        {"kind", "PatchOptions"},
+                        {"causes",
+                         {{{"reason", "FieldValueRequired"},
+                           {"message", "Required value: is required for apply patch"},
+                           {"field", "fieldManager"}}}}}};
+  if (apply && !find(rt, ns, name)) {
+    // Server-side apply creates what does not exist yet (JSON is YAML: the fake reads JSON).
+    json obj = json::parse(body, nullptr, false);
+    if (obj.is_discarded() || !obj.is_object())
+      throw bad_request("error decoding YAML: the fake API server reads apply patches as JSON");
+    if (obj["metadata"].value("name", name) != name)
+      throw bad_request("the name of the object (" + obj["metadata"].value("name", "") +
+                        ") does not match the name on the URL (" + name + ")");
+    json created = create(rt, rt.namespaced ? ns : std::string(), std::move(obj), false);
+    return send_json(res, 201, created);
+  }
   if (req.method == "PUT" || req.method == "PATCH") {
     json* obj = find(rt, ns, name);
     if (!obj) throw not_found(rt, name);
@@ -1439,8 +1528,11 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
       next = *obj;
       next.merge_patch(in);  // merge and strategic-merge patches alike (lists are replaced)
     }
-    for (const char* k : {"uid", "creationTimestamp", "namespace", "name"})
+    for (const char* k : {"uid", "creationTimestamp", "namespace", "name", "generation"})
       if ((*obj)["metadata"].contains(k)) next["metadata"][k] = (*obj)["metadata"][k];
+    // A change of spec is a new generation, for the controllers to observe.
+    if (sub != "status" && next.value("spec", json()) != obj->value("spec", json()))
+      next["metadata"]["generation"] = (*obj)["metadata"].value("generation", 1) + 1;
     next["apiVersion"] = rt.group_version();
     next["kind"] = rt.kind;
     *obj = std::move(next);
@@ -1709,6 +1801,15 @@ FakeKube::FakeKube(FakeKubeOptions options) : impl_(std::make_unique<Impl>()) {
     for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
       json obj = {{"metadata", {{"name", ns}}}};
       impl->create(*find_type("", "v1", "namespaces"), "", obj, false);
+    }
+    if (impl->options.jobset_installed) {
+      json crd = {{"metadata", {{"name", "jobsets.jobset.x-k8s.io"}}},
+                  {"spec",
+                   {{"group", "jobset.x-k8s.io"},
+                    {"names", {{"kind", "JobSet"}, {"plural", "jobsets"}}},
+                    {"scope", "Namespaced"}}}};
+      impl->create(*find_type("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "", crd,
+                   false);
     }
     json svc = {{"metadata",
                  {{"name", "kubernetes"},

@@ -64,6 +64,10 @@ struct FakeKubeOptions {
   int default_grace_seconds = 30;
   // The project named in the cluster autoscaler's instance-group URLs (TriggeredScaleUp events).
   std::string project = "test-project";
+  // Whether JobSet comes with the cluster (its CRD present, its controller running). False, as
+  // on a fresh GKE cluster: the jobset.x-k8s.io group answers 404 until a JobSet release is
+  // applied (its CustomResourceDefinition, then its controller Deployment becoming available).
+  bool jobset_installed = true;
 };
 
 class FakeKube {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <regex>
 
 #include "fakes/fake_encoding.h"
 #include "fakes/fake_kube_internal.h"
@@ -320,7 +321,8 @@ void FakeKube::Impl::controller_loop() {
 std::optional<Steady::time_point> FakeKube::Impl::reconcile() {
   std::optional<Steady::time_point> next;
   process_pools();
-  reconcile_jobsets();
+  reconcile_deployments();
+  if (jobset_controller_running()) reconcile_jobsets();
   reconcile_jobs(Steady::now(), next);
   schedule_pods();
   run_kubelet(next);
@@ -950,17 +952,133 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
   }
 }
 
+// ---- Deployment controller --------------------------------------------------------------------
+
+// A Deployment becomes available at once, with no pods: the fake runs no controller image (the
+// JobSet controller a release deploys is this fake's own, below).
+void FakeKube::Impl::reconcile_deployments() {
+  for (auto* dp : list(*kube::find_type("apps", "v1", "deployments"), "")) {
+    auto& d = *dp;
+    const long generation = d["metadata"].value("generation", 1L);
+    if (d["status"].is_object() && d["status"].value("observedGeneration", 0L) == generation)
+      continue;
+    const int replicas = d["spec"].value("replicas", 1);
+    const auto now = rfc3339(SysClock::now());
+    d["status"] = {{"observedGeneration", generation},
+                   {"replicas", replicas},
+                   {"updatedReplicas", replicas},
+                   {"readyReplicas", replicas},
+                   {"availableReplicas", replicas},
+                   {"conditions",
+                    {{{"type", "Available"},
+                      {"status", "True"},
+                      {"reason", "MinimumReplicasAvailable"},
+                      {"message", "Deployment has minimum availability."},
+                      {"lastUpdateTime", now},
+                      {"lastTransitionTime", now}},
+                     {{"type", "Progressing"},
+                      {"status", "True"},
+                      {"reason", "NewReplicaSetAvailable"},
+                      {"message", "ReplicaSet \"" + d["metadata"].value("name", std::string()) +
+                                      "\" has successfully progressed."},
+                      {"lastUpdateTime", now},
+                      {"lastTransitionTime", now}}}}};
+    update(*kube::find_type("apps", "v1", "deployments"), d);
+  }
+}
+
+bool FakeKube::Impl::jobset_controller_running() {
+  if (!find(*kube::find_type("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "",
+            "jobsets.jobset.x-k8s.io"))
+    return false;
+  if (options.jobset_installed) return true;
+  json* d = find(*kube::find_type("apps", "v1", "deployments"), "jobset-system",
+                 "jobset-controller-manager");
+  return d && (*d)["status"].value("availableReplicas", 0) > 0;
+}
+
 // ---- JobSet controller -----------------------------------------------------------------------
+
+namespace {
+
+// The Failed condition of a Job (True), or null.
+const json* job_failure(const json& job) {
+  auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return nullptr;
+  auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return nullptr;
+  for (const auto& c : *conditions)
+    if (c.value("type", "") == "Failed" && c.value("status", "") == "True") return &c;
+  return nullptr;
+}
+
+// JobSet v0.10's rule matching (pkg/controllers/failure_policy.go): the job's failure reason in
+// onJobFailureReasons, its message matching one of onJobFailureMessagePatterns, its replicated
+// job among targetReplicatedJobs; an empty list matches anything.
+bool rule_applies(const json& rule, const json& job, const json& failure) {
+  auto reasons = rule.value("onJobFailureReasons", json::array());
+  if (!reasons.empty() &&
+      std::find(reasons.begin(), reasons.end(), failure.value("reason", "")) == reasons.end())
+    return false;
+  auto patterns = rule.value("onJobFailureMessagePatterns", json::array());
+  if (!patterns.empty()) {
+    bool any = false;
+    for (const auto& p : patterns) {
+      try {
+        any = any || std::regex_search(failure.value("message", std::string()),
+                                       std::regex(p.get<std::string>()));
+      } catch (const std::regex_error&) {
+      }
+    }
+    if (!any) return false;
+  }
+  auto targets = rule.value("targetReplicatedJobs", json::array());
+  const std::string parent = job["metadata"]
+                                 .value("labels", json::object())
+                                 .value("jobset.sigs.k8s.io/replicatedjob-name", "");
+  return targets.empty() || std::find(targets.begin(), targets.end(), parent) != targets.end();
+}
+
+}  // namespace
 
 void FakeKube::Impl::reconcile_jobsets() {
   for (auto* jsp : list(jobsets_t(), "")) {
     auto& js = *jsp;
-    if (js["status"].contains("terminalState")) continue;
     auto uid = js["metadata"]["uid"].get<std::string>();
     auto ns = js["metadata"]["namespace"].get<std::string>();
     auto name = js["metadata"]["name"].get<std::string>();
     auto& spec = js["spec"];
+    json status = js["status"].is_object() ? js["status"] : json::object();
+    const int restarts = status.value("restarts", 0);
+    const std::string attempt = std::to_string(restarts);
     auto& created = jobset_children[uid];
+    std::vector<json*> owned;
+    for (auto* j : list(jobs_t(), ns))
+      for (const auto& ref : (*j)["metadata"].value("ownerReferences", json::array()))
+        if (ref.value("uid", "") == uid) owned.push_back(j);
+    auto attempt_of = [](const json& job) {
+      return job["metadata"]
+          .value("labels", json::object())
+          .value("jobset.sigs.k8s.io/restart-attempt", "0");
+    };
+    auto finished = [](const json& job) {
+      return has_condition(job, "Complete") || has_condition(job, "Failed");
+    };
+
+    if (status.contains("terminalState")) {
+      // A finished JobSet leaves no child running (jobset_controller.go: deleteJobs(active)).
+      if (status["terminalState"] == "Failed")
+        for (auto* j : owned)
+          if (!finished(*j) && !(*j)["metadata"].contains("deletionTimestamp"))
+            delete_object(jobs_t(), ns, (*j)["metadata"]["name"], "Background", std::nullopt,
+                          nullptr);
+      continue;
+    }
+    // A restart: the jobs of earlier attempts go (their pods with them), then are made anew.
+    for (auto* j : owned)
+      if (attempt_of(*j) != attempt && !(*j)["metadata"].contains("deletionTimestamp"))
+        delete_object(jobs_t(), ns, (*j)["metadata"]["name"], "Background", std::nullopt, nullptr);
+
     json owner = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
                   {"kind", "JobSet"},
                   {"name", name},
@@ -983,7 +1101,8 @@ void FakeKube::Impl::reconcile_jobsets() {
     created.insert("service:");
     int global = 0;
     json rstatus = json::array();
-    bool any_failed = false, all_complete = true;
+    std::vector<json*> failed;
+    bool all_complete = true;
     for (auto& rj : spec["replicatedJobs"]) {
       auto rname = rj.value("name", std::string());
       int replicas = rj.value("replicas", 1);
@@ -991,12 +1110,18 @@ void FakeKube::Impl::reconcile_jobsets() {
                      {"failed", 0},   {"active", 0}, {"suspended", 0}};
       for (int i = 0; i < replicas; ++i, ++global) {
         auto jname = name + "-" + rname + "-" + std::to_string(i);
-        if (!created.count(jname) && !find(jobs_t(), ns, jname)) {
+        json* child = find(jobs_t(), ns, jname);
+        if (child && attempt_of(*child) != attempt) {  // the earlier attempt's, still going
+          all_complete = false;
+          continue;
+        }
+        if (!child && !created.count(jname + "@" + attempt)) {
           json labels = {{"jobset.sigs.k8s.io/jobset-name", name},
                          {"jobset.sigs.k8s.io/replicatedjob-name", rname},
                          {"jobset.sigs.k8s.io/replicatedjob-replicas", std::to_string(replicas)},
                          {"jobset.sigs.k8s.io/job-index", std::to_string(i)},
                          {"jobset.sigs.k8s.io/job-global-index", std::to_string(global)},
+                         {"jobset.sigs.k8s.io/restart-attempt", attempt},
                          {"jobset.sigs.k8s.io/job-key", hex_id(40)}};
           json job = {{"apiVersion", "batch/v1"}, {"kind", "Job"}};
           job["metadata"] = {{"name", jname},
@@ -1016,18 +1141,18 @@ void FakeKube::Impl::reconcile_jobsets() {
             create(jobs_t(), ns, std::move(job), false);
           } catch (const ApiError&) {
           }
+          created.insert(jname + "@" + attempt);
+          child = find(jobs_t(), ns, jname);
         }
-        created.insert(jname);
-        json* child = find(jobs_t(), ns, jname);
         if (!child) {
           all_complete = false;
           continue;
         }
         if (has_condition(*child, "Complete")) {
           counts["succeeded"] = counts["succeeded"].get<int>() + 1;
-        } else if (has_condition(*child, "Failed")) {
+        } else if (job_failure(*child)) {
           counts["failed"] = counts["failed"].get<int>() + 1;
-          any_failed = true;
+          failed.push_back(child);
           all_complete = false;
         } else {
           all_complete = false;
@@ -1042,15 +1167,59 @@ void FakeKube::Impl::reconcile_jobsets() {
       }
       rstatus.push_back(counts);
     }
-    json status = js["status"].is_object() ? js["status"] : json::object();
     status["replicatedJobsStatus"] = rstatus;
     if (!status.contains("restarts")) status["restarts"] = 0;
-    if (any_failed) {
-      set_condition(status, "Failed", "True", "FailedJobs",
-                    "jobset failed due to one or more job failures", true);
+    auto fail_jobset = [&](const std::string& reason, const std::string& message) {
+      set_condition(status, "Failed", "True", reason, message, true);
       status["terminalState"] = "Failed";
-      new_event(js, "Warning", "FailedJobs", "jobset failed due to one or more job failures",
-                "jobset-controller");
+      new_event(js, "Warning", reason, message, "jobset-controller");
+    };
+    auto restart = [&](bool counts_towards_max, const std::string& reason,
+                       const std::string& message) {
+      status["restarts"] = restarts + 1;
+      if (counts_towards_max)
+        status["restartsCountTowardsMax"] = status.value("restartsCountTowardsMax", 0) + 1;
+      new_event(js, "Warning", reason, message, "jobset-controller");
+      kick();
+    };
+    if (!failed.empty()) {
+      // The rule of the first failed job it matches, rules in order (failure_policy.go).
+      std::sort(failed.begin(), failed.end(), [](const json* a, const json* b) {
+        return job_failure(*a)->value("lastTransitionTime", "") <
+               job_failure(*b)->value("lastTransitionTime", "");
+      });
+      const std::string first =
+          " (first failed job: " + (*failed[0])["metadata"].value("name", std::string()) + ")";
+      if (!spec.contains("failurePolicy") || !spec["failurePolicy"].is_object()) {
+        fail_jobset("FailedJobs", "jobset failed due to one or more job failures" + first);
+      } else {
+        const json& policy = spec["failurePolicy"];
+        std::string action = "RestartJobSet";
+        std::string matched_job = first;
+        for (const auto& rule : policy.value("rules", json::array())) {
+          auto hit = std::find_if(failed.begin(), failed.end(), [&](const json* j) {
+            return rule_applies(rule, *j, *job_failure(*j));
+          });
+          if (hit == failed.end()) continue;
+          action = rule.value("action", std::string("RestartJobSet"));
+          matched_job =
+              " (first failed job: " + (**hit)["metadata"].value("name", std::string()) + ")";
+          break;
+        }
+        if (action == "FailJobSet") {
+          fail_jobset("FailJobSetFailurePolicyAction",
+                      "applying FailJobSet failure policy action" + matched_job);
+        } else if (action == "RestartJobSetAndIgnoreMaxRestarts") {
+          restart(false, "RestartJobSetAndIgnoreMaxRestartsFailurePolicyAction",
+                  "applying RestartJobSetAndIgnoreMaxRestarts failure policy action" + matched_job);
+        } else if (status.value("restartsCountTowardsMax", 0) >= policy.value("maxRestarts", 0)) {
+          fail_jobset("ReachedMaxRestarts",
+                      "jobset failed due to reaching max number of restarts" + matched_job);
+        } else {
+          restart(true, "RestartJobSetFailurePolicyAction",
+                  "applying RestartJobSet failure policy action" + matched_job);
+        }
+      }
     } else if (all_complete) {
       set_condition(status, "Completed", "True", "AllJobsCompleted",
                     "jobset completed successfully", true);

@@ -206,6 +206,13 @@ struct FakeKube::Impl {
   int total = 0;
   int node_serial = 0;
 
+  // Whether the API serves RT: a custom resource only once its CustomResourceDefinition exists
+  // (takes mu).
+  bool served(const ResourceType& rt) const;
+  // Whether the JobSet controller runs: its CRD exists and its Deployment is available, or it
+  // came with the cluster (options.jobset_installed). Caller holds mu.
+  bool jobset_controller_running();
+
   // ---- store (caller holds mu) ----
   static std::string key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
   json* find(const ResourceType& rt, const std::string& ns, const std::string& name);
@@ -241,6 +248,7 @@ struct FakeKube::Impl {
   void apply_job_defaults(json& job);
   void reconcile_jobs(Steady::time_point now, std::optional<Steady::time_point>& next);
   void reconcile_jobsets();
+  void reconcile_deployments();
   void schedule_pods();
   void run_kubelet(std::optional<Steady::time_point>& next);
   void process_pools();

@@ -10,6 +10,7 @@
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
+#include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
 #include "gcp/storage.h"
@@ -124,9 +125,8 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
       throw Error(Errc::job_start,
                   spec.accelerator +
                       " spans several hosts and runs as a JobSet, but this cluster has no JobSet "
-                      "API; install it once with `kubectl apply --server-side -f "
-                      "https://github.com/kubernetes-sigs/jobset/releases/latest/download/"
-                      "manifests.yaml`");
+                      "API; run `kinetic up` (it installs JobSet " +
+                      kJobSetVersion + ") and run again");
     }
   } catch (...) {
     // Nothing half-submitted stays behind: what exists of ours goes, the Job first.

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "backend/gke/cluster_access.h"
+#include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -89,6 +90,12 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   for (const Accelerator& a : options.accelerators) {
     if (a.family == AcceleratorFamily::cpu && !options.pool.spot) continue;  // the default pool
     changes.push_back(add_pool(a, options.pool));  // reported by add_pool itself
+  }
+
+  // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h).
+  {
+    auto conn = connect_kube(session_, cluster_access(session_));
+    record(changes, ensure_jobset(session_, *conn.client, options.jobset_manifests));
   }
 
   gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),

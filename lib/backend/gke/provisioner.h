@@ -16,7 +16,7 @@ namespace kinetic::gke {
 
 // One thing up/down/pool touched.
 struct Change {
-  std::string kind;  // "service", "cluster", "node pool", "repository", "bucket"
+  std::string kind;  // "service", "cluster", "node pool", "jobset", "repository", "bucket"
   std::string name;
   std::string action;  // "enabled", "created", "exists", "deleted", "kept", "not found"
 };
@@ -27,6 +27,8 @@ struct UpOptions {
   std::string default_machine_type;  // empty: the first of default_machine_candidates() the
                                      // zone offers
   std::string release_channel = "REGULAR";
+  // Where the JobSet release manifests are read from (jobset_release.h).
+  std::string jobset_manifests;
 };
 
 struct DownOptions {

@@ -1,0 +1,44 @@
+// JobSet on the cluster (docs/multihost.md). A multi-host TPU slice runs as a JobSet, and GKE does
+// not ship its controller, so `kinetic up` installs a pinned release the way xpk does: the
+// release's manifests, server-side applied with kinetic as the field manager (idempotent,
+// no kubectl needed), then a wait for the controller's Deployment to be available. A second `up`
+// with the same pin finds it and does nothing; a newer pin upgrades it; `down` deletes it with
+// the cluster.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/gke/provisioner.h"
+#include "backend/gke/session.h"
+#include "k8s/client.h"
+
+namespace kinetic::gke {
+
+// The JobSet release kinetic installs. v0.10 is the first with onJobFailureMessagePatterns,
+// which the JobSet's failure policy needs to tell a preemption from a run that is over.
+inline constexpr const char* kJobSetVersion = "v0.10.1";
+inline constexpr const char* kJobSetNamespace = "jobset-system";
+inline constexpr const char* kJobSetDeployment = "jobset-controller-manager";
+// Set on every object kinetic applies: which release it installed.
+inline constexpr const char* kJobSetVersionAnnotation = "kinetic.dev/jobset-version";
+
+// Where the release manifests come from: FLAG (`up --jobset-manifests`), else
+// KINETIC_JOBSET_MANIFESTS, else the release on GitHub. A URL (https, http) or a file path.
+std::string jobset_manifests_source(const std::string& flag, const Env& env);
+
+// The objects of a multi-document YAML stream, in order (empty documents skipped). Throws
+// Error(Errc::config) naming SOURCE and the document that does not parse.
+std::vector<nlohmann::json> parse_manifests(const std::string& yaml, const std::string& source);
+
+// The installed JobSet release ("" when none): the version annotation kinetic set on the
+// controller's Deployment, or "unknown" for a JobSet someone else installed.
+std::string installed_jobset_version(k8s::Client& kube);
+
+// Installs or upgrades JobSet to kJobSetVersion from SOURCE unless it is there already, then
+// waits for its controller. The change says "installed", "exists" or "upgraded from vX".
+Change ensure_jobset(const Session& session, k8s::Client& kube, const std::string& source);
+
+}  // namespace kinetic::gke
