@@ -174,6 +174,46 @@ void check_input(const ManifestInput& in) {
   }
 }
 
+// The pod failure policy of a slice's Job (docs/multihost.md): any host failing fails the Job at
+// once (backoffLimit 0), so the JobSet restarts the whole slice; a preempted host and a run that
+// is over fail it through FailJob rules, whose messages the JobSet's failure policy tells apart.
+json slice_pod_failure_policy() {
+  json preempted = json::object();
+  preempted["action"] = "FailJob";
+  preempted["onPodConditions"] = json::array({json{{"type", "DisruptionTarget"}}});
+  json over = json::object();
+  over["action"] = "FailJob";
+  over["onExitCodes"]["containerName"] = "main";
+  over["onExitCodes"]["operator"] = "In";
+  over["onExitCodes"]["values"] = json::array({kRunOverExitCode});
+  json policy = json::object();
+  policy["rules"] = json::array({preempted, over});
+  return policy;
+}
+
+// The JobSet's failure policy, evaluated on the failed Job's reason and message (JobSet v0.10+):
+// a run that is over (exit kRunOverExitCode) fails the JobSet; a preemption restarts the slice
+// without counting against --retries (the bootstrap caps preemptions itself); any other failure
+// restarts it, up to RETRIES times.
+json slice_failure_policy(int retries) {
+  json over = json::object();
+  over["name"] = "RunOver";
+  over["action"] = "FailJobSet";
+  over["onJobFailureReasons"] = json::array({"PodFailurePolicy"});
+  over["onJobFailureMessagePatterns"] = json::array(
+      {"failed with exit code " + std::to_string(kRunOverExitCode) + " matching FailJob rule"});
+  json preempted = json::object();
+  preempted["name"] = "Preempted";
+  preempted["action"] = "RestartJobSetAndIgnoreMaxRestarts";
+  preempted["onJobFailureReasons"] = json::array({"PodFailurePolicy"});
+  preempted["onJobFailureMessagePatterns"] =
+      json::array({"has condition DisruptionTarget matching FailJob rule"});
+  json policy = json::object();
+  policy["maxRestarts"] = retries;
+  policy["rules"] = json::array({over, preempted});
+  return policy;
+}
+
 // Preemption is not failure (docs/run-record.md): a disrupted pod (Spot reclaim, maintenance,
 // scale-down: the DisruptionTarget condition) does not count against --retries, and the
 // bootstrap's exit code kRunOverExitCode (the preemption cap was reached) ends the Job at once.
@@ -209,8 +249,9 @@ json build_job(const ManifestInput& in) {
 
 // A multi-host TPU slice: one Indexed Job of HOSTS pods, one per host, wrapped in a JobSet for
 // its headless Service (stable host names, which GKE turns into TPU_WORKER_HOSTNAMES) and
-// exclusive placement of the slice on one node pool. A failed pod fails the slice, and the
-// whole JobSet restarts up to RETRIES times.
+// exclusive placement of the slice on one node pool. One slice, one fate: a failed host fails
+// the Job (its other hosts are stopped) and the whole JobSet restarts, up to RETRIES times;
+// never one host alone, which would hang the others in their collectives.
 json build_jobset(const ManifestInput& in) {
   const int hosts = in.accelerator.hosts;
 
@@ -219,8 +260,14 @@ json build_jobset(const ManifestInput& in) {
   job_spec["completions"] = hosts;
   job_spec["completionMode"] = "Indexed";
   job_spec["backoffLimit"] = 0;
+  job_spec["podFailurePolicy"] = slice_pod_failure_policy();
   if (in.timeout_seconds) job_spec["activeDeadlineSeconds"] = *in.timeout_seconds;
   job_spec["template"] = pod_template(in);
+  // jax.distributed.initialize() with no arguments: host 0 of the slice coordinates (its stable
+  // name under the JobSet's headless Service; 8476 is JAX's port for TPU clusters).
+  const std::string name = k8s_object_name(in.job_id);
+  job_spec["template"]["spec"]["containers"][0]["env"].push_back(
+      env_var("JAX_COORDINATOR_ADDRESS", name + "-slice-0-0." + name + ":8476"));
 
   json job_template = json::object();
   job_template["metadata"]["labels"] = labels_for(in);
@@ -232,7 +279,7 @@ json build_jobset(const ManifestInput& in) {
   replicated["template"] = job_template;
 
   json spec = json::object();
-  spec["failurePolicy"]["maxRestarts"] = in.retries;
+  spec["failurePolicy"] = slice_failure_policy(in.retries);
   spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
   spec["network"]["enableDNSHostnames"] = true;
   spec["replicatedJobs"] = json::array({replicated});

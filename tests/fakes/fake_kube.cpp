@@ -1997,6 +1997,18 @@ std::optional<json> FakeKube::object(const std::string& path) const {
   return std::nullopt;
 }
 
+bool FakeKube::merge_patch(const std::string& path, const nlohmann::json& patch) {
+  auto parsed = parse_object_path(path);
+  if (!parsed) return false;
+  std::lock_guard lock(impl_->mu);
+  auto [t, ns, name] = *parsed;
+  json* o = impl_->find(*t, ns, name);
+  if (!o) return false;
+  o->merge_patch(patch);
+  impl_->update(*t, *o);
+  return true;
+}
+
 bool FakeKube::wait_for_object(const std::string& path,
                                const std::function<bool(const nlohmann::json&)>& pred,
                                int timeout_ms) const {

@@ -134,6 +134,9 @@ class FakeKube {
   std::vector<std::string> pod_names(const std::string& ns, const std::string& selector) const;
   // The object at an API path ("/apis/batch/v1/namespaces/default/jobs/x"), if it exists.
   std::optional<nlohmann::json> object(const std::string& path) const;
+  // Applies a JSON merge patch to the object at PATH (what another client changed); false when
+  // it does not exist.
+  bool merge_patch(const std::string& path, const nlohmann::json& patch);
   // Pod processes still running.
   int running_pods() const;
   // Blocks until no pod process runs (tests use it instead of sleeping); false after TIMEOUT_MS.

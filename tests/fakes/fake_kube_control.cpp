@@ -900,6 +900,22 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
                          {"fieldPath",
                           "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}}}});
               }
+              // GKE's TPU webhook: an Indexed Job with a subdomain, parallelism > 1 and
+              // google.com/tpu requested gets each host's id and every host's name.
+              bool tpu = false;
+              for (auto& c : pod["spec"]["containers"])
+                tpu = tpu ||
+                      c["resources"].value("limits", json::object()).contains("google.com/tpu");
+              if (tpu && parallelism > 1 && pod["spec"].contains("subdomain")) {
+                std::string hosts;
+                for (int h = 0; h < parallelism; ++h)
+                  hosts += (h ? "," : "") + name + "-" + std::to_string(h) + "." +
+                           pod["spec"]["subdomain"].get<std::string>();
+                for (auto& c : pod["spec"]["containers"]) {
+                  c["env"].push_back({{"name", "TPU_WORKER_ID"}, {"value", idx}});
+                  c["env"].push_back({{"name", "TPU_WORKER_HOSTNAMES"}, {"value", hosts}});
+                }
+              }
             }
             try {
               json created = create(pods_t(), ns, std::move(pod), false);

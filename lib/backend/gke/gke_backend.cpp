@@ -13,6 +13,7 @@
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "gcp/storage.h"
 #include "job/manifest.h"
 #include "pack/archive.h"
@@ -250,16 +251,87 @@ bool GkeBackend::has_checkpoint(const std::string& id) {
   }
 }
 
-std::optional<JobStatus> GkeBackend::results_status(const std::string& id) {
+static std::string host_prefix(const std::string& id, int host) {
+  return results_prefix(id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
+}
+
+std::optional<JobStatus> GkeBackend::results_status(const std::string& id, int host) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   try {
     return job_status_from_json(json::parse(
-        storage.download_string(session_.bucket(), results_prefix(id) + "status.json")));
+        storage.download_string(session_.bucket(), host_prefix(id, host) + "status.json")));
   } catch (const Error& e) {
     if (e.code() == Errc::not_found) return std::nullopt;
     throw;
   } catch (const json::exception&) {
     return std::nullopt;
+  }
+}
+
+std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {
+  gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
+  const std::string bucket = session_.bucket();
+  const std::string prefix = host_prefix(id, host) + "attempts/";
+  // The latest attempt's log parts (attempts/N/log/PART), in part order.
+  int latest = 0;
+  std::map<int, std::vector<std::string>> parts;
+  for (const auto& o : storage.list(bucket, prefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
+    int attempt = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
+    if (ec != std::errc() || end != rest.data() + slash) continue;
+    parts[attempt].push_back(o.name);
+    latest = std::max(latest, attempt);
+  }
+  std::string text;
+  std::sort(parts[latest].begin(), parts[latest].end());
+  for (const auto& name : parts[latest]) text += storage.download_string(bucket, name);
+  std::vector<std::string> all = split(text, '\n');
+  while (!all.empty() && all.back().empty()) all.pop_back();
+  std::string tail;
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
+       ++i)
+    tail += all[i] + "\n";
+  return tail;
+}
+
+void GkeBackend::blame_failing_host(const JobSpec& spec, int hosts, bool host0_reported,
+                                    JobStatus& st) {
+  // The other hosts were stopped because of it (cancelled by SIGTERM): the first to fail is the
+  // one whose state is failed and that finished earliest (millisecond timestamps). Only hosts
+  // whose bootstrap reported count: a host stopped before it started says nothing.
+  int blamed = -1;
+  JobStatus culprit;
+  for (int host = 0; host < hosts; ++host) {
+    std::optional<JobStatus> s;
+    if (host > 0)
+      s = results_status(spec.id, host);
+    else if (host0_reported)
+      s = st;
+    if (!s || s->state != kFailed) continue;
+    if (blamed < 0 || s->finished < culprit.finished) {
+      blamed = host;
+      culprit = *s;
+    }
+  }
+  if (blamed < 0) return;
+  const std::string who = "host " + std::to_string(blamed) + " of " + std::to_string(hosts);
+  st.state = std::string(kFailed);
+  st.exit_code = culprit.exit_code;
+  st.error = who + ": " + (culprit.error.empty() ? "failed" : culprit.error);
+  // Host 0's output was streamed; another host's is only in the record.
+  if (blamed == 0) return;
+  try {
+    const std::string tail = host_log_tail(spec.id, blamed, 10);
+    if (!tail.empty()) {
+      session_.io->info("kinetic: " + who + " failed; its last lines:");
+      for (const auto& line : split(tail, '\n'))
+        if (!line.empty()) session_.io->info("  " + line);
+    }
+  } catch (const Error&) {
+    // the verdict stands without the lines
   }
 }
 
@@ -269,7 +341,9 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
       wait_for_workload(kube(), session_.target.ns, spec.id, jobset, kVerdictTimeoutSeconds);
 
   JobStatus st = initial_status(spec);
-  if (auto reported = results_status(spec.id)) {
+  const std::optional<JobStatus> reported = results_status(spec.id);
+  const bool host0_reported = reported.has_value();
+  if (reported) {
     st.state = reported->state;
     st.exit_code = reported->exit_code;
     st.error = reported->error;
@@ -306,6 +380,9 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   } else if (!workload && st.state != kSucceeded && st.state != kFailed) {
     st.state = std::string(kCancelled);
   }
+  const int hosts = resolve_accelerator(spec.accelerator).hosts;
+  if (jobset && st.state != kSucceeded && st.state != kTimedOut)
+    blame_failing_host(spec, hosts, host0_reported, st);
   st.backend = "gke";
   st.output_dir = spec.output_dir;
   merge_observed_attempts(st, attempts_[spec.id]);

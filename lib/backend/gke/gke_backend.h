@@ -37,7 +37,13 @@ class GkeBackend : public Backend {
 
  private:
   k8s::Client& kube();
-  std::optional<JobStatus> results_status(const std::string& id);
+  // status.json of host HOST (0: the run's own, results/; K > 0: results/workers/K/).
+  std::optional<JobStatus> results_status(const std::string& id, int host = 0);
+  // A failed slice's verdict (docs/multihost.md): the host that failed first, not one stopped
+  // because of it, gives ST its exit code and error, named, and its last lines are shown.
+  void blame_failing_host(const JobSpec& spec, int hosts, bool host0_reported, JobStatus& st);
+  // The last LINES lines of host HOST's latest recorded attempt.
+  std::string host_log_tail(const std::string& id, int host, int lines);
   // The Job (JOBSET false), the JobSet (true) or both (unknown), and the Secret.
   void delete_runtime_objects(const std::string& id, std::optional<bool> jobset = std::nullopt);
 

@@ -1,0 +1,158 @@
+// Multi-host TPU slices on the cluster `kinetic up` just made (issue #9, docs/multihost.md): up
+// installs JobSet (the fresh fake cluster has none, as GKE), a v5litepod-16 run spans its four
+// hosts with the environment JAX expects, and one slice has one fate: a failing host stops the
+// others and names itself, a retry restarts the whole slice from its checkpoint.
+#include <gtest/gtest.h>
+
+#include "gke_fixture.h"
+
+namespace kinetic::test {
+namespace {
+
+const char* kCrd =
+    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io";
+const char* kController =
+    "/apis/apps/v1/namespaces/jobset-system/deployments/jobset-controller-manager";
+
+// A cluster of its own: what `up` finds on a cluster GKE has just made.
+TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
+  fakes::FakeCloud cloud;
+  Sandbox sb;
+  auto proj = sb.project("proj");
+  auto env = cloud.client_env();
+  auto up = [&] { return sb.run(kGkeUp, proj, env); };
+  EXPECT_FALSE(cloud.kube().object(kCrd)) << "a fresh GKE cluster has no JobSet";
+
+  auto first = up();
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("JobSet v0.10.1 (jobset-system)"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("installed"), std::string::npos) << first.err;
+  EXPECT_TRUE(cloud.kube().object(kCrd));
+  auto controller = cloud.kube().object(kController);
+  ASSERT_TRUE(controller);
+  EXPECT_EQ((*controller)["metadata"]["annotations"].value("kinetic.dev/jobset-version", ""),
+            "v0.10.1");
+
+  cloud.kube().reset_counters();
+  auto again = up();
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("JobSet v0.10.1 (jobset-system): exists"), std::string::npos)
+      << again.err;
+  for (const auto& [route, n] : cloud.kube().request_counts())
+    EXPECT_NE(route.rfind("PATCH", 0), 0u) << "installed once: " << route << " x" << n;
+
+  // An older kinetic installed v0.9.0: this one's pin is newer, so up upgrades it.
+  cloud.kube().merge_patch(
+      kController, {{"metadata", {{"annotations", {{"kinetic.dev/jobset-version", "v0.9.0"}}}}}});
+  auto upgrade = up();
+  ASSERT_EQ(upgrade.exit_code, 0) << upgrade.err;
+  EXPECT_NE(upgrade.err.find("upgraded from v0.9.0"), std::string::npos) << upgrade.err;
+  EXPECT_EQ((*cloud.kube().object(kController))["metadata"]["annotations"].value(
+                "kinetic.dev/jobset-version", ""),
+            "v0.10.1");
+}
+
+TEST(GkeJobSetInstall, AnUnreachableReleaseIsOneLineNamingTheWayOut) {
+  fakes::FakeCloud cloud;
+  Sandbox sb;
+  auto env = cloud.client_env();
+  env["KINETIC_JOBSET_MANIFESTS"] = "/nonexistent/manifests.yaml";
+  auto r = sb.run(kGkeUp, sb.project("proj"), env);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot read the JobSet manifests /nonexistent/manifests.yaml"),
+            std::string::npos)
+      << r.err;
+}
+
+class GkeSlices : public GkeFixture {
+ protected:
+  void SetUp() override {
+    GkeFixture::SetUp();
+    auto r = kin(
+        {"up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-16"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  // The log a host > 0 recorded for ATTEMPT (host 0's is what the run streams).
+  std::string worker_log(const std::string& job, int host, int attempt = 1) {
+    std::string text;
+    auto prefix = "jobs/" + job + "/results/workers/" + std::to_string(host) + "/attempts/" +
+                  std::to_string(attempt) + "/log/";
+    for (const auto& name : cloud_->gcs().object_names(kGkeBucket, prefix))
+      text += cloud_->gcs().object_data(kGkeBucket, name).value_or("");
+    return text;
+  }
+};
+
+// Every host runs, with TPU_WORKER_ID and TPU_WORKER_HOSTNAMES as GKE's webhook injects them and
+// the coordinator jax.distributed.initialize() reads: host 0's output streams.
+TEST_F(GkeSlices, AMultiHostRunSpansTheSliceWithTheEnvironmentJaxExpects) {
+  sb.write("proj/hosts.py",
+           "import os\n"
+           "print('host', os.environ['TPU_WORKER_ID'], 'of', "
+           "len(os.environ['TPU_WORKER_HOSTNAMES'].split(',')), "
+           "os.environ['TPU_WORKER_HOSTNAMES'].split(',')[0], "
+           "os.environ['JAX_COORDINATOR_ADDRESS'])\n");
+  auto r = kin({"run", "hosts.py", "-a", "v5litepod-16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string job = job_id_in(r.err);
+  const std::string host0 = "kinetic-" + job + "-slice-0-0.kinetic-" + job;
+  EXPECT_NE(r.out.find("host 0 of 4 " + host0 + " " + host0 + ":8476"), std::string::npos) << r.out;
+  for (int host = 1; host < 4; ++host)
+    EXPECT_NE(worker_log(job, host).find("host " + std::to_string(host) + " of 4 " + host0),
+              std::string::npos)
+        << "host " << host << ": " << worker_log(job, host);
+}
+
+// Host 2 fails: the others are stopped, the run exits with host 2's code, names it and shows its
+// last lines; with no retries the slice is not restarted.
+TEST_F(GkeSlices, AFailingHostFailsTheSliceNamesItselfAndStopsTheOthers) {
+  sb.write("proj/fail2.py",
+           "import os, sys, time\n"
+           "if os.environ['TPU_WORKER_ID'] == '2':\n"
+           "    print('host 2 giving up', flush=True)\n"
+           "    sys.exit(3)\n"
+           "time.sleep(600)\n");
+  auto r = kin({"run", "fail2.py", "-a", "v5litepod-16"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("host 2 of 4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("host 2 giving up"), std::string::npos) << "its last lines: " << r.err;
+  EXPECT_TRUE(cloud_->kube().wait_idle(20000)) << "the other hosts were stopped";
+}
+
+// --retries 1: host 0 saves a checkpoint, then fails its first attempt; the whole slice restarts
+// (the JobSet's second attempt runs every host, not host 0 alone) and host 0 resumes from the
+// checkpoint. --keep leaves the JobSet and its pods to look at.
+TEST_F(GkeSlices, ARetryRestartsTheWholeSliceFromItsCheckpoint) {
+  sb.write("proj/flaky.py",
+           "import os, sys\n"
+           "host = os.environ['TPU_WORKER_ID']\n"
+           "print('host', host, 'started', flush=True)\n"
+           "if host == '0':\n"
+           "    ckpt = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+           "    if os.path.exists(ckpt):\n"
+           "        print('host 0 resumed from', open(ckpt).read(), flush=True)\n"
+           "    else:\n"
+           "        open(ckpt, 'w').write('step-7')\n"
+           "        sys.exit(5)\n");
+  auto r = kin({"run", "flaky.py", "-a", "v5litepod-16", "--retries", "1", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string job = job_id_in(r.err);
+  EXPECT_NE(r.out.find("host 0 resumed from step-7"), std::string::npos) << r.out;
+  auto js = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + job);
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["status"].value("restarts", 0), 1);
+  EXPECT_EQ((*js)["status"].value("terminalState", ""), "Completed");
+  auto second = cloud_->kube().pod_names(
+      "default", "kinetic.dev/job=" + job + ",jobset.sigs.k8s.io/restart-attempt=1");
+  EXPECT_EQ(second.size(), 4u) << "every host ran again with the slice";
+  for (int host = 1; host < 4; ++host) {
+    std::string logs = worker_log(job, host, 1) + worker_log(job, host, 2);
+    EXPECT_NE(logs.find("host " + std::to_string(host) + " started"), std::string::npos)
+        << "host " << host << " recorded its run";
+  }
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace kinetic::test
