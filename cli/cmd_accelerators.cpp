@@ -14,6 +14,7 @@ nlohmann::ordered_json entry_json(const Accelerator& a) {
           {"kind", a.kind},
           {"chips", a.chips},
           {"hosts", a.hosts},
+          {"multiHost", a.hosts > 1},
           {"chipsPerHost", a.chips_per_host},
           {"topology", a.topology},
           {"machineType", a.machine_type},
@@ -53,12 +54,13 @@ int run_accelerators(Factory& f) {
   }
   Table t(headers);
   for (const auto& a : all) {
-    std::vector<std::string> row = {a.name,
-                                    std::string(family_name(a.family)),
-                                    std::to_string(a.chips),
-                                    std::to_string(a.hosts),
-                                    a.machine_type,
-                                    price_text(a.price_per_hour)};
+    std::vector<std::string> row = {
+        a.name,
+        std::string(family_name(a.family)),
+        std::to_string(a.chips),
+        a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
+        a.machine_type,
+        price_text(a.price_per_hour)};
     if (wide) {
       row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
       row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);
@@ -69,6 +71,9 @@ int run_accelerators(Factory& f) {
   std::fwrite(text.data(), 1, text.size(), io.out);
   io.info("Prices: on-demand list prices for the whole slice in us-central1, as of " +
           std::string(catalog_price_date()) + ". Append :spot (or pass --spot) for Spot capacity.");
+  io.info(
+      "Multi-host slices run one pod per host as a JobSet and scale a whole slice at a time "
+      "(docs/multihost.md).");
   return 0;
 }
 

@@ -25,7 +25,7 @@ TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
 
   auto first = up();
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  EXPECT_NE(first.err.find("JobSet v0.10.1 (jobset-system)"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("jobset v0.10.1 (jobset-system)"), std::string::npos) << first.err;
   EXPECT_NE(first.err.find("installed"), std::string::npos) << first.err;
   EXPECT_TRUE(cloud.kube().object(kCrd));
   auto controller = cloud.kube().object(kController);
@@ -36,7 +36,7 @@ TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
   cloud.kube().reset_counters();
   auto again = up();
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_NE(again.err.find("JobSet v0.10.1 (jobset-system): exists"), std::string::npos)
+  EXPECT_NE(again.err.find("jobset v0.10.1 (jobset-system): exists"), std::string::npos)
       << again.err;
   for (const auto& [route, n] : cloud.kube().request_counts())
     EXPECT_NE(route.rfind("PATCH", 0), 0u) << "installed once: " << route << " x" << n;
@@ -82,6 +82,21 @@ class GkeSlices : public GkeFixture {
     return text;
   }
 };
+
+// What a slice is, before it costs anything: the catalog marks multi-host entries, and a pool
+// for a slice says how many nodes it brings up and its price.
+TEST_F(GkeSlices, TheCatalogAndPoolAddSayWhatASliceIs) {
+  auto cat = kin({"accelerators"});
+  ASSERT_EQ(cat.exit_code, 0);
+  EXPECT_NE(cat.out.find("v5litepod-16\ttpu\t16\t4 (multi-host)\t"), std::string::npos) << cat.out;
+  EXPECT_NE(cat.out.find("v5litepod-4\ttpu\t4\t1\t"), std::string::npos) << cat.out;
+  auto json = kin({"accelerators", "-o", "json"});
+  EXPECT_NE(json.out.find("\"multiHost\": true"), std::string::npos);
+  auto pool = kin({"pool", "add", "--accelerator", "v6e-16"});
+  ASSERT_EQ(pool.exit_code, 0) << pool.err;
+  EXPECT_NE(pool.err.find("a slice is 4 nodes, $"), std::string::npos) << pool.err;
+  EXPECT_NE(pool.err.find("/hour on demand while up"), std::string::npos) << pool.err;
+}
 
 // Every host runs, with TPU_WORKER_ID and TPU_WORKER_HOSTNAMES as GKE's webhook injects them and
 // the coordinator jax.distributed.initialize() reads: host 0's output streams.

@@ -190,11 +190,11 @@ Change ensure_jobset(const Session& session, k8s::Client& kube, const std::strin
                            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
                            "jobsets.jobset.x-k8s.io")
                        .has_value();
-  const std::string what = std::string("JobSet ") + kJobSetVersion + " (" + kJobSetNamespace + ")";
+  const std::string what = std::string(kJobSetVersion) + " (" + kJobSetNamespace + ")";
   if (crd && !installed.empty() && installed != "unknown" &&
       version_parts(installed) >= version_parts(kJobSetVersion)) {
     wait_for_controller(session, kube);
-    return {"jobset", std::string("JobSet ") + installed + " (" + kJobSetNamespace + ")", "exists"};
+    return {"jobset", installed + " (" + kJobSetNamespace + ")", "exists"};
   }
   std::vector<json> objects = parse_manifests(read_source(source, session), source);
   // Namespaces and CRDs first: what the rest lives in or is made of.

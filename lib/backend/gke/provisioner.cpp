@@ -1,6 +1,7 @@
 #include "backend/gke/provisioner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 
 #include "backend/gke/cluster_access.h"
@@ -139,10 +140,16 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
     }
   }
   gke.create_node_pool(t.project, t.location, t.cluster, request);
-  Change c{"node pool",
-           name + " (" + accelerator.machine_type +
-               (accelerator.topology.empty() ? "" : ", " + accelerator.topology) + ")",
-           "created"};
+  std::string what = name + " (" + accelerator.machine_type +
+                     (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
+  // A multi-host slice comes up whole: say how many nodes that is and what it costs.
+  if (accelerator.hosts > 1) {
+    char price[32];
+    std::snprintf(price, sizeof price, "$%.2f", accelerator.price_per_hour);
+    what += "; a slice is " + std::to_string(accelerator.hosts) + " nodes, " + price +
+            "/hour on demand while up";
+  }
+  Change c{"node pool", what + ")", "created"};
   if (on_change_) on_change_(c);
   return c;
 }
