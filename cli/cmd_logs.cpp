@@ -13,6 +13,7 @@ namespace {
 struct LogsOptions {
   std::string job;
   bool follow = false;
+  bool all_hosts = false;
 };
 
 // stdout to stdout, stderr to stderr, kinetic's own notes marked as such.
@@ -38,7 +39,7 @@ int run_logs(const LogsOptions& o, Factory& f) {
   Backend& b = f.backend("logs");
   require_job(b, o.job);
   StdSink sink;
-  b.stream_logs(o.job, o.follow, sink, nullptr);
+  b.stream_logs(o.job, {.follow = o.follow, .all_hosts = o.all_hosts}, sink, nullptr);
   return 0;
 }
 
@@ -49,10 +50,13 @@ void add_logs(CLI::App& root, Factory& f, Action& action) {
   CLI::App* c = root.add_subcommand("logs", "Print a job's logs, following them with -f");
   c->add_option("job", o->job, "Job id (see `kinetic status`)")->required();
   c->add_flag("-f,--follow", o->follow, "Keep streaming until the job ends");
+  c->add_flag("--all-hosts", o->all_hosts,
+              "Every host of a multi-host slice, each line prefixed [host N] (default: host 0)");
   c->footer(
       "Examples:\n"
       "  kinetic logs job-1a2b3c4d\n"
-      "  kinetic logs -f job-1a2b3c4d");
+      "  kinetic logs -f job-1a2b3c4d\n"
+      "  kinetic logs --all-hosts job-1a2b3c4d   # a v5litepod-16's four hosts");
   c->callback([o, &f, &action] { action = [o, &f] { return run_logs(*o, f); }; });
 }
 

@@ -81,6 +81,9 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
   c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
+  c->add_flag("--all-hosts", o->req.all_hosts,
+              "Stream every host of a multi-host slice, each line prefixed [host N] (default: "
+              "host 0; a failing host's last lines are shown either way)");
   c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
   c->add_option("--retries", o->req.retries, "Run again up to N times if the job fails");
   c->add_option("--max-preemptions", o->req.max_preemptions,

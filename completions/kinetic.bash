@@ -34,14 +34,14 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --requirements --image --python --context-dir -e --env --capture-env --data --output -d --detach --timeout --retries --max-preemptions --checkpoint-interval --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --python --context-dir -e --env --capture-env --data --output -d --detach --all-hosts --timeout --retries --max-preemptions --checkpoint-interval --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
     'logs')
       _kinetic_subs=''
-      _kinetic_flags='-f --follow --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-f --follow --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'

@@ -211,6 +211,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l capture-env -x -d 'Pass your vari
 complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'Mount SRC at DST in the job (not supported yet)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
+complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] (default: host 0; a failing host\'s last lines are shown either way)'
 complete -c kinetic -n "__kinetic_in 'run'" -l timeout -x -d 'Stop the job after this long, e.g. 30m (exit 124)'
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
@@ -221,6 +222,7 @@ complete -c kinetic -n "__kinetic_at 'run' 0" -F
 
 # kinetic logs
 complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends'
+complete -c kinetic -n "__kinetic_in 'logs'" -l all-hosts -d 'Every host of a multi-host slice, each line prefixed [host N] (default: host 0)'
 complete -c kinetic -n "__kinetic_at 'logs' 0" -a '(__kinetic_values jobs)'
 
 # kinetic status

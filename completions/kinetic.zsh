@@ -307,6 +307,7 @@ _kinetic() {
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \
         '(-d --detach)--detach[Print the job id and leave the job running]' \
+        '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0; a failing host'\''s last lines are shown either way)]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
         '--retries=[Run again up to N times if the job fails]:retries: ' \
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
@@ -333,6 +334,7 @@ _kinetic() {
       _arguments -s -S : \
         '(-f --follow)-f[Keep streaming until the job ends]' \
         '(-f --follow)--follow[Keep streaming until the job ends]' \
+        '--all-hosts[Every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0)]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \

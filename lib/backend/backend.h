@@ -82,6 +82,12 @@ JobStatus job_status_from_json(const nlohmann::json& j);
 
 enum class LogStream : unsigned char { out = 1, err = 2, system = 3 };
 
+// What is asked of a job's log (`logs`, and `run` as it follows).
+struct LogRequest {
+  bool follow = false;     // keep streaming until the job ends
+  bool all_hosts = false;  // every host of a multi-host slice, lines prefixed "[host N] "
+};
+
 // Where a job's output goes as it streams.
 class LogSink {
  public:
@@ -126,8 +132,8 @@ class Backend {
   // Step 5: starts the job. SECRETS are the values of spec.secret_env; they never reach the
   // spec object or any file others can read.
   virtual void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) = 0;
-  // Steps 6-7: the job's output so far, and with FOLLOW everything until it ends.
-  virtual void stream_logs(const std::string& id, bool follow, LogSink& sink,
+  // Steps 6-7: the job's output so far, and with REQUEST.follow everything until it ends.
+  virtual void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                            const Interrupt* interrupt) = 0;
   // Step 8: delivers outputs and status.json to spec.output_dir; returns the final status.
   virtual JobStatus collect(const JobSpec& spec) = 0;

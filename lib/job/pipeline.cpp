@@ -607,7 +607,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
         backend.request_cancel(spec.id);
       }};
   TerminalSink sink;
-  backend.stream_logs(spec.id, true, sink, &intr);
+  backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
   clock.mark("watch+stream");
 
   // 8 collect, 9 clean

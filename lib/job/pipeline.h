@@ -27,6 +27,7 @@ struct RunRequest {
   std::string output;  // outputs directory (default ./kinetic-out/JOBID)
   bool detach = false;
   bool keep = false;
+  bool all_hosts = false;  // stream every host of a multi-host slice, not host 0's alone
   bool dry_run = false;
   std::optional<long> timeout_seconds;
   int retries = 0;

@@ -118,6 +118,31 @@ TEST_F(GkeSlices, AMultiHostRunSpansTheSliceWithTheEnvironmentJaxExpects) {
         << "host " << host << ": " << worker_log(job, host);
 }
 
+// --all-hosts: every host's lines, prefixed, live on `run` and from the record on `logs`.
+TEST_F(GkeSlices, AllHostsShowsEveryHostsLinesLiveAndFromTheRecord) {
+  sb.write("proj/each.py",
+           "import os\n"
+           "host = os.environ['TPU_WORKER_ID']\n"
+           "for step in range(3):\n"
+           "    print('host', host, 'step', step, flush=True)\n");
+  auto r = kin({"run", "each.py", "-a", "v5litepod-16", "--all-hosts"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int host = 0; host < 4; ++host)
+    for (int step = 0; step < 3; ++step) {
+      const std::string line = "[host " + std::to_string(host) + "] host " + std::to_string(host) +
+                               " step " + std::to_string(step) + "\n";
+      EXPECT_NE(r.out.find(line), std::string::npos) << line << " in:\n" << r.out;
+    }
+  const std::string job = job_id_in(r.err);
+
+  auto logs = kin({"logs", "--all-hosts", job});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("[host 3] host 3 step 2\n"), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("[host 0] host 0 step 0\n"), std::string::npos) << logs.out;
+  auto lead = kin({"logs", job});
+  EXPECT_EQ(lead.out, "host 0 step 0\nhost 0 step 1\nhost 0 step 2\n") << "default: host 0";
+}
+
 // Host 2 fails: the others are stopped, the run exits with host 2's code, names it and shows its
 // last lines; with no retries the slice is not restarted.
 TEST_F(GkeSlices, AFailingHostFailsTheSliceNamesItselfAndStopsTheOthers) {

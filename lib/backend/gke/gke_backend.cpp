@@ -1,9 +1,12 @@
 #include "backend/gke/gke_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <set>
+#include <thread>
 
+#include "backend/gke/cluster_access.h"
 #include "backend/gke/create_or_adopt.h"
 #include "backend/gke/follower_heartbeat.h"
 #include "backend/gke/image_builder.h"
@@ -12,6 +15,7 @@
 #include "backend/gke/job_watch.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
+#include "backend/host_log_sink.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/storage.h"
@@ -48,6 +52,88 @@ void staging_refs(const json& node, std::set<std::string>& contexts, std::set<st
     for (const auto& value : node) staging_refs(value, contexts, tags);
   }
 }
+
+// Where host HOST of a job records its run: results/ for host 0, results/workers/K/ for the
+// others (docs/run-record.md).
+std::string host_prefix(const std::string& id, int host) {
+  return results_prefix(id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
+}
+
+// A pod's host in its slice: its completion index (0 for a single-host Job's pod).
+int host_index(const json& pod) {
+  const json labels = pod["metadata"].value("labels", json::object());
+  return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
+}
+
+// While host 0's log streams (run --all-hosts, logs -f --all-hosts), the slice's other hosts of
+// the same attempt (the pods of the same child Job) are followed, each from a thread of its own
+// with its own connection, into its own prefixed sink. The destructor waits for them: their
+// pods end with the slice.
+class SliceFollowers {
+ public:
+  SliceFollowers(const Session& session, const std::string& ns, k8s::Client& lead_client,
+                 const std::string& lead_pod, int hosts, HostLogSink* sinks)
+      : session_(session), ns_(ns), sinks_(sinks) {
+    if (sinks == nullptr || hosts < 2) return;
+    auto pod = lead_client.get(k8s::pod_path(ns, lead_pod));
+    if (!pod) return;
+    const json labels = (*pod)["metadata"].value("labels", json::object());
+    job_uid_ = labels.value("batch.kubernetes.io/controller-uid", "");
+    job_name_ = labels.value("batch.kubernetes.io/job-name", labels.value("job-name", ""));
+    if (job_uid_.empty() || job_name_.empty()) return;
+    for (int host = 1; host < hosts; ++host) threads_.emplace_back([this, host] { follow(host); });
+  }
+  ~SliceFollowers() {
+    lead_done_ = true;
+    for (auto& t : threads_) t.join();
+  }
+  SliceFollowers(const SliceFollowers&) = delete;
+  SliceFollowers& operator=(const SliceFollowers&) = delete;
+
+ private:
+  void follow(int host) {
+    LogSink& sink = sinks_->host(host);
+    try {
+      KubeConnection conn = connect_kube(session_, cluster_access(session_));
+      k8s::Client& client = *conn.client;
+      const std::string selector =
+          "batch.kubernetes.io/controller-uid=" + job_uid_ +
+          ",batch.kubernetes.io/job-completion-index=" + std::to_string(host);
+      WatchOptions o;
+      o.ns = ns_;
+      for (;;) {
+        k8s::ObjectList pods = client.list(k8s::pods_path(ns_), selector);
+        std::optional<json> newest;
+        for (const auto& p : pods.items)
+          if (!newest || p["metadata"].value("creationTimestamp", "") >=
+                             (*newest)["metadata"].value("creationTimestamp", ""))
+            newest = p;
+        if (newest && (*newest)["status"].value("phase", "Pending") != "Pending") {
+          stream_pod_log(client, o, (*newest)["metadata"].value("name", ""), sink);
+          return;
+        }
+        // Host 0 may end first; this host's pod still runs while the slice's Job does.
+        if (lead_done_) {
+          auto job = client.get(k8s::job_path(ns_, job_name_));
+          if (!job || workload_finished(*job)) return;
+        }
+        // Until a pod of this host changes, or two seconds pass.
+        client.watch(k8s::pods_path(ns_), selector, pods.resource_version, 2,
+                     [](const k8s::WatchEvent&) { return false; });
+      }
+    } catch (const std::exception& e) {
+      sink.write(LogStream::system,
+                 std::string("cannot follow this host's log: ") + e.what() + "\n");
+    }
+  }
+
+  const Session& session_;
+  const std::string ns_;
+  HostLogSink* sinks_;
+  std::string job_uid_, job_name_;  // the slice's Job of this attempt
+  std::atomic<bool> lead_done_{false};
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace
 
@@ -136,9 +222,15 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
   }
 }
 
-void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
+void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                              const Interrupt* interrupt) {
   k8s::Client& k = kube();
+  const std::optional<JobSpec> spec = spec_for(id);
+  const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  // With --all-hosts every line carries its host, host 0's included.
+  std::optional<HostLogSink> by_host;
+  if (hosts > 1) by_host.emplace(sink);
+  LogSink& lead = by_host ? by_host->host(0) : sink;
   WatchOptions o;
   o.ns = session_.target.ns;
   o.job_id = id;
@@ -148,36 +240,45 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
       seconds_from_env(*session_.env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
   o.failed_create_grace_seconds =
       seconds_from_env(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
-  if (!follow) {
+  if (!request.follow) {
     // A finished job's log is its record in the bucket (every attempt, whether or not its pods
     // still exist); a running one's, its pods' (oldest attempt first).
-    if (results_status(id) && print_recorded_log(id, sink)) return;
+    if (results_status(id) && print_recorded_log(id, lead)) {
+      for (int host = 1; host < hosts; ++host) print_recorded_log(id, by_host->host(host), host);
+      return;
+    }
     auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
     std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
       return a["metadata"].value("creationTimestamp", "") <
              b["metadata"].value("creationTimestamp", "");
     });
     if (pods.empty()) {
-      print_recorded_log(id, sink);
+      print_recorded_log(id, lead);
+      for (int host = 1; host < hosts; ++host) print_recorded_log(id, by_host->host(host), host);
       return;
     }
-    for (size_t i = 0; i < pods.size(); ++i) {
-      if (pods.size() > 1) sink.write(LogStream::system, "attempt " + std::to_string(i + 1) + "\n");
-      print_pod_log(k, o.ns, pods[i]["metadata"].value("name", ""), sink);
+    int attempt = 0;
+    for (const auto& pod : pods) {
+      const int host = host_index(pod);
+      if (host >= hosts) continue;  // another host's: only with --all-hosts
+      if (host == 0 && pods.size() > 1)
+        sink.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
+      print_pod_log(k, o.ns, pod["metadata"].value("name", ""),
+                    by_host ? by_host->host(host) : sink);
     }
     return;
   }
   // Following a job that already finished and was cleaned up: its record is all there is.
   if (list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
       list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
-    print_recorded_log(id, sink);
+    print_recorded_log(id, lead);
+    for (int host = 1; host < hosts; ++host) print_recorded_log(id, by_host->host(host), host);
     return;
   }
   // Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one
   // is announced by one line before its wait for a node and its log.
   std::vector<AttemptRecord>& seen = attempts_[id];
   seen.clear();
-  const std::optional<JobSpec> spec = spec_for(id);
   const int retries = spec ? spec->retries : 0;
   // A foreground run is followed: the pod stops it once nobody refreshes the follower object.
   std::optional<FollowerHeartbeat> heartbeat;
@@ -202,17 +303,18 @@ void GkeBackend::stream_logs(const std::string& id, bool follow, LogSink& sink,
     if (!pod) return;
     {
       InterruptWatcher watcher(interrupt);
-      stream_pod_log(k, o, *pod, sink);
+      SliceFollowers others(session_, o.ns, k, *pod, hosts, by_host ? &*by_host : nullptr);
+      stream_pod_log(k, o, *pod, lead);
     }
     o.skip_pods.insert(*pod);
     seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1));
   }
 }
 
-bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink) {
+bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  const std::string prefix = results_prefix(id) + "attempts/";
+  const std::string prefix = host_prefix(id, host) + "attempts/";
   // attempts/N/log/PART, in attempt and part order (docs/run-record.md).
   std::map<int, std::vector<std::string>> parts;
   for (const auto& o : storage.list(bucket, prefix).objects) {
@@ -249,10 +351,6 @@ bool GkeBackend::has_checkpoint(const std::string& id) {
   } catch (const Error&) {
     return false;  // only the wording of one line depends on it
   }
-}
-
-static std::string host_prefix(const std::string& id, int host) {
-  return results_prefix(id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
 }
 
 std::optional<JobStatus> GkeBackend::results_status(const std::string& id, int host) {

@@ -24,7 +24,7 @@ class GkeBackend : public Backend {
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
-  void stream_logs(const std::string& id, bool follow, LogSink& sink,
+  void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                    const Interrupt* interrupt) override;
   JobStatus collect(const JobSpec& spec) override;
   void clean(const JobSpec& spec) override;
@@ -53,7 +53,7 @@ class GkeBackend : public Backend {
   std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the
   // bucket holds none.
-  bool print_recorded_log(const std::string& id, LogSink& sink);
+  bool print_recorded_log(const std::string& id, LogSink& sink, int host = 0);
   bool has_checkpoint(const std::string& id);
   // What this process saw of each job's attempts while following it (stream_logs), for collect.
   std::map<std::string, std::vector<AttemptRecord>> attempts_;

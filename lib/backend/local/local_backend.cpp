@@ -263,11 +263,12 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
   return st;
 }
 
-void LocalBackend::stream_logs(const std::string& id, bool follow_output, LogSink& sink,
+void LocalBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                                const Interrupt* interrupt) {
+  // One host here: --all-hosts has nothing more to show.
   fs::path dir = job_dir(id);
   if (!fs::exists(spec_path(dir))) throw Error(Errc::not_found, "no job " + id);
-  if (follow_output) {
+  if (request.follow) {
     follow(id, &sink, interrupt);
     return;
   }

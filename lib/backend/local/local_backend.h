@@ -26,7 +26,7 @@ class LocalBackend : public Backend {
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
-  void stream_logs(const std::string& id, bool follow, LogSink& sink,
+  void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                    const Interrupt* interrupt) override;
   JobStatus collect(const JobSpec& spec) override;
   void clean(const JobSpec& spec) override;

@@ -1,0 +1,65 @@
+// HostLogSink (lib/backend/host_log_sink.h): each host's lines reach the sink whole and prefixed,
+// however its writes are cut, and from however many threads.
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "backend/host_log_sink.h"
+
+namespace kinetic {
+namespace {
+
+struct Recorder : LogSink {
+  std::vector<std::pair<LogStream, std::string>> writes;
+  void write(LogStream stream, std::string_view data) override {
+    writes.emplace_back(stream, std::string(data));
+  }
+};
+
+TEST(HostLogSink, PrefixesWholeLinesAndKeepsPartsUntilTheirNewline) {
+  Recorder out;
+  {
+    HostLogSink sink(out);
+    sink.host(2).write(LogStream::out, "step 1\nste");
+    sink.host(0).write(LogStream::out, "loss=1.0\n");
+    sink.host(2).write(LogStream::out, "p 2\n");
+    sink.host(2).write(LogStream::err, "warn");  // no newline: flushed at the end
+    sink.host(0).write(LogStream::system, "attempt 2\n");
+  }
+  ASSERT_EQ(out.writes.size(), 5u);
+  EXPECT_EQ(out.writes[0].second, "[host 2] step 1\n");
+  EXPECT_EQ(out.writes[1].second, "[host 0] loss=1.0\n");
+  EXPECT_EQ(out.writes[2].second, "[host 2] step 2\n");
+  EXPECT_EQ(out.writes[3].second, "[host 0] attempt 2\n");
+  EXPECT_EQ(out.writes[3].first, LogStream::system);
+  EXPECT_EQ(out.writes[4].second, "[host 2] warn\n");
+  EXPECT_EQ(out.writes[4].first, LogStream::err);
+}
+
+TEST(HostLogSink, LinesFromManyThreadsNeverMix) {
+  Recorder out;
+  {
+    HostLogSink sink(out);
+    std::vector<std::thread> threads;
+    for (int h = 0; h < 4; ++h)
+      threads.emplace_back([&sink, h] {
+        for (int i = 0; i < 200; ++i) {
+          // A line in three writes, so a mixed line would show.
+          sink.host(h).write(LogStream::out, "host ");
+          sink.host(h).write(LogStream::out, std::to_string(h));
+          sink.host(h).write(LogStream::out, " line\n");
+        }
+      });
+    for (auto& t : threads) t.join();
+  }
+  ASSERT_EQ(out.writes.size(), 800u);
+  for (const auto& [stream, text] : out.writes) {
+    std::string want = "[host X] host X line\n";
+    want[6] = want[14] = text[6];
+    EXPECT_EQ(text, want);
+  }
+}
+
+}  // namespace
+}  // namespace kinetic
