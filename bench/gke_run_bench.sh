@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `kinetic run` on the gke backend against the whole fake cloud (tests/fakes/fake_cloud.h, no
 # simulated latency): CLI-side time by pipeline step (-v 2 prints them) with a cached image and a
-# 10 MiB context, and the API calls kinetic makes per `run` and per `status` (counted from its
-# own -v 6 trace, one line per request).
+# 10 MiB context; the cold-start steps (node, image, first log line; -v 2) of a single-host and
+# a multi-host slice; and the API calls kinetic makes per `run` and per `status` (counted from
+# its own -v 6 trace, one line per request).
 #
 #   bench/gke_run_bench.sh BUILD_DIR [RUNS]
 #
@@ -30,8 +31,17 @@ cd "$work/proj"
 head -c $((10 << 20)) /dev/urandom >data.bin
 printf 'print("hello from the pod")\n' >train.py
 
-echo "== first run: builds the image, uploads the 10 MiB context"
-"$kin" -v 2 run train.py --accelerator v5litepod-1 2>&1 >/dev/null | grep 'steps:' | sed 's/^kinetic: //'
+echo "== first run: builds the image, uploads the 10 MiB context, scales the pool from 0"
+"$kin" -v 2 run train.py --accelerator v5litepod-1 2>&1 >/dev/null |
+  grep -E 'steps:|cold start:' | sed 's/^kinetic: //'
+
+# A multi-host slice: `up` installs JobSet and a 4-node pool; the first run scales it from 0.
+"$kin" -q up --project bench --zone us-central1-a --accelerator v5litepod-16
+echo "== a v5litepod-16 slice (JobSet, 4 hosts), cold, then warm"
+for _ in 1 2; do
+  "$kin" -v 2 run train.py --accelerator v5litepod-16 2>&1 >/dev/null |
+    grep -E 'steps:|cold start:' | sed 's/^kinetic: //'
+done
 
 echo "== $runs runs with the image and context cached (ms per step: median, min, max)"
 for _ in $(seq "$runs"); do

@@ -31,8 +31,8 @@ std::string autoscaling_text(const gcp::NodePoolInfo& p) {
 }
 
 int run_list(Factory& f) {
-  const auto format =
-      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
+  const auto format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                                OutputFormat::yaml, OutputFormat::name});
   gke::Session& s = cluster_session(f, "pool list");
   gke::Provisioner provisioner(s, nullptr);
   auto rows = provisioner.list_pools();
@@ -49,6 +49,7 @@ int run_list(Factory& f) {
                       {"machineType", r.pool.machine_type},
                       {"spot", r.pool.spot},
                       {"topology", r.pool.tpu_topology},
+                      {"imageStreaming", r.pool.image_streaming},
                       {"nodes", r.nodes},
                       {"minNodes", r.pool.min_nodes},
                       {"maxNodes", r.pool.max_nodes},
@@ -57,11 +58,27 @@ int run_list(Factory& f) {
     print_document(io.out, format, {{"cluster", s.target.cluster}, {"pools", list}});
     return 0;
   }
-  Table t({"NAME", "ACCELERATOR", "MACHINE", "SPOT", "NODES", "AUTOSCALE", "STATUS"});
+  const bool wide = format == OutputFormat::wide;
+  std::vector<std::string> headers = {"NAME",  "ACCELERATOR", "MACHINE", "SPOT",
+                                      "NODES", "AUTOSCALE",   "STATUS"};
+  if (wide) {
+    headers.insert(headers.begin() + 3, "TOPOLOGY");
+    headers.push_back("IMAGE STREAMING");
+  }
+  Table t(headers);
   for (const auto& r : rows) {
-    t.add_row({r.pool.name, r.accelerator.empty() ? "-" : r.accelerator, r.pool.machine_type,
-               r.pool.spot ? "yes" : "no", std::to_string(r.nodes), autoscaling_text(r.pool),
-               r.pool.status});
+    std::vector<std::string> row = {r.pool.name,
+                                    r.accelerator.empty() ? "-" : r.accelerator,
+                                    r.pool.machine_type,
+                                    r.pool.spot ? "yes" : "no",
+                                    std::to_string(r.nodes),
+                                    autoscaling_text(r.pool),
+                                    r.pool.status};
+    if (wide) {
+      row.insert(row.begin() + 3, r.pool.tpu_topology.empty() ? "-" : r.pool.tpu_topology);
+      row.push_back(r.pool.image_streaming ? "on" : "off");
+    }
+    t.add_row(row);
   }
   std::string text = t.render(io.out_tty);
   std::fputs(text.c_str(), io.out);

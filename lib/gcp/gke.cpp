@@ -86,6 +86,8 @@ NodePoolInfo node_pool_from_json(const json& j) {
     }
   }
   p.tpu_topology = str(member(j, "placementPolicy"), "tpuTopology");
+  const json& gcfs = member(member(config, "gcfsConfig"), "enabled");
+  p.image_streaming = gcfs.is_boolean() && gcfs.get<bool>();
   const json& autoscaling = member(j, "autoscaling");
   // totalMin/totalMax (pool-wide) and min/max (per zone) are mutually exclusive.
   if (autoscaling.contains("totalMinNodeCount") || autoscaling.contains("totalMaxNodeCount")) {

@@ -33,6 +33,7 @@ struct NodePoolInfo {
   bool spot = false;
   std::map<std::string, std::string> labels;  // config.labels
   std::string tpu_topology;                   // placementPolicy.tpuTopology
+  bool image_streaming = false;               // config.gcfsConfig.enabled
   int min_nodes = 0;                          // autoscaling (total* or per-zone)
   int max_nodes = 0;
   int initial_nodes = 0;

@@ -4,6 +4,9 @@
 // others and names itself, a retry restarts the whole slice from its checkpoint.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
+
 #include "gke_fixture.h"
 
 namespace kinetic::test {
@@ -96,6 +99,36 @@ TEST_F(GkeSlices, TheCatalogAndPoolAddSayWhatASliceIs) {
   ASSERT_EQ(pool.exit_code, 0) << pool.err;
   EXPECT_NE(pool.err.find("a slice is 4 nodes, $"), std::string::npos) << pool.err;
   EXPECT_NE(pool.err.find("/hour on demand while up"), std::string::npos) << pool.err;
+}
+
+// Cold starts: the accelerator pools stream their images (`pool list -o wide` says so; the
+// default pool is GKE's own), and `run -v 2` says when the pod got a node, when its container
+// started and when its first line came.
+TEST_F(GkeSlices, PoolsStreamImagesAndAVerboseRunSaysWhereItsColdStartWent) {
+  auto pools = kin({"pool", "list", "-o", "wide"});
+  ASSERT_EQ(pools.exit_code, 0) << pools.err;
+  std::istringstream lines(pools.out);
+  std::map<std::string, std::string> streaming;  // pool -> last column
+  for (std::string line; std::getline(lines, line);)
+    streaming[line.substr(0, line.find('\t'))] = line.substr(line.rfind('\t') + 1);
+  EXPECT_EQ(streaming["NAME"], "IMAGE STREAMING");
+  EXPECT_EQ(streaming["v5litepod-16"], "on") << pools.out;
+  EXPECT_EQ(streaming["v5litepod-1"], "on") << pools.out;
+  EXPECT_EQ(streaming["default-pool"], "off") << pools.out;
+  auto json = kin({"pool", "list", "-o", "json"});
+  EXPECT_NE(json.out.find("\"imageStreaming\": true"), std::string::npos) << json.out;
+
+  auto r = kin({"run", "train.py", "-a", "v5litepod-16", "-v", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.err.find("kinetic: cold start: node after ");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+  EXPECT_NE(line.find(", image pulled and started after "), std::string::npos) << line;
+  EXPECT_NE(line.find(", first log line after "), std::string::npos) << line;
+  EXPECT_EQ(line.find('?'), std::string::npos) << "every step measured: " << line;
+  EXPECT_EQ(kin({"run", "train.py", "-a", "v5litepod-16"}).err.find("cold start"),
+            std::string::npos)
+      << "only with -v 2";
 }
 
 // Every host runs, with TPU_WORKER_ID and TPU_WORKER_HOSTNAMES as GKE's webhook injects them and

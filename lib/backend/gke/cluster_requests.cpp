@@ -86,6 +86,9 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                     std::to_string(a.hosts));
 
   json config = node_config(a.machine_type);
+  // Image streaming: a multi-GB ML image starts before it is fully pulled (GKE's gcfsConfig;
+  // it serves images from Artifact Registry, which kinetic's are).
+  config["gcfsConfig"] = {{"enabled", true}};
   const std::string name = pool_name(a);
   config["labels"] = {{kPoolLabel, name}, {kAcceleratorLabel, a.name}};
   if (a.family == AcceleratorFamily::gpu) {

@@ -16,10 +16,12 @@
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/host_log_sink.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/storage.h"
 #include "job/manifest.h"
+#include "job/spec.h"
 #include "pack/archive.h"
 #include "render/status_line.h"
 
@@ -63,6 +65,41 @@ std::string host_prefix(const std::string& id, int host) {
 int host_index(const json& pod) {
   const json labels = pod["metadata"].value("labels", json::object());
   return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
+}
+
+// Notes when the first byte of the job's own output arrives (a cold start's last step).
+class FirstLineClock : public LogSink {
+ public:
+  explicit FirstLineClock(LogSink& inner) : inner_(inner) {}
+  void write(LogStream stream, std::string_view data) override {
+    if (stream != LogStream::system && !at_) at_ = now_unix();
+    inner_.write(stream, data);
+  }
+  std::optional<double> at() const { return at_; }
+
+ private:
+  LogSink& inner_;
+  std::optional<double> at_;
+};
+
+// "node after 41s, image after 1m02s, first log line after 1m05s": a cold start's steps from
+// the submit, read from the pod (PodScheduled, the container's start) and the first output.
+std::string cold_start_line(const json& pod, double submitted, std::optional<double> first_line) {
+  auto since = [&](double t) { return format_duration(std::max(0.0, t - submitted)); };
+  std::string node, image;
+  for (const auto& c : pod["status"].value("conditions", json::array()))
+    if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "True")
+      node = since(parse_rfc3339(c.value("lastTransitionTime", "")));
+  for (const auto& cs : pod["status"].value("containerStatuses", json::array())) {
+    const json state = cs.value("state", json::object());
+    for (const char* s : {"running", "terminated"})
+      if (state.contains(s) && state[s].contains("startedAt"))
+        image = since(parse_rfc3339(state[s].value("startedAt", "")));
+  }
+  return "cold start: node after " + (node.empty() ? "?" : node) +
+         ", image pulled and started after " + (image.empty() ? "?" : image) +
+         ", first log line after " + (first_line ? since(*first_line) : "? (no output)") +
+         " (from the submit)";
 }
 
 // While host 0's log streams (run --all-hosts, logs -f --all-hosts), the slice's other hosts of
@@ -185,6 +222,7 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
 
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
   specs_[spec.id] = spec;
+  submitted_at_[spec.id] = now_unix();
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   storage.upload_string(bucket, spec_object(spec.id), to_json(spec).dump(),
@@ -301,11 +339,16 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
       throw;
     }
     if (!pod) return;
+    FirstLineClock clock(lead);
     {
       InterruptWatcher watcher(interrupt);
       SliceFollowers others(session_, o.ns, k, *pod, hosts, by_host ? &*by_host : nullptr);
-      stream_pod_log(k, o, *pod, lead);
+      stream_pod_log(k, o, *pod, clock);
     }
+    // -v 2: where the first attempt's start went (docs/multihost.md, bench/cold_start.sh).
+    if (seen.empty() && session_.verbosity >= 2 && submitted_at_.count(id))
+      if (auto p = k.get(k8s::pod_path(o.ns, *pod)))
+        session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
     o.skip_pods.insert(*pod);
     seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1));
   }

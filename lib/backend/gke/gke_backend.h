@@ -57,7 +57,8 @@ class GkeBackend : public Backend {
   bool has_checkpoint(const std::string& id);
   // What this process saw of each job's attempts while following it (stream_logs), for collect.
   std::map<std::string, std::vector<AttemptRecord>> attempts_;
-  std::map<std::string, JobSpec> specs_;  // jobs submitted by this process
+  std::map<std::string, JobSpec> specs_;        // jobs submitted by this process
+  std::map<std::string, double> submitted_at_;  // when (unix seconds), for the cold-start line
 };
 
 }  // namespace kinetic::gke
