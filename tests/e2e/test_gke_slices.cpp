@@ -55,6 +55,29 @@ TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
             "v0.10.1");
 }
 
+// down deletes the cluster, and JobSet with it: nothing of the release is left, and an `up`
+// after it installs JobSet again on the new cluster.
+TEST(GkeJobSetInstall, DownLeavesNothingAndUpInstallsItAgain) {
+  fakes::FakeCloud cloud;
+  Sandbox sb;
+  auto proj = sb.project("proj");
+  auto env = cloud.client_env();
+  ASSERT_EQ(sb.run(kGkeUp, proj, env).exit_code, 0);
+  sb.write("proj/t.py", "print('ran')\n");
+  ASSERT_EQ(sb.run({"run", "t.py", "-a", "v5litepod-1", "--detach"}, proj, env).exit_code, 0);
+  auto down = sb.run({"down", "--yes"}, proj, env);
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_FALSE(cloud.kube().object(kCrd));
+  EXPECT_FALSE(cloud.kube().object(kController));
+  EXPECT_FALSE(cloud.kube().object("/api/v1/namespaces/jobset-system"));
+  EXPECT_TRUE(cloud.kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic").empty());
+  EXPECT_TRUE(cloud.kube().wait_idle(20000)) << "no pod process left";
+  auto again = sb.run(kGkeUp, proj, env);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("jobset v0.10.1 (jobset-system): installed"), std::string::npos)
+      << again.err;
+}
+
 TEST(GkeJobSetInstall, AnUnreachableReleaseIsOneLineNamingTheWayOut) {
   fakes::FakeCloud cloud;
   Sandbox sb;

@@ -154,6 +154,7 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
   go.on_pool_deleted = [this](const std::string&, const std::string& pool) {
     kube_->remove_node_pool(pool);
   };
+  go.on_cluster_deleted = [this](const std::string&) { kube_->delete_cluster_objects(); };
   gcp_ = std::make_unique<FakeGcp>(go);
 }
 

@@ -44,6 +44,8 @@ struct FakeGcpOptions {
   // remove nodes. Also called for the pools of a created cluster.
   std::function<void(const std::string& cluster, const nlohmann::json& pool)> on_pool_created;
   std::function<void(const std::string& cluster, const std::string& pool)> on_pool_deleted;
+  // Called when a cluster's deletion finishes (after its pools').
+  std::function<void(const std::string& cluster)> on_cluster_deleted;
   // Where Cloud Build reads build sources (gs://BUCKET/OBJECT, a .tar.gz holding a Dockerfile) and
   // writes build logs (logsBucket/log-ID.txt). Null: sources are not checked, no logs.
   FakeGcs* gcs = nullptr;

@@ -354,6 +354,10 @@ void FakeGcp::Impl::container(Call& call, httplib::Response& res) {
       auto it = clusters.find(key);
       if (it == clusters.end()) return;
       for (auto& p : it->second.pools) pool_deleted(it->second.name, p["name"].get<std::string>());
+      if (options.on_cluster_deleted) {
+        auto cb = options.on_cluster_deleted;
+        deferred.push_back([cb, name = it->second.name] { cb(name); });
+      }
       clusters.erase(it);
     });
     return send_json(res, gke_op_json(op));

@@ -1997,6 +1997,34 @@ std::optional<json> FakeKube::object(const std::string& path) const {
   return std::nullopt;
 }
 
+void FakeKube::delete_cluster_objects() {
+  std::lock_guard lock(impl_->mu);
+  auto& impl = *impl_;
+  const std::set<std::string> system = {"default", "kube-system", "kube-public", "kube-node-lease"};
+  for (auto& t : kube::resource_types()) {
+    if (!t.namespaced) continue;
+    std::vector<std::pair<std::string, std::string>> names;
+    for (auto* o : impl.list(t, ""))
+      names.emplace_back((*o)["metadata"].value("namespace", ""), (*o)["metadata"]["name"]);
+    for (auto& [ns, name] : names) {
+      if (ns == "kube-system" || (t.plural == "services" && name == "kubernetes")) continue;
+      if (impl.find(t, ns, name)) impl.delete_object(t, ns, name, "Background", 0, nullptr);
+    }
+  }
+  for (auto& t : kube::resource_types()) {
+    if (t.namespaced || t.plural == "nodes") continue;  // nodes go with their pools
+    std::vector<std::string> names;
+    for (auto* o : impl.list(t, "")) names.push_back((*o)["metadata"]["name"]);
+    for (auto& name : names) {
+      if (t.plural == "namespaces" && system.count(name)) continue;
+      // A cluster made with JobSet keeps it: it came with the cluster, not from kinetic.
+      if (t.plural == "customresourcedefinitions" && impl.options.jobset_installed) continue;
+      if (impl.find(t, "", name)) impl.erase(t, "", name);
+    }
+  }
+  impl.kick();
+}
+
 bool FakeKube::merge_patch(const std::string& path, const nlohmann::json& patch) {
   auto parsed = parse_object_path(path);
   if (!parsed) return false;

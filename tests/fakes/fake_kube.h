@@ -134,6 +134,11 @@ class FakeKube {
   std::vector<std::string> pod_names(const std::string& ns, const std::string& selector) const;
   // The object at an API path ("/apis/batch/v1/namespaces/default/jobs/x"), if it exists.
   std::optional<nlohmann::json> object(const std::string& path) const;
+  // The cluster was deleted (GKE's DELETE_CLUSTER finished): every object in it goes, its pods
+  // stopped at once as their VMs vanish, namespaces emptied, cluster-scoped objects (a JobSet
+  // release's CRD, roles, webhooks) removed. The system namespaces and the API server stay, so a
+  // cluster created again starts empty, as a new one does.
+  void delete_cluster_objects();
   // Applies a JSON merge patch to the object at PATH (what another client changed); false when
   // it does not exist.
   bool merge_patch(const std::string& path, const nlohmann::json& patch);

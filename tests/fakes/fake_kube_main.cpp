@@ -3,7 +3,7 @@
 // stdout line, writes the CA certificate to --ca-file, then serves until SIGINT/SIGTERM.
 //
 //   kinetic_fake_kube [--ca-file PATH] [--token T] [--cluster NAME] [--work-root DIR]
-//                     [--grace SECONDS] [--no-default-pool]
+//                     [--grace SECONDS] [--no-default-pool] [--no-jobset]
 //                     [--pool NAME[:label=v,label2=v2[:resource=N[:max]]]]...
 //
 // Without --pool (and without --no-default-pool) the cluster has one node in "default-pool".
@@ -22,7 +22,7 @@ namespace {
 
 int usage() {
   std::cerr << "usage: kinetic_fake_kube [--ca-file PATH] [--token T] [--cluster NAME] "
-               "[--work-root DIR] [--grace SECONDS] [--no-default-pool] "
+               "[--work-root DIR] [--grace SECONDS] [--no-default-pool] [--no-jobset] "
                "[--pool NAME[:label=v,...[:resource=N,...[:max]]]]...\n";
   return 2;
 }
@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
       options.default_grace_seconds = std::atoi(value().c_str());
     } else if (a == "--no-default-pool") {
       default_pool = false;
+    } else if (a == "--no-jobset") {  // a fresh GKE cluster: JobSet only once applied
+      options.jobset_installed = false;
     } else if (a == "--pool") {
       kinetic::fakes::FakeNodePool pool;
       if (!parse_pool(value(), pool)) return usage();

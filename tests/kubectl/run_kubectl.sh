@@ -3,7 +3,7 @@
 # kinetic_fake_kube through discovery, OpenAPI v3 (which kubectl fetches before `create` to learn
 # that the server validates fields itself), create/get/wait/logs/delete, and its error answers.
 #
-#   run_kubectl.sh PATH/TO/kinetic_fake_kube
+#   run_kubectl.sh PATH/TO/kinetic_fake_kube PATH/TO/jobset-release.yaml
 #
 # Exits 125 (CTest: skipped) when kubectl is not installed. Nothing touches ~/.kube: HOME,
 # KUBECONFIG and the discovery cache point into a temporary directory.
@@ -16,7 +16,8 @@
 # generic` send protobuf bodies, which the fake refuses with 415, so this test creates from files.
 set -euo pipefail
 
-FAKE=${1:?usage: run_kubectl.sh PATH/TO/kinetic_fake_kube}
+FAKE=${1:?usage: run_kubectl.sh PATH/TO/kinetic_fake_kube PATH/TO/jobset-release.yaml}
+RELEASE=${2:?usage: run_kubectl.sh PATH/TO/kinetic_fake_kube PATH/TO/jobset-release.yaml}
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "kubectl not found: skipping"
   exit 125
@@ -24,11 +25,12 @@ fi
 
 WORK=$(mktemp -d)
 SERVER_PID=""
+FRESH_PID=""
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then
-    kill "$SERVER_PID" 2>/dev/null || true
-    wait "$SERVER_PID" 2>/dev/null || true
-  fi
+  for pid in $SERVER_PID $FRESH_PID; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -211,5 +213,41 @@ out=$(k delete job failing --cascade=orphan)
 contains "delete --cascade=orphan" 'job.batch "failing" deleted' "$out"
 out=$(k get pods -l job-name=failing -o name)
 contains "orphaned pods stay" "pod/failing-" "$out"
+
+# ---- a fresh GKE cluster: no JobSet until its release is server-side applied --------------
+# What `kinetic up` does with its own client (lib/backend/gke/jobset_release.cpp), done by
+# kubectl: the fake must agree with the real client on discovery, apply-patch and Deployments.
+"$FAKE" --ca-file "$WORK/fresh-ca.pem" --token "$TOKEN" --no-jobset >"$WORK/fresh-port" \
+  2>"$WORK/fresh.log" &
+FRESH_PID=$!
+for _ in $(seq 1 200); do
+  [ -s "$WORK/fresh-port" ] && break
+  sleep 0.05
+done
+fresh() {
+  kubectl --server "https://127.0.0.1:$(head -1 "$WORK/fresh-port")" \
+    --certificate-authority "$WORK/fresh-ca.pem" --token "$TOKEN" \
+    --cache-dir "$WORK/fresh-cache" --request-timeout 30s "$@"
+}
+if out=$(fresh get jobsets 2>&1); then
+  fail "a cluster without JobSet must not serve jobsets: $out"
+fi
+contains "no JobSet API before the release" 'the server doesn'"'"'t have a resource type "jobsets"' "$out"
+out=$(fresh apply --server-side -f "$RELEASE" 2>&1)
+contains "apply creates the CRD" \
+  "customresourcedefinition.apiextensions.k8s.io/jobsets.jobset.x-k8s.io serverside-applied" "$out"
+contains "apply creates the controller" \
+  "deployment.apps/jobset-controller-manager serverside-applied" "$out"
+contains "apply creates the webhooks" \
+  "validatingwebhookconfiguration.admissionregistration.k8s.io/jobset-validating-webhook-configuration serverside-applied" "$out"
+out=$(fresh apply --server-side -f "$RELEASE" 2>&1)
+contains "applying again is no error" "deployment.apps/jobset-controller-manager serverside-applied" "$out"
+out=$(fresh -n jobset-system wait --for=condition=Available deployment/jobset-controller-manager \
+  --timeout=30s)
+contains "the controller becomes available" "condition met" "$out"
+out=$(fresh create -f "$WORK/jobset.yaml")
+contains "a JobSet once installed" "jobset.jobset.x-k8s.io/js created" "$out"
+out=$(fresh wait --for=jsonpath='{.status.terminalState}'=Completed jobset/js --timeout=30s)
+contains "and its controller runs it" "condition met" "$out"
 
 echo "kubectl fidelity: all checks passed"
