@@ -78,6 +78,11 @@ json container_env(const ManifestInput& in) {
   if (!names.contains("JAX_PLATFORMS")) {
     env.push_back(env_var("JAX_PLATFORMS", jax_platform(in.accelerator.family)));
   }
+  // The slice a TPU job runs on: its topology (the node label GKE schedules by) and host count.
+  if (in.accelerator.family == AcceleratorFamily::tpu && !in.accelerator.topology.empty()) {
+    env.push_back(env_var("KINETIC_SLICE_TOPOLOGY", in.accelerator.topology));
+    env.push_back(env_var("KINETIC_SLICE_HOSTS", std::to_string(in.accelerator.hosts)));
+  }
   for (const auto& [name, value] : in.env) env.push_back(env_var(name, value));
   // The pod's own name, for the bootstrap's attempt records (docs/run-record.md).
   json pod_name = json::object();

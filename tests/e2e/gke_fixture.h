@@ -50,12 +50,24 @@ class GkeFixture : public ::testing::Test {
   int spawn(const std::vector<std::string>& args, const fs::path& out, const fs::path& err) const {
     return sb.spawn(args, proj, out, err, env());
   }
+  // Starts `kinetic ARGS` in the background (stdout into `out`, stderr into `err`) and waits
+  // until its stdout shows LINE; its pid, or -1 (with a failure recorded) when it never does.
+  int spawn_until_output(const std::vector<std::string>& args, const std::string& line,
+                         const std::map<std::string, std::string>& extra = {}) const {
+    int pid = sb.spawn(args, proj, out, err, env(extra));
+    if (!eventually([&] { return slurp(out).find(line) != std::string::npos; })) {
+      ADD_FAILURE() << "never printed " << line << ": " << slurp(err);
+      return -1;
+    }
+    return pid;
+  }
   // Whether the Kubernetes object at PATH exists.
   bool exists(const std::string& path) const { return cloud_->kube().object(path).has_value(); }
 
   inline static fakes::FakeCloud* cloud_ = nullptr;
   Sandbox sb;
   fs::path proj = sb.project("proj");
+  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
 };
 
 }  // namespace kinetic::test

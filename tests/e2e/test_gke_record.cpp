@@ -26,11 +26,8 @@ class GkeRecord : public GkeFixture {
   // pid and the job's one pod, or -1 (with a failure recorded) when it never got there.
   int spawn_until(const std::vector<std::string>& args, const std::string& line, std::string* pod,
                   const std::map<std::string, std::string>& extra = {}) {
-    int pid = sb.spawn(args, proj, out, err, env(extra));
-    if (!eventually([&] { return slurp(out).find(line) != std::string::npos; })) {
-      ADD_FAILURE() << "never printed " << line << ": " << slurp(err);
-      return -1;
-    }
+    int pid = spawn_until_output(args, line, extra);
+    if (pid < 0) return -1;
     auto pods = cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic");
     if (pods.size() != 1) {
       ADD_FAILURE() << pods.size() << " pods";
@@ -44,7 +41,6 @@ class GkeRecord : public GkeFixture {
     auto pool = kin({"pool", "add", "--accelerator", "v5litepod-1", "--spot"});
     ASSERT_EQ(pool.exit_code, 0) << pool.err;
   }
-  fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
 };
 
 TEST_F(GkeRecord, ALogStreamEndedCleanlyAfterTheJobExitedLosesNoLine) {

@@ -162,12 +162,14 @@ TEST_F(GkeSlices, AMultiHostRunSpansTheSliceWithTheEnvironmentJaxExpects) {
            "print('host', os.environ['TPU_WORKER_ID'], 'of', "
            "len(os.environ['TPU_WORKER_HOSTNAMES'].split(',')), "
            "os.environ['TPU_WORKER_HOSTNAMES'].split(',')[0], "
-           "os.environ['JAX_COORDINATOR_ADDRESS'])\n");
+           "os.environ['JAX_COORDINATOR_ADDRESS'], os.environ['KINETIC_SLICE_TOPOLOGY'], "
+           "os.environ['KINETIC_SLICE_HOSTS'])\n");
   auto r = kin({"run", "hosts.py", "-a", "v5litepod-16"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string job = job_id_in(r.err);
   const std::string host0 = "kinetic-" + job + "-slice-0-0.kinetic-" + job;
-  EXPECT_NE(r.out.find("host 0 of 4 " + host0 + " " + host0 + ":8476"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("host 0 of 4 " + host0 + " " + host0 + ":8476 4x4 4\n"), std::string::npos)
+      << r.out;
   for (int host = 1; host < 4; ++host)
     EXPECT_NE(worker_log(job, host).find("host " + std::to_string(host) + " of 4 " + host0),
               std::string::npos)
@@ -197,6 +199,53 @@ TEST_F(GkeSlices, AllHostsShowsEveryHostsLinesLiveAndFromTheRecord) {
   EXPECT_NE(logs.out.find("[host 0] host 0 step 0\n"), std::string::npos) << logs.out;
   auto lead = kin({"logs", job});
   EXPECT_EQ(lead.out, "host 0 step 0\nhost 0 step 1\nhost 0 step 2\n") << "default: host 0";
+}
+
+// One host's node is preempted: the whole slice restarts (not that host alone), without counting
+// against --retries (none here), and every host resumes from its own checkpoint.
+TEST_F(GkeSlices, APreemptedHostRestartsTheWholeSliceWithoutCountingAsARetry) {
+  sb.write("proj/long.py",
+           "import os, sys, time\n"
+           "host = os.environ['TPU_WORKER_ID']\n"
+           "mark = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+           "if os.path.exists(mark):\n"
+           "    print('host', host, 'resumed at', open(mark).read(), flush=True)\n"
+           "    sys.exit(0)\n"
+           "open(mark, 'w').write('step-3')\n"
+           "print('host', host, 'working', flush=True)\n"
+           "for _ in range(1200):  # until preempted; a minute at most, never a hang\n"
+           "    time.sleep(0.05)\n"
+           "sys.exit(9)\n");
+  int pid = spawn_until_output({"run", "long.py", "-a", "v5litepod-16", "--all-hosts", "--keep"},
+                               "[host 1] host 1 working\n");
+  ASSERT_GT(pid, 0);
+  // Every host has saved its checkpoint before the preemption: the order the test needs.
+  ASSERT_TRUE(eventually([&] {
+    for (int host = 0; host < 4; ++host) {
+      const std::string h = std::to_string(host);
+      if (slurp(out).find("[host " + h + "] host " + h + " working\n") == std::string::npos)
+        return false;
+    }
+    return true;
+  })) << slurp(out);
+  auto host1 = cloud_->kube().pod_names(
+      "default", "app.kubernetes.io/managed-by=kinetic,batch.kubernetes.io/job-completion-index=1");
+  ASSERT_EQ(host1.size(), 1u);
+  ASSERT_TRUE(cloud_->kube().preempt_node_of("default", host1.front()));
+  EXPECT_EQ(Sandbox::wait(pid), 0) << slurp(err);
+  for (int host = 0; host < 4; ++host) {
+    const std::string h = std::to_string(host);
+    EXPECT_NE(slurp(out).find("[host " + h + "] host " + h + " resumed at step-3\n"),
+              std::string::npos)
+        << slurp(out);
+  }
+  const std::string job = job_id_in(slurp(err));
+  auto js = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + job);
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["status"].value("restarts", 0), 1) << js->dump();
+  EXPECT_EQ((*js)["status"].value("restartsCountTowardsMax", 0), 0) << "a preemption is no retry";
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
 // Host 2 fails: the others are stopped, the run exits with host 2's code, names it and shows its

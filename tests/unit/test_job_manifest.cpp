@@ -348,16 +348,33 @@ TEST(JobManifest, EnvironmentOrderJaxPlatformsAndSecretRefs) {
   EXPECT_EQ(container(build_workload(input_for(cpu())))["env"][0]["value"], "cpu");
 
   // The job's own JAX_PLATFORMS (plain or secret) replaces kinetic's.
-  ManifestInput own = input_for(v5litepod_4());
-  own.env = {{"JAX_PLATFORMS", "cpu"}};
+  ManifestInput own = input_for(cpu());
+  own.env = {{"JAX_PLATFORMS", "tpu"}};
   EXPECT_EQ(container(build_workload(own))["env"].size(), 2u);  // and KINETIC_POD_NAME
   EXPECT_EQ(container(build_workload(own))["env"][0],
-            (json{{"name", "JAX_PLATFORMS"}, {"value", "cpu"}}));
+            (json{{"name", "JAX_PLATFORMS"}, {"value", "tpu"}}));
   own.env.clear();
   own.secret_env = {"JAX_PLATFORMS"};
   EXPECT_EQ(container(build_workload(own))["env"].size(), 2u);
   EXPECT_EQ(container(build_workload(own))["env"][1]["name"], "JAX_PLATFORMS");
   EXPECT_TRUE(container(build_workload(own))["env"][1].contains("valueFrom"));
+}
+
+// A TPU job knows its slice: topology and hosts, single-host or not; other jobs have none.
+TEST(JobManifest, TpuJobsNameTheirSlice) {
+  auto value_of = [](const json& env, const std::string& name) {
+    for (const auto& e : env)
+      if (e["name"] == name) return e.value("value", std::string("<ref>"));
+    return std::string();
+  };
+  auto sixteen = container(build_workload(input_for(v5litepod_16())))["env"];
+  EXPECT_EQ(value_of(sixteen, "KINETIC_SLICE_TOPOLOGY"), "4x4");
+  EXPECT_EQ(value_of(sixteen, "KINETIC_SLICE_HOSTS"), "4");
+  auto four = container(build_workload(input_for(v5litepod_4())))["env"];
+  EXPECT_EQ(value_of(four, "KINETIC_SLICE_TOPOLOGY"), "2x2");
+  EXPECT_EQ(value_of(four, "KINETIC_SLICE_HOSTS"), "1");
+  EXPECT_EQ(value_of(container(build_workload(input_for(l4())))["env"], "KINETIC_SLICE_TOPOLOGY"),
+            "");
 }
 
 TEST(JobManifest, SecretValuesNeverInTheWorkload) {
