@@ -1,8 +1,9 @@
 // The fault matrix (issue #8): each fault a real cloud throws (503/429 storms, dropped uploads,
 // corrupted downloads, cut or cleanly ended log streams, lost create responses, an expired
-// token, a Spot preemption) at each step of `kinetic run` (image, stage, submit, watch, stream,
-// collect, clean). Every case must end as a clean run does: every output line exactly once and
-// in order, exit 0, the outputs delivered, the fault really triggered, and nothing left behind.
+// token, an expired watch (410), a Spot preemption) at each step of `kinetic run` (image, stage,
+// submit, watch, stream, collect, clean). Every case must end as a clean run does: every output
+// line exactly once and in order, exit 0, the outputs delivered, the fault really triggered, and
+// nothing left behind.
 //
 // The job prints ten lines, saves a checkpoint and waits for a file the test creates: faults for
 // the later steps are set up at that point, when the job's id is known and the requests that
@@ -93,6 +94,13 @@ std::vector<FaultCase> fault_cases() {
        [](FaultSite& s) {
          s.cloud.kube().fail_next(2, 503, "GET /api/v1/namespaces/default/pods");
        },
+       nullptr},
+      // The pod watch's resourceVersion expires (410) while the pod is pending: the CLI lists
+      // afresh and goes on (the fake holds the pod back until the 410 has been served).
+      {"PodWatchExpired410",
+       "watch",
+       {},
+       [](FaultSite& s) { s.cloud.kube().expire_next_watch(); },
        nullptr},
       {"TokenExpired401",
        "watch",

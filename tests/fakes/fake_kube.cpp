@@ -1571,6 +1571,14 @@ void FakeKube::Impl::serve_watch(const httplib::Request& req, httplib::Response&
   {
     std::lock_guard lock(mu);
     st->generation = expire_generation;
+    // expire_next_watch: this watch's resourceVersion is compacted away, as after an API server
+    // restart; the pods held back for it may be placed now.
+    if (expire_next_watches > 0 && !rv_param.empty() && rv_param != "0") {
+      --expire_next_watches;
+      kick();
+      throw ApiError{410, "Expired",
+                     "too old resource version: " + rv_param + " (" + std::to_string(rv) + ")"};
+    }
     if (!rv_param.empty() && rv_param != "0") {
       char* end = nullptr;
       long long r = std::strtoll(rv_param.c_str(), &end, 10);
@@ -1913,7 +1921,8 @@ void FakeKube::lose_next_response(const std::string& route_prefix) {
 int FakeKube::pending_faults() const {
   std::lock_guard lock(impl_->mu);
   return static_cast<int>(impl_->failures.size() + impl_->lost_responses.size()) +
-         (impl_->cut_log_after ? 1 : 0) + (impl_->end_log_after_exit ? 1 : 0);
+         (impl_->cut_log_after ? 1 : 0) + (impl_->end_log_after_exit ? 1 : 0) +
+         impl_->expire_next_watches;
 }
 
 void FakeKube::clear_faults() {
@@ -1923,6 +1932,13 @@ void FakeKube::clear_faults() {
   impl_->cut_log_after.reset();
   impl_->end_log_after_exit.reset();
   impl_->pod_create_failure.clear();
+  impl_->expire_next_watches = 0;
+  impl_->kick();
+}
+
+void FakeKube::expire_next_watch() {
+  std::lock_guard lock(impl_->mu);
+  ++impl_->expire_next_watches;
 }
 
 void FakeKube::fail_pod_creates(const std::string& message) {

@@ -113,6 +113,11 @@ class FakeKube {
   // creates its object), then its connection is dropped before the response body: the client
   // sees a broken transfer and never learns the outcome.
   void lose_next_response(const std::string& route_prefix);
+  // The next watch that resumes from a resourceVersion answers 410 Expired ("too old resource
+  // version", as after an API server restart compacts its history). Until it has, the scheduler
+  // places no new pod, so a client waiting for its pod is sure to be watching when it comes: the
+  // order "the watch expires while the pod is pending", made certain.
+  void expire_next_watch();
   // While MESSAGE is non-empty, the Job controller cannot create pods, as when a ResourceQuota or
   // an admission webhook refuses them: each try records a Warning FailedCreate event on the Job
   // ("Error creating: pods \"NAME-xxxxx\" is forbidden: MESSAGE") and is retried with a backoff

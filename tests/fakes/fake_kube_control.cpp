@@ -461,6 +461,7 @@ void FakeKube::Impl::process_pools() {
 // ---- scheduler -------------------------------------------------------------------------------
 
 void FakeKube::Impl::schedule_pods() {
+  if (expire_next_watches > 0) return;  // held until the expired watch is served
   auto nodes = list(nodes_t(), "");
   std::map<std::string, std::map<std::string, long>> used;
   auto all_pods = list(pods_t(), "");

@@ -202,6 +202,7 @@ struct FakeKube::Impl {
   std::optional<std::size_t> end_log_after_exit;
   std::deque<std::string> lost_responses;  // lose_next_response route prefixes
   std::string pod_create_failure;          // fail_pod_creates message
+  int expire_next_watches = 0;             // expire_next_watch: 410s still to serve
   std::map<std::string, int> counters;
   int total = 0;
   int node_serial = 0;
