@@ -198,21 +198,23 @@ TEST_P(GkeFaultMatrix, TheRunEndsAsACleanRunDoes) {
   const FaultCase& c = GetParam();
   // A new context per case (so the stage step uploads), and a job that waits for GO.
   sb.write("proj/case.txt", c.name + "\n");
-  sb.write("proj/job.py",
-           "import os, time\n"
-           "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
-           "start = int(open(ck).read()) + 1 if os.path.exists(ck) else 1\n"
-           "for i in range(start, 11):\n"
-           "    print('line', i, flush=True)\n"
-           "open(ck, 'w').write('10')\n"
-           "while not os.path.exists(" +
-               json(go.string()).dump() +
-               "):\n"
-               "    time.sleep(0.01)\n"
-               "for i in range(max(start, 11), 31):\n"
-               "    print('line', i, flush=True)\n"
-               "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'result.txt'), 'w')"
-               ".write('done\\n')\n");
+  sb.write(
+      "proj/job.py",
+      "import os, time\n"
+      "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+      "start = int(open(ck).read()) + 1 if os.path.exists(ck) else 1\n"
+      "for i in range(start, 11):\n"
+      "    if i == 10:  # saved before the line the test waits for: a preemption never tears it\n"
+      "        open(ck, 'w').write('10')\n"
+      "    print('line', i, flush=True)\n"
+      "while not os.path.exists(" +
+          json(go.string()).dump() +
+          "):\n"
+          "    time.sleep(0.01)\n"
+          "for i in range(max(start, 11), 31):\n"
+          "    print('line', i, flush=True)\n"
+          "open(os.path.join(os.environ['KINETIC_OUTPUT_DIR'], 'result.txt'), 'w')"
+          ".write('done\\n')\n");
   FaultSite site{*cloud_, "", ""};
   if (c.before) c.before(site);
 
