@@ -1,8 +1,10 @@
 #include "core/duration.h"
 
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "core/error.h"
 
@@ -74,6 +76,23 @@ std::string format_duration(double seconds) {
     std::snprintf(buf, sizeof buf, "%ldd%ldh", h / 24, h % 24);
   }
   return buf;
+}
+
+std::string rfc3339(double unix_seconds) {
+  time_t secs = static_cast<time_t>(std::floor(unix_seconds));
+  int ms = static_cast<int>((unix_seconds - static_cast<double>(secs)) * 1000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, ms);
+  return out;
+}
+
+double now_unix() {
+  using namespace std::chrono;
+  return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace kinetic

@@ -13,4 +13,9 @@ std::string format_duration(double seconds);
 // Whole seconds waited so far, for progress lines: "42s", "3m5s".
 std::string format_elapsed(double seconds);
 
+// RFC 3339 UTC with seconds, from a Unix time in seconds (fractional part kept to ms).
+std::string rfc3339(double unix_seconds);
+// Now, in Unix seconds.
+double now_unix();
+
 }  // namespace kinetic

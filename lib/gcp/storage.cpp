@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checksum.h"
+#include "core/duration.h"
 #include "core/strings.h"
 #include "gcp/google_error.h"
 #include "http/retry.h"
@@ -49,8 +50,39 @@ ObjectInfo object_from_json(const nlohmann::json& j) {
   o.crc32c = j.value("crc32c", "");
   o.md5 = j.value("md5Hash", "");
   o.updated = j.value("updated", "");
+  o.custom_time = j.value("customTime", "");
   return o;
 }
+
+namespace {
+
+nlohmann::json lifecycle_json(const std::vector<LifecycleRule>& rules) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rules) {
+    nlohmann::json condition = {{"matchesPrefix", r.prefixes}};
+    condition[r.since_custom_time ? "daysSinceCustomTime" : "age"] = r.days;
+    out.push_back({{"action", {{"type", "Delete"}}}, {"condition", condition}});
+  }
+  return {{"rule", out}};
+}
+
+std::vector<LifecycleRule> lifecycle_rules(const nlohmann::json& bucket) {
+  std::vector<LifecycleRule> rules;
+  if (!bucket.contains("lifecycle") || !bucket["lifecycle"].contains("rule")) return rules;
+  for (const auto& rule : bucket["lifecycle"]["rule"]) {
+    if (rule.value("action", nlohmann::json::object()).value("type", "") != "Delete") continue;
+    const nlohmann::json c = rule.value("condition", nlohmann::json::object());
+    LifecycleRule r;
+    r.since_custom_time = c.contains("daysSinceCustomTime");
+    r.days = c.value(r.since_custom_time ? "daysSinceCustomTime" : "age", 0);
+    for (const auto& p : c.value("matchesPrefix", nlohmann::json::array()))
+      if (p.is_string()) r.prefixes.push_back(p.get<std::string>());
+    rules.push_back(r);
+  }
+  return rules;
+}
+
+}  // namespace
 
 nlohmann::json parse_json(const http::Response& r, const std::string& what) {
   auto j = nlohmann::json::parse(r.body, nullptr, false);
@@ -124,28 +156,18 @@ std::optional<BucketInfo> StorageClient::get_bucket(const std::string& bucket) {
   b.name = j.value("name", bucket);
   b.location = j.value("location", "");
   b.project_number = project_number_from(j);
-  if (j.contains("lifecycle") && j["lifecycle"].contains("rule")) {
-    for (const auto& rule : j["lifecycle"]["rule"]) {
-      if (rule.value("action", nlohmann::json::object()).value("type", "") == "Delete" &&
-          rule.contains("condition") && rule["condition"].contains("age"))
-        b.delete_after_days = rule["condition"]["age"].get<int>();
-    }
-  }
+  b.lifecycle = lifecycle_rules(j);
   return b;
 }
 
 BucketInfo StorageClient::ensure_bucket(const std::string& project, const std::string& bucket,
-                                        const std::string& location, int delete_after_days,
-                                        const std::vector<std::string>& prefixes) {
+                                        const std::string& location,
+                                        const std::vector<LifecycleRule>& rules) {
   if (auto existing = get_bucket(bucket)) return *existing;
-  nlohmann::json body = {
-      {"name", bucket},
-      {"location", location},
-      {"iamConfiguration", {{"uniformBucketLevelAccess", {{"enabled", true}}}}},
-      {"lifecycle",
-       {{"rule",
-         {{{"action", {{"type", "Delete"}}},
-           {"condition", {{"age", delete_after_days}, {"matchesPrefix", prefixes}}}}}}}}};
+  nlohmann::json body = {{"name", bucket},
+                         {"location", location},
+                         {"iamConfiguration", {{"uniformBucketLevelAccess", {{"enabled", true}}}}},
+                         {"lifecycle", lifecycle_json(rules)}};
   http::Request req;
   req.method = "POST";
   req.url = endpoint_ + "/storage/v1/b?project=" + encode_object_name(project);
@@ -163,13 +185,41 @@ BucketInfo StorageClient::ensure_bucket(const std::string& project, const std::s
   BucketInfo b;
   b.name = bucket;
   b.location = location;
-  b.delete_after_days = delete_after_days;
+  b.lifecycle = rules;
   auto created = nlohmann::json::parse(r.body, nullptr, false);
   if (!created.is_discarded()) {
     b.location = created.value("location", location);
     b.project_number = project_number_from(created);
   }
   return b;
+}
+
+bool StorageClient::ensure_lifecycle(const std::string& bucket,
+                                     const std::vector<LifecycleRule>& rules) {
+  auto current = get_bucket(bucket);
+  if (!current) throw Error(Errc::not_found, "bucket gs://" + bucket + " not found");
+  if (current->lifecycle == rules) return false;
+  http::Request req;
+  req.method = "PATCH";
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket);
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = nlohmann::json({{"lifecycle", lifecycle_json(rules)}}).dump();
+  req.idempotent = true;  // the same rules twice are the same rules
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, "setting the lifecycle of gs://" + bucket);
+  return true;
+}
+
+void StorageClient::touch(const std::string& bucket, const std::string& object) {
+  http::Request req;
+  req.method = "PATCH";
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+            encode_object_name(object);
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = nlohmann::json({{"customTime", rfc3339(now_unix())}}).dump();
+  req.idempotent = true;
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, "touching gs://" + bucket + "/" + object);
 }
 
 bool StorageClient::delete_bucket(const std::string& bucket) {
@@ -264,6 +314,7 @@ ObjectInfo StorageClient::upload_single(const std::string& bucket, const std::st
   const std::string boundary = "kinetic_boundary_7e3f9a1c";
   nlohmann::json meta = {
       {"name", name}, {"contentType", options.content_type}, {"crc32c", crc32c_base64(crc)}};
+  if (!options.custom_time.empty()) meta["customTime"] = options.custom_time;
   http::Request req;
   req.method = "POST";
   req.url =
@@ -318,7 +369,9 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
   start.headers = {{"Content-Type", "application/json; charset=UTF-8"},
                    {"X-Upload-Content-Type", options.content_type},
                    {"X-Upload-Content-Length", std::to_string(size)}};
-  start.body = nlohmann::json({{"name", name}, {"contentType", options.content_type}}).dump();
+  nlohmann::json start_meta = {{"name", name}, {"contentType", options.content_type}};
+  if (!options.custom_time.empty()) start_meta["customTime"] = options.custom_time;
+  start.body = start_meta.dump();
   auto r = transport_.send(start);
   if (!ok(r.status)) fail(r, what);
   auto session = r.header("Location");

@@ -24,12 +24,23 @@ struct ObjectInfo {
   std::string crc32c;  // base64, as GCS reports it
   std::string md5;     // base64; empty for composite objects
   std::string updated;
+  std::string custom_time;  // RFC 3339; empty when unset
+};
+
+// A Delete rule of a bucket's lifecycle: the objects under PREFIXES go DAYS after they were
+// created or, with SINCE_CUSTOM_TIME, DAYS after their customTime (an object without one is never
+// deleted by such a rule). kinetic sets a context's customTime each time a run uses it.
+struct LifecycleRule {
+  int days = 0;
+  bool since_custom_time = false;
+  std::vector<std::string> prefixes;
+  bool operator==(const LifecycleRule&) const = default;
 };
 
 struct BucketInfo {
   std::string name;
   std::string location;
-  std::optional<int> delete_after_days;  // the lifecycle rule kinetic sets, when present
+  std::vector<LifecycleRule> lifecycle;  // its Delete rules, as kinetic reads them
   std::string project_number;            // the owning project's number (digits); may be empty
 };
 
@@ -45,6 +56,7 @@ struct UploadOptions {
   std::string content_type = "application/octet-stream";
   // 0: only if the object does not exist yet. Unset: unconditional.
   std::optional<int64_t> if_generation_match;
+  std::string custom_time;  // RFC 3339; empty: none
   // Objects up to this size go in one multipart request; larger ones resumable.
   uint64_t single_request_limit = 8ull << 20;
   // Resumable chunk size; a multiple of 256 KiB (rounded down, at least 256 KiB).
@@ -59,12 +71,15 @@ class StorageClient {
   StorageClient(http::Transport& transport, std::string endpoint);
 
   std::optional<BucketInfo> get_bucket(const std::string& bucket);
-  // Creates BUCKET in PROJECT at LOCATION, with a rule deleting objects under PREFIXES after
-  // DELETE_AFTER_DAYS. An existing bucket we can read is returned as it is (idempotent `up`);
-  // one owned by someone else is an error saying to pick another name.
+  // Creates BUCKET in PROJECT at LOCATION with RULES as its lifecycle. An existing bucket we can
+  // read is returned as it is (idempotent `up`; ensure_lifecycle reconciles its rules); one owned
+  // by someone else is an error saying to pick another name.
   BucketInfo ensure_bucket(const std::string& project, const std::string& bucket,
-                           const std::string& location, int delete_after_days,
-                           const std::vector<std::string>& prefixes);
+                           const std::string& location, const std::vector<LifecycleRule>& rules);
+  // Gives BUCKET exactly RULES as its lifecycle when it has others; true when it changed them.
+  bool ensure_lifecycle(const std::string& bucket, const std::vector<LifecycleRule>& rules);
+  // Sets OBJECT's customTime to now: "last used", which a since_custom_time rule counts from.
+  void touch(const std::string& bucket, const std::string& object);
   // Deletes an empty bucket; false when it did not exist.
   bool delete_bucket(const std::string& bucket);
 

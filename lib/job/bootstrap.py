@@ -528,6 +528,17 @@ def check_follower():
 # ---- context ------------------------------------------------------------------------------
 
 
+def touch_context():
+    # The bucket's lifecycle counts a context's days from its last use (customTime), so a job
+    # restarted weeks after it started (a preemption) still finds its context.
+    bucket, name = split_uri(env["KINETIC_CONTEXT_URI"])
+    try:
+        call("PATCH", "/storage/v1/b/%s/o/%s" % (bucket, quote(name)),
+             json.dumps({"customTime": now()}).encode(), {"Content-Type": "application/json"})
+    except Exception as e:
+        say("could not mark the context as in use (the download decides): %s" % e)
+
+
 def unpack_context():
     archive = work + "/context"
     uri = env["KINETIC_CONTEXT_URI"]
@@ -635,6 +646,7 @@ def run_job():
         raise Failure(RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
                       % (times, "" if times == 1 else "s", limit))
 
+    touch_context()
     unpack_context()
     try:
         fetch_checkpoints()

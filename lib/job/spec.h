@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/duration.h"  // rfc3339, now_unix: declared there, used with specs
+
 namespace kinetic {
 
 // How a job file is started (decided by its extension).
@@ -52,9 +54,5 @@ JobSpec job_spec_from_json(const nlohmann::json& j);
 std::string new_job_id();
 // True for strings shaped like a job id.
 bool looks_like_job_id(const std::string& s);
-
-// RFC 3339 UTC with seconds, from a Unix time in seconds (fractional part kept to ms).
-std::string rfc3339(double unix_seconds);
-double now_unix();
 
 }  // namespace kinetic

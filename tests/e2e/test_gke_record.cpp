@@ -114,6 +114,48 @@ TEST_F(GkeRecord, ASpotPreemptionRestartsTheJobFromItsCheckpointWithoutCountingA
   EXPECT_EQ(st["attempt_history"][0]["preempted"], true) << st.dump();
 }
 
+// A context lives kStagingDays after its last use, not after its upload: every attempt moves its
+// customTime on (the bootstrap), and a run reusing one the CLI finds a day old or unmarked does
+// too. Job records have no lifecycle rule: a live job's spec and checkpoints never expire.
+TEST_F(GkeRecord, AContextStaysAliveWhileRunsAndAttemptsUseIt) {
+  auto bucket = cloud_->gcs().bucket_resource(kGkeBucket);
+  ASSERT_TRUE(bucket);
+  const json rules = (*bucket)["lifecycle"]["rule"];
+  ASSERT_EQ(rules.size(), 2u) << bucket->dump();
+  EXPECT_EQ(rules[0]["condition"]["daysSinceCustomTime"], 7);
+  EXPECT_EQ(rules[0]["condition"]["matchesPrefix"], json::array({"contexts/"}));
+  EXPECT_EQ(rules[1]["condition"]["age"], 7);
+  EXPECT_EQ(rules[1]["condition"]["matchesPrefix"], json::array({"builds/"}));
+
+  sb.write("proj/ctx.py", "print('ctx')\n");
+  auto custom_time = [&](const std::string& name) {
+    auto o = cloud_->gcs().object_resource(kGkeBucket, name);
+    return o ? o->value("customTime", std::string()) : std::string();
+  };
+  ASSERT_EQ(kin({"run", "ctx.py", "-a", "v5litepod-1"}).exit_code, 0);
+  auto contexts = cloud_->gcs().object_names(kGkeBucket, "contexts/");
+  ASSERT_FALSE(contexts.empty());
+  std::string context;  // the newest: this project's
+  for (const auto& c : contexts)
+    if (context.empty() || custom_time(c) > custom_time(context)) context = c;
+  const std::string first = custom_time(context);
+  ASSERT_FALSE(first.empty());
+
+  cloud_->gcs().reset_counters();
+  ASSERT_EQ(kin({"run", "ctx.py", "-a", "v5litepod-1"}).exit_code, 0);
+  EXPECT_GT(custom_time(context), first) << "the attempt marked it in use";
+  EXPECT_EQ(cloud_->gcs().request_count("objects.patch"), 1) << "the CLI left a fresh mark alone";
+
+  // As an older kinetic left it: no mark at all. The next run's CLI marks it too.
+  cloud_->gcs().put_object(kGkeBucket, context, *cloud_->gcs().object_data(kGkeBucket, context),
+                           "application/gzip");
+  ASSERT_TRUE(custom_time(context).empty());
+  cloud_->gcs().reset_counters();
+  ASSERT_EQ(kin({"run", "ctx.py", "-a", "v5litepod-1"}).exit_code, 0);
+  EXPECT_FALSE(custom_time(context).empty());
+  EXPECT_EQ(cloud_->gcs().request_count("objects.patch"), 2);
+}
+
 TEST_F(GkeRecord, PastMaxPreemptionsTheRunGivesUpWith197) {
   add_spot_pool();
   sb.write("proj/doomed.py",

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/checksum.h"
+#include "core/duration.h"
 #include "fakes/fake_gcs.h"
 #include "gcp/storage.h"
 #include "http/retry.h"
@@ -40,15 +41,49 @@ class StorageTest : public ::testing::Test {
 };
 
 TEST_F(StorageTest, EnsureBucketIsIdempotentAndKeepsTheLifecycleRule) {
-  auto b = client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", 7, {"jobs/"});
+  auto b = client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", {{7, false, {"jobs/"}}});
   EXPECT_EQ(b.name, "acme-kinetic-k");
-  auto again = client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", 7, {"jobs/"});
-  EXPECT_EQ(again.delete_after_days, 7);
+  auto again =
+      client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", {{7, false, {"jobs/"}}});
+  ASSERT_EQ(again.lifecycle.size(), 1u);
+  EXPECT_EQ(again.lifecycle[0], (gcp::LifecycleRule{7, false, {"jobs/"}}));
   EXPECT_EQ(fake.request_count("buckets.insert"), 1);
   EXPECT_TRUE(client.get_bucket("acme-kinetic-k").has_value());
   EXPECT_FALSE(client.get_bucket("nope").has_value());
   EXPECT_TRUE(client.delete_bucket("acme-kinetic-k"));
   EXPECT_FALSE(client.delete_bucket("acme-kinetic-k"));
+}
+
+// `up` on a bucket an older kinetic made: its rules are replaced once, then left alone.
+TEST_F(StorageTest, EnsureLifecycleReplacesOtherRulesOnce) {
+  client.ensure_bucket("acme", "b", "US", {{7, false, {"contexts/", "jobs/", "builds/"}}});
+  const std::vector<gcp::LifecycleRule> rules = {{7, true, {"contexts/"}}, {7, false, {"builds/"}}};
+  EXPECT_TRUE(client.ensure_lifecycle("b", rules));
+  EXPECT_EQ(client.get_bucket("b")->lifecycle, rules);
+  auto raw = fake.bucket_resource("b");
+  ASSERT_TRUE(raw);
+  EXPECT_EQ((*raw)["lifecycle"]["rule"][0]["condition"]["daysSinceCustomTime"], 7) << raw->dump();
+  EXPECT_FALSE((*raw)["lifecycle"]["rule"][0]["condition"].contains("age")) << raw->dump();
+  EXPECT_EQ((*raw)["lifecycle"]["rule"][1]["condition"]["age"], 7) << raw->dump();
+  const int patches = fake.request_count("buckets.patch");
+  EXPECT_FALSE(client.ensure_lifecycle("b", rules));
+  EXPECT_EQ(fake.request_count("buckets.patch"), patches) << "nothing to change, nothing sent";
+}
+
+// A context's customTime is its last use: set on upload, moved on by touch.
+TEST_F(StorageTest, CustomTimeIsSetOnUploadAndByTouch) {
+  fake.create_bucket("b");
+  gcp::UploadOptions options;
+  options.custom_time = "2026-01-02T03:04:05.000Z";
+  client.upload_string("b", "small", "x", options);
+  options.single_request_limit = 0;  // the resumable path carries it too
+  client.upload_file("b", "big", write_file("big.bin", std::string(300 << 10, 'y')), options);
+  EXPECT_EQ(client.get_object("b", "small")->custom_time, "2026-01-02T03:04:05.000Z");
+  EXPECT_EQ(client.get_object("b", "big")->custom_time, "2026-01-02T03:04:05.000Z");
+  client.touch("b", "small");
+  const std::string touched = client.get_object("b", "small")->custom_time;
+  EXPECT_GT(touched, "2026-01-02T03:04:05.000Z") << touched;
+  EXPECT_EQ(touched.substr(0, 4), rfc3339(now_unix()).substr(0, 4));
 }
 
 TEST_F(StorageTest, SmallObjectsRoundTripInOneRequest) {

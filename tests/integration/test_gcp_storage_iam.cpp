@@ -43,7 +43,8 @@ class StorageIamTest : public ::testing::Test {
 };
 
 TEST_F(StorageIamTest, BucketsCarryTheirProjectNumber) {
-  auto created = client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", 7, {"jobs/"});
+  auto created =
+      client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", {{7, false, {"jobs/"}}});
   ASSERT_FALSE(created.project_number.empty());
   EXPECT_TRUE(std::all_of(created.project_number.begin(), created.project_number.end(),
                           [](unsigned char c) { return std::isdigit(c); }))
@@ -51,7 +52,7 @@ TEST_F(StorageIamTest, BucketsCarryTheirProjectNumber) {
   auto read = client.get_bucket("acme-kinetic-k");
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ(read->project_number, created.project_number);
-  EXPECT_EQ(client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", 7, {}).project_number,
+  EXPECT_EQ(client.ensure_bucket("acme", "acme-kinetic-k", "US-CENTRAL1", {}).project_number,
             created.project_number);
   // Deterministic per project; a numeric project stays as it is.
   fake.create_bucket("other", "acme");
@@ -63,7 +64,7 @@ TEST_F(StorageIamTest, BucketsCarryTheirProjectNumber) {
 }
 
 TEST_F(StorageIamTest, ANewBucketHasGcsDefaultPolicy) {
-  client.ensure_bucket("acme", "b", "US", 7, {"jobs/"});  // uniform bucket-level access
+  client.ensure_bucket("acme", "b", "US", {{7, false, {"jobs/"}}});  // uniform bucket-level access
   auto p = client.get_bucket_iam_policy("b");
   EXPECT_EQ(p["kind"], "storage#policy");
   EXPECT_EQ(p["resourceId"], "projects/_/buckets/b");
@@ -82,7 +83,7 @@ TEST_F(StorageIamTest, ANewBucketHasGcsDefaultPolicy) {
 }
 
 TEST_F(StorageIamTest, GrantingIsIdempotent) {
-  auto bucket = client.ensure_bucket("acme", "b", "US", 7, {"jobs/"});
+  auto bucket = client.ensure_bucket("acme", "b", "US", {{7, false, {"jobs/"}}});
   const auto member = ksa_principal(bucket.project_number, "acme");
   fake.reset_counters();
 

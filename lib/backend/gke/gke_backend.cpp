@@ -67,6 +67,18 @@ int host_index(const json& pod) {
   return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
 }
 
+// A context's customTime is its last use, which the bucket's lifecycle rule counts from: a run
+// that reuses it moves it to now, at most once a day (one request, only when it is due).
+void refresh_last_use(gcp::StorageClient& storage, const gcp::ObjectInfo& context) {
+  if (!context.custom_time.empty() && now_unix() - parse_rfc3339(context.custom_time) < 24 * 3600)
+    return;
+  try {
+    storage.touch(context.bucket, context.name);
+  } catch (const Error&) {
+    // The run goes on: the pod's bootstrap touches it again when it starts.
+  }
+}
+
 // Notes when the first byte of the job's own output arrives (a cold start's last step).
 class FirstLineClock : public LogSink {
  public:
@@ -190,7 +202,9 @@ std::string GkeBackend::prepare_image(const ImageRecipe& recipe) {
 std::optional<std::string> GkeBackend::staged_context(const std::string& sha256) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  if (!storage.get_object(bucket, context_object(sha256))) return std::nullopt;
+  auto object = storage.get_object(bucket, context_object(sha256));
+  if (!object) return std::nullopt;
+  refresh_last_use(storage, *object);
   return "gs://" + bucket + "/" + context_object(sha256);
 }
 
@@ -201,12 +215,16 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
   const std::string object = context_object(sha256);
   const std::string uri = "gs://" + bucket + "/" + object;
   *uploaded = false;
-  if (storage.get_object(bucket, object)) return uri;  // content-addressed: already there
+  if (auto there = storage.get_object(bucket, object)) {  // content-addressed: already there
+    refresh_last_use(storage, *there);
+    return uri;
+  }
 
   StatusLine line(*session_.io);
   gcp::UploadOptions options;
   options.content_type = "application/gzip";
   options.if_generation_match = 0;
+  options.custom_time = rfc3339(now_unix());  // last used: now (the bucket's lifecycle rule)
   options.progress = [&](uint64_t done, uint64_t total) {
     line.update("uploading context: " + format_bytes(done) + " of " + format_bytes(total), true);
   };

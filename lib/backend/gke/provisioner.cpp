@@ -19,8 +19,13 @@ using gcp::BucketInfo;
 
 namespace {
 
-std::vector<std::string> staging_prefixes() {
-  return {kContextsPrefix, kJobsPrefix, kBuildsPrefix};
+// The bucket's lifecycle (docs/run-record.md): a context goes kStagingDays after a run last used
+// it (its customTime, which every run and every attempt refreshes), so a job running for weeks
+// keeps it; an image's build source kStagingDays after the build. Job records (jobs/) have no
+// rule: a live job's spec and checkpoints must outlive any age, and `kinetic cleanup` removes
+// finished jobs' records.
+std::vector<gcp::LifecycleRule> lifecycle_rules() {
+  return {{kStagingDays, true, {kContextsPrefix}}, {kStagingDays, false, {kBuildsPrefix}}};
 }
 
 }  // namespace
@@ -110,9 +115,15 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
   const bool had_bucket = storage.get_bucket(bucket).has_value();
-  BucketInfo info =
-      storage.ensure_bucket(t.project, bucket, t.region, kStagingDays, staging_prefixes());
+  BucketInfo info = storage.ensure_bucket(t.project, bucket, t.region, lifecycle_rules());
   record(changes, {"bucket", "gs://" + bucket, had_bucket ? "exists" : "created"});
+  if (had_bucket && storage.ensure_lifecycle(bucket, lifecycle_rules()))
+    record(changes, {"bucket lifecycle",
+                     "contexts/ " + std::to_string(kStagingDays) +
+                         " days after their last use, "
+                         "builds/ " +
+                         std::to_string(kStagingDays) + " days after the build",
+                     "updated"});
 
   // Pods run as the namespace's `default` Kubernetes service account through Workload Identity:
   // it reads contexts and writes results in the bucket, nothing else.
