@@ -61,6 +61,26 @@ std::string host_prefix(const std::string& id, int host) {
   return results_prefix(id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
 }
 
+// Host HOST's recorded log: attempt number → the names of its parts (attempts/N/log/PART), each
+// attempt's in part order (docs/run-record.md).
+std::map<int, std::vector<std::string>> recorded_log_parts(gcp::StorageClient& storage,
+                                                           const std::string& bucket,
+                                                           const std::string& id, int host) {
+  const std::string prefix = host_prefix(id, host) + "attempts/";
+  std::map<int, std::vector<std::string>> parts;
+  for (const auto& o : storage.list(bucket, prefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
+    int attempt = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
+    if (ec == std::errc() && end == rest.data() + slash && attempt > 0)
+      parts[attempt].push_back(o.name);
+  }
+  for (auto& [attempt, names] : parts) std::sort(names.begin(), names.end());
+  return parts;
+}
+
 // A pod's host in its slice: its completion index (0 for a single-host Job's pod).
 int host_index(const json& pod) {
   const json labels = pod["metadata"].value("labels", json::object());
@@ -375,21 +395,9 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
 bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  const std::string prefix = host_prefix(id, host) + "attempts/";
-  // attempts/N/log/PART, in attempt and part order (docs/run-record.md).
-  std::map<int, std::vector<std::string>> parts;
-  for (const auto& o : storage.list(bucket, prefix).objects) {
-    std::string_view rest = std::string_view(o.name).substr(prefix.size());
-    const size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
-    int attempt = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
-    if (ec == std::errc() && end == rest.data() + slash && attempt > 0)
-      parts[attempt].push_back(o.name);
-  }
+  auto parts = recorded_log_parts(storage, bucket, id, host);
   if (parts.empty()) return false;
   for (auto& [attempt, names] : parts) {
-    std::sort(names.begin(), names.end());
     if (parts.size() > 1)
       sink.write(LogStream::system, "attempt " + std::to_string(attempt) + "\n");
     for (const auto& name : names)
@@ -430,22 +438,10 @@ std::optional<JobStatus> GkeBackend::results_status(const std::string& id, int h
 std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  const std::string prefix = host_prefix(id, host) + "attempts/";
-  // The latest attempt's log parts (attempts/N/log/PART), in part order.
-  int latest = 0;
-  std::map<int, std::vector<std::string>> parts;
-  for (const auto& o : storage.list(bucket, prefix).objects) {
-    std::string_view rest = std::string_view(o.name).substr(prefix.size());
-    const size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
-    int attempt = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
-    if (ec != std::errc() || end != rest.data() + slash) continue;
-    parts[attempt].push_back(o.name);
-    latest = std::max(latest, attempt);
-  }
+  auto parts = recorded_log_parts(storage, bucket, id, host);
+  if (parts.empty()) return {};
+  const int latest = parts.rbegin()->first;
   std::string text;
-  std::sort(parts[latest].begin(), parts[latest].end());
   for (const auto& name : parts[latest]) text += storage.download_string(bucket, name);
   std::vector<std::string> all = split(text, '\n');
   while (!all.empty() && all.back().empty()) all.pop_back();
