@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 namespace kinetic::http {
 namespace {
 
@@ -15,8 +17,9 @@ constexpr size_t kBodyLimit = 4096;
 constexpr std::array<std::string_view, 7> kSecretFields = {
     "access_token",  "refresh_token", "id_token", "private_key",
     "client_secret", "assertion",     "password"};
-constexpr std::array<std::string_view, 6> kSecretParams = {
-    "token", "key", "sig", "signature", "x-goog-signature", "x-goog-credential"};
+// upload_id: a resumable upload's session URI lets whoever holds it write the object.
+constexpr std::array<std::string_view, 7> kSecretParams = {
+    "token", "key", "sig", "signature", "x-goog-signature", "x-goog-credential", "upload_id"};
 
 char lower(char c) {
   return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -130,7 +133,47 @@ bool is_secret_header(std::string_view name) {
   return false;
 }
 
+std::string kind_of(const nlohmann::json& j) {
+  auto it = j.find("kind");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Kubernetes Secrets (a job's --env values): every value under data and stringData of a Secret,
+// of the items of a SecretList, and of a watch event's object becomes REDACTED. True when any
+// did.
+bool redact_secret_data(nlohmann::json& j) {
+  if (!j.is_object()) return false;
+  bool changed = false;
+  auto scrub = [&changed](nlohmann::json& secret) {
+    if (!secret.is_object()) return;
+    for (const char* field : {"data", "stringData"}) {
+      auto it = secret.find(field);
+      if (it == secret.end() || !it->is_object()) continue;
+      for (auto& [key, value] : it->items()) {
+        value = kRedacted;
+        changed = true;
+      }
+    }
+  };
+  const std::string kind = kind_of(j);
+  if (kind == "Secret") scrub(j);
+  if (kind == "SecretList" && j.contains("items") && j["items"].is_array())
+    for (auto& item : j["items"]) scrub(item);
+  if (j.contains("object")) changed = redact_secret_data(j["object"]) || changed;
+  return changed;
+}
+
 std::string body_text(std::string_view body) {
+  // A Secret's values, wherever they sit in the body (the whole body is read: a Secret may come
+  // after the part that is shown).
+  std::string structured;
+  if (body.find("Secret") != std::string_view::npos) {
+    auto j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_discarded() && redact_secret_data(j)) {
+      structured = j.dump();
+      body = structured;
+    }
+  }
   // Redact a generous prefix before cutting, so a secret straddling the cut is still caught.
   std::string text = redact(body.substr(0, std::min(body.size(), kBodyLimit * 16)));
   if (text.size() > kBodyLimit) {

@@ -154,6 +154,27 @@ TEST_F(GkeEndToEnd, EnvValuesGoInASecretNeverInTheJobOrTheBucket) {
       cloud_->kube().object("/api/v1/namespaces/default/secrets/kinetic-" + id).has_value());
 }
 
+// -v 8 traces every request and reply in full, and users paste it into bug reports: a job's
+// --env values (the Secret's stringData going out, its base64 data coming back) never show, on
+// run, on a cleanup that reads live jobs' Secrets, or on the follow-up calls (issue #10 point 1).
+TEST_F(GkeEndToEnd, AFullTraceNeverShowsEnvValues) {
+  const std::string value = "tr4ce-s3cr3t-v4lue";
+  const std::string base64 = "dHI0Y2UtczNjcjN0LXY0bHVl";  // of the value, as the API returns it
+  sb.write("proj/quiet.py", "import os\nassert os.environ['API_TOKEN']\nprint('ok')\n");
+  auto r = kin(
+      {"run", "quiet.py", "-a", "v5litepod-1", "--env", "API_TOKEN=" + value, "--keep", "-v", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("/secrets"), std::string::npos) << "the Secret's requests are traced";
+  EXPECT_EQ(r.err.find(value), std::string::npos) << "run -v 8 printed the value";
+  EXPECT_EQ(r.err.find(base64), std::string::npos) << "run -v 8 printed the value in base64";
+  auto c = kin({"cleanup", "--dry-run", "--older-than", "0s", "-v", "8"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.err.find(value), std::string::npos);
+  EXPECT_EQ(c.err.find(base64), std::string::npos);
+  EXPECT_EQ(c.out.find(base64), std::string::npos);
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
 TEST_F(GkeEndToEnd, JobFailureExitsWithTheJobsCode) {
   auto r = kin({"run", "fail.py", "--accelerator", "v5litepod-1"});
   EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -50,7 +50,7 @@ TEST(TraceRedact, Headers) {
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].second, "Bearer REDACTED");
   EXPECT_EQ(out[1].second, "REDACTED");
-  EXPECT_EQ(out[2].second, "https://h/u?upload_id=1&X-Goog-Signature=REDACTED");
+  EXPECT_EQ(out[2].second, "https://h/u?upload_id=REDACTED&X-Goog-Signature=REDACTED");
   EXPECT_EQ(out[3].second, "application/json");
 }
 
@@ -128,6 +128,43 @@ TEST(TraceTransport, HeadersAndBodiesAtEightWithoutSecrets) {
   EXPECT_NE(all.find(R"("access_token":"REDACTED")"), std::string::npos);
   EXPECT_NE(all.find("< Content-Type: application/json"), std::string::npos);
   EXPECT_EQ(all.find("SECRET"), std::string::npos) << all;
+}
+
+// A job's --env values travel in a Secret: never in a trace, whichever way they go (issue #10).
+TEST(TraceTransport, SecretValuesAreNeverTraced) {
+  Request create;
+  create.method = "POST";
+  create.url = "https://k/api/v1/namespaces/default/secrets";
+  create.body = R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"kinetic-job-1"},)"
+                R"("stringData":{"API_TOKEN":"t0k3n-SECRET"},"type":"Opaque"})";
+  Response reply{201,
+                 {{"Content-Type", "application/json"}},
+                 R"({"kind":"Secret","metadata":{"name":"kinetic-job-1"},)"
+                 R"("data":{"API_TOKEN":"dDBrM24tU0VDUkVU"}})"};
+  std::string all = joined(run(8, create, reply));
+  EXPECT_EQ(all.find("t0k3n-SECRET"), std::string::npos) << all;
+  EXPECT_EQ(all.find("dDBrM24tU0VDUkVU"), std::string::npos) << all;
+  EXPECT_NE(all.find(R"("API_TOKEN":"REDACTED")"), std::string::npos) << all;
+  EXPECT_NE(all.find("kinetic-job-1"), std::string::npos) << "the rest stays readable";
+
+  Request list;
+  list.url = "https://k/api/v1/namespaces/default/secrets?labelSelector=x";
+  // Past the shown 4 KiB, too: the whole body is redacted before it is cut.
+  Response many{200,
+                {},
+                R"({"kind":"SecretList","items":[)" +
+                    std::string(R"({"metadata":{"name":"pad","labels":{"p":")") +
+                    std::string(5000, 'p') + R"("}}},)" +
+                    R"({"metadata":{"name":"s"},"data":{"K":"dDBrM24tU0VDUkVU"}}]})"};
+  all = joined(run(8, list, many));
+  EXPECT_EQ(all.find("dDBrM24tU0VDUkVU"), std::string::npos) << all;
+
+  Request event;
+  event.url = "https://k/api/v1/secrets?watch=1";
+  Response watched{
+      200, {}, R"({"type":"ADDED","object":{"kind":"Secret","data":{"K":"c2VjcmV0"}}})"};
+  all = joined(run(8, event, watched));
+  EXPECT_EQ(all.find("c2VjcmV0"), std::string::npos) << all;
 }
 
 TEST(TraceTransport, LongAndStreamedBodies) {
