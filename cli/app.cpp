@@ -326,6 +326,25 @@ void print_error(const std::string& message) {
 
 }  // namespace
 
+// `--env K=V` values are secrets, and /proc/PID/cmdline (`ps`) shows a process's arguments to
+// every user of the machine for as long as it lives (the local backend's runner, a fork, too).
+// Once they are copied, the values are overwritten in place with '*'.
+static void scrub_env_values(int argc, char** argv) {
+  auto blank_after_equals = [](char* arg) {
+    if (char* eq = std::strchr(arg, '=')) std::memset(eq + 1, '*', std::strlen(eq + 1));
+  };
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) return;  // the job's own arguments are its own
+    if ((std::strcmp(argv[i], "--env") == 0 || std::strcmp(argv[i], "-e") == 0) && i + 1 < argc) {
+      blank_after_equals(argv[++i]);
+    } else if (std::strncmp(argv[i], "--env=", 6) == 0) {
+      blank_after_equals(argv[i] + 6);
+    } else if (std::strncmp(argv[i], "-e", 2) == 0 && argv[i][2] != '\0') {
+      blank_after_equals(argv[i] + 2);
+    }
+  }
+}
+
 int run(int argc, char** argv) {
   Factory f(Env::process());
   Action action;
@@ -344,6 +363,7 @@ int run(int argc, char** argv) {
       }
       (dashdash ? job_args : args).push_back(argv[i]);
     }
+    scrub_env_values(argc, argv);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app->parse(reversed);
     CLI::App* cmd = deepest(app.get());

@@ -75,7 +75,8 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
                 "Directory shipped with the job (default: nearest ancestor of FILE with .git, "
                 "requirements.txt or pyproject.toml)");
   c->add_option("-e,--env", o->req.env,
-                "Set K=V in the job, or K from your environment (repeatable; sent as a secret)");
+                "Set K from your environment (preferred: the value never shows in `ps`), or K=V "
+                "(repeatable; sent as a secret, cleared from kinetic's own arguments)");
   c->add_option("--capture-env", o->req.capture_env,
                 "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable)");
   c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");

@@ -300,8 +300,8 @@ _kinetic() {
         '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
-        '*-e+[Set K=V in the job, or K from your environment (repeatable; sent as a secret)]:env: ' \
-        '*--env=[Set K=V in the job, or K from your environment (repeatable; sent as a secret)]:env: ' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable)]:capture-env: ' \
         '*--data=[Mount SRC at DST in the job (not supported yet)]:data: ' \
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
@@ -174,6 +176,43 @@ TEST_F(RunTest, EnvironmentFlagsReachTheJobButNeverTheSpec) {
   EXPECT_EQ(spec.find("s3cr3t-value"), std::string::npos) << spec;
   EXPECT_EQ(spec.find("from-caller"), std::string::npos) << spec;
   EXPECT_NE(spec.find("KAGGLE_KEY"), std::string::npos) << "the spec names the variable";
+}
+
+// `ps` shows every process's arguments to every user: an --env K=V value is cleared from
+// kinetic's (and its runner's, a fork) once parsed, while the job still gets it (issue #10).
+TEST_F(RunTest, EnvValuesOnTheCommandLineAreClearedFromPs) {
+  const std::string value = "argv-s3cr3t-v4lue";
+  const fs::path go = sb.root() / "go";
+  sb.write("proj/wait.py",
+           "import os, time\n"
+           "print('got', os.environ['API_TOKEN'] == '" +
+               value +
+               "', flush=True)\n"
+               "for _ in range(3000):\n"
+               "    if os.path.exists('" +
+               go.string() +
+               "'):\n"
+               "        break\n"
+               "    time.sleep(0.01)\n");
+  const fs::path out = sb.root() / "o", err = sb.root() / "e";
+  int pid = sb.spawn({"run", "wait.py", "--env", "API_TOKEN=" + value, "-e", "OTHER=" + value},
+                     proj, out, err);
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("got True") != std::string::npos; }))
+      << slurp(err);
+  // While the job runs: no process of this machine shows the value in its arguments.
+  std::vector<std::string> showing;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = slurp(entry.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(value) != std::string::npos) showing.push_back(name + ": " + cmdline);
+  }
+  const std::string own = slurp(fs::path("/proc") / std::to_string(pid) / "cmdline");
+  sb.write("go", "");
+  EXPECT_EQ(Sandbox::wait(pid), 0) << slurp(err);
+  for (const auto& s : showing) ADD_FAILURE() << "the value shows in " << s;
+  EXPECT_NE(own.find("API_TOKEN=*****"), std::string::npos) << "the name stays, the value goes";
 }
 
 TEST_F(RunTest, EnvFlagNamingAnUnsetVariableIsAUsageError) {
