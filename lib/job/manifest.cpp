@@ -179,23 +179,6 @@ void check_input(const ManifestInput& in) {
   }
 }
 
-// The pod failure policy of a slice's Job (docs/multihost.md): any host failing fails the Job at
-// once (backoffLimit 0), so the JobSet restarts the whole slice; a preempted host and a run that
-// is over fail it through FailJob rules, whose messages the JobSet's failure policy tells apart.
-json slice_pod_failure_policy() {
-  json preempted = json::object();
-  preempted["action"] = "FailJob";
-  preempted["onPodConditions"] = json::array({json{{"type", "DisruptionTarget"}}});
-  json over = json::object();
-  over["action"] = "FailJob";
-  over["onExitCodes"]["containerName"] = "main";
-  over["onExitCodes"]["operator"] = "In";
-  over["onExitCodes"]["values"] = json::array({kRunOverExitCode});
-  json policy = json::object();
-  policy["rules"] = json::array({preempted, over});
-  return policy;
-}
-
 // The JobSet's failure policy, evaluated on the failed Job's reason and message (JobSet v0.10+):
 // a run that is over (exit kRunOverExitCode) fails the JobSet; a preemption restarts the slice
 // without counting against --retries (the bootstrap caps preemptions itself); any other failure
@@ -219,27 +202,33 @@ json slice_failure_policy(int retries) {
   return policy;
 }
 
-// Preemption is not failure (docs/run-record.md): a disrupted pod (Spot reclaim, maintenance,
-// scale-down: the DisruptionTarget condition) does not count against --retries, and the
-// bootstrap's exit code kRunOverExitCode (the preemption cap was reached) ends the Job at once.
-json pod_failure_policy() {
-  json ignore = json::object();
-  ignore["action"] = "Ignore";
-  ignore["onPodConditions"] = json::array({json{{"type", "DisruptionTarget"}}});
-  json fail = json::object();
-  fail["action"] = "FailJob";
-  fail["onExitCodes"]["containerName"] = "main";
-  fail["onExitCodes"]["operator"] = "In";
-  fail["onExitCodes"]["values"] = json::array({kRunOverExitCode});
+// A Job's pod failure policy. ON_DISRUPTION is what a disrupted pod (Spot reclaim, maintenance,
+// scale-down: the DisruptionTarget condition) does to it:
+// - "Ignore" for a single-host Job (docs/run-record.md): preemption is not failure, it does not
+//   count against --retries (backoffLimit) and a replacement pod starts;
+// - "FailJob" for a slice's Job (docs/multihost.md): one host never restarts alone, the Job fails
+//   and the JobSet's failure policy restarts the whole slice, telling this rule's message from
+//   the next one's.
+// Either way the bootstrap's exit code kRunOverExitCode (the preemption cap was reached, or
+// nobody follows the run) ends the Job at once.
+json pod_failure_policy(const char* on_disruption) {
+  json disrupted = json::object();
+  disrupted["action"] = on_disruption;
+  disrupted["onPodConditions"] = json::array({json{{"type", "DisruptionTarget"}}});
+  json over = json::object();
+  over["action"] = "FailJob";
+  over["onExitCodes"]["containerName"] = "main";
+  over["onExitCodes"]["operator"] = "In";
+  over["onExitCodes"]["values"] = json::array({kRunOverExitCode});
   json policy = json::object();
-  policy["rules"] = json::array({ignore, fail});
+  policy["rules"] = json::array({disrupted, over});
   return policy;
 }
 
 json build_job(const ManifestInput& in) {
   json spec = json::object();
   spec["backoffLimit"] = in.retries;
-  spec["podFailurePolicy"] = pod_failure_policy();
+  spec["podFailurePolicy"] = pod_failure_policy("Ignore");
   if (in.timeout_seconds) spec["activeDeadlineSeconds"] = *in.timeout_seconds;
   spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
   spec["template"] = pod_template(in);
@@ -265,7 +254,7 @@ json build_jobset(const ManifestInput& in) {
   job_spec["completions"] = hosts;
   job_spec["completionMode"] = "Indexed";
   job_spec["backoffLimit"] = 0;
-  job_spec["podFailurePolicy"] = slice_pod_failure_policy();
+  job_spec["podFailurePolicy"] = pod_failure_policy("FailJob");
   if (in.timeout_seconds) job_spec["activeDeadlineSeconds"] = *in.timeout_seconds;
   job_spec["template"] = pod_template(in);
   // jax.distributed.initialize() with no arguments: host 0 of the slice coordinates (its stable
