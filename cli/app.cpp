@@ -14,6 +14,7 @@
 #include "config/paths.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "gcp/endpoints.h"
 #include "gcp/google_error.h"
 #include "http/retry.h"
 #include "http/trace.h"
@@ -115,6 +116,9 @@ gke::Target Factory::gke_target(bool provisioning) {
 
 gke::Session& Factory::gke_session(bool provisioning) {
   if (!gke_session_) {
+    // Every endpoint is checked before the first request: an override that would carry the
+    // token in clear fails the command before any other API was called.
+    for (const char* service : gcp::kServices) gcp::api_endpoint(service, env_);
     gke::Session session;
     session.target = gke_target(provisioning);
     session.cloud = cloud();
@@ -177,9 +181,11 @@ std::shared_ptr<auth::TokenCache> Factory::credentials() {
 std::shared_ptr<http::Transport> Factory::make_cloud_transport() {
   http::RetryPolicy policy;
   policy.body_hint = [](const http::Response& r) { return gcp::retry_info_delay(r.body); };
-  return trace_to_stderr(
-      http::retried(auth::authed(http::make_curl_transport(), credentials()), policy),
-      globals_.verbosity);
+  // No token to the storage emulator, as Google's libraries (docs/security.md).
+  return trace_to_stderr(http::retried(auth::authed(http::make_curl_transport(), credentials(),
+                                                    gcp::storage_emulator(env_)),
+                                       policy),
+                         globals_.verbosity);
 }
 
 std::shared_ptr<http::Transport> Factory::cloud() {

@@ -1069,10 +1069,11 @@ std::string man_page(const CLI::App& root) {
        "one)."},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_*",
        "Another endpoint for a Google Cloud API, as in gcloud, e.g. "
-       "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER for the GKE API (emulators, tests)."},
+       "CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER for the GKE API (emulators, tests). It is "
+       "sent your token: https://, or http:// to this machine only."},
       {"STORAGE_EMULATOR_HOST",
        "Use the Cloud Storage emulator at this address instead of "
-       "Cloud Storage."},
+       "Cloud Storage; no credentials are sent to it."},
       {"GOOGLE_APPLICATION_CREDENTIALS",
        "A service account key file to authenticate with (Application Default Credentials)."},
       {"CLOUDSDK_AUTH_ACCESS_TOKEN",

@@ -1,5 +1,7 @@
 #include "gcp/endpoints.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -7,9 +9,6 @@
 
 namespace kinetic::gcp {
 namespace {
-
-constexpr std::string_view kServices[] = {"container", "cloudbuild", "artifactregistry",
-                                          "serviceusage", "storage"};
 
 std::string strip(std::string value) {
   while (!value.empty() && std::isspace(static_cast<unsigned char>(value.back()))) value.pop_back();
@@ -30,17 +29,65 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// The override URL, checked: the token goes there.
+std::string checked_override(const std::string& variable, const std::string& url) {
+  std::string scheme = lower(url.substr(0, url.find("://")));
+  if (url.find("://") == std::string::npos || (scheme != "https" && scheme != "http")) {
+    throw Error(Errc::config,
+                variable + " must be an https:// URL such as https://HOST/ (got '" + url + "')");
+  }
+  if (scheme == "http" && !is_loopback_url(url)) {
+    throw Error(Errc::config,
+                variable + "=" + url +
+                    " is plain HTTP to another machine: your access token (and the cluster's CA) "
+                    "would cross the network in clear; use https://, or a loopback address "
+                    "(127.0.0.1, [::1], localhost)");
+  }
+  return url;
+}
+
 }  // namespace
 
+bool is_loopback_url(std::string_view url) {
+  size_t scheme = url.find("://");
+  std::string_view rest = scheme == std::string_view::npos ? url : url.substr(scheme + 3);
+  std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority = authority.substr(at + 1);
+  }
+  std::string host;
+  if (!authority.empty() && authority.front() == '[') {
+    size_t close = authority.find(']');
+    if (close == std::string_view::npos) return false;
+    host = std::string(authority.substr(1, close - 1));
+    in6_addr a6{};
+    return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+  }
+  host = lower(authority.substr(0, authority.find(':')));
+  if (host == "localhost") return true;
+  in_addr a4{};
+  // inet_pton takes dotted quads only: "127.1" or "0x7f.1" are not accepted as loopback.
+  return inet_pton(AF_INET, host.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
 std::string api_endpoint(std::string_view service, const Env& env) {
-  if (std::find(std::begin(kServices), std::end(kServices), service) == std::end(kServices)) {
+  if (std::find_if(std::begin(kServices), std::end(kServices),
+                   [&](const char* s) { return service == s; }) == std::end(kServices)) {
     throw Error(Errc::internal, "unknown Google API service '" + std::string(service) + "'");
   }
   std::string upper(service);
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
 
-  if (auto override_url = env.get_nonempty("CLOUDSDK_API_ENDPOINT_OVERRIDES_" + upper)) {
+  const std::string variable = "CLOUDSDK_API_ENDPOINT_OVERRIDES_" + upper;
+  if (auto override_url = env.get_nonempty(variable)) {
     std::string url = without_trailing_slashes(strip(*override_url));
+    if (!url.empty()) checked_override(variable, url);
     if (service == "storage" && ends_with(url, "/storage/v1")) {
       url = without_trailing_slashes(
           url.substr(0, url.size() - std::string_view("/storage/v1").size()));
@@ -57,6 +104,15 @@ std::string api_endpoint(std::string_view service, const Env& env) {
     }
   }
   return "https://" + std::string(service) + ".googleapis.com";
+}
+
+std::string storage_emulator(const Env& env) {
+  if (auto o = env.get_nonempty("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE");
+      o && !strip(*o).empty()) {
+    return "";
+  }
+  if (!env.get_nonempty("STORAGE_EMULATOR_HOST")) return "";
+  return api_endpoint("storage", env);
 }
 
 }  // namespace kinetic::gcp

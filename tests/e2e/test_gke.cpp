@@ -175,6 +175,31 @@ TEST_F(GkeEndToEnd, AFullTraceNeverShowsEnvValues) {
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// Google's libraries send no credentials to STORAGE_EMULATOR_HOST, and neither does kinetic (nor
+// its pods' bootstrap): an emulator needs none and is usually plain HTTP (issue #10 point 2).
+TEST_F(GkeEndToEnd, NoTokenGoesToTheStorageEmulator) {
+  const int before = cloud_->gcs().request_count("with_authorization");
+  const int requests = cloud_->gcs().total_requests();
+  auto r = kin({"run", "train.py", "-a", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(cloud_->gcs().total_requests(), requests + 5);
+  EXPECT_EQ(cloud_->gcs().request_count("with_authorization"), before);
+}
+
+// An endpoint override gets the user's token (as gcloud's does): plain HTTP to another machine
+// is refused before anything is sent.
+TEST_F(GkeEndToEnd, PlainHttpOverrideToAnotherMachineIsRefused) {
+  const int requests = cloud_->gcp().total_requests();
+  auto r = kin({"run", "train.py", "-a", "v5litepod-1"},
+               {{"CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER", "http://192.0.2.7:8080/"}});
+  EXPECT_EQ(r.exit_code, 125) << r.err;
+  EXPECT_NE(r.err.find("CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER=http://192.0.2.7:8080"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("in clear"), std::string::npos) << r.err;
+  EXPECT_EQ(cloud_->gcp().total_requests(), requests);
+}
+
 TEST_F(GkeEndToEnd, JobFailureExitsWithTheJobsCode) {
   auto r = kin({"run", "fail.py", "--accelerator", "v5litepod-1"});
   EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -639,6 +639,9 @@ struct FakeGcs::Impl {
       std::lock_guard lock(mu);
       ++counters[name];
       ++total;
+      // An emulator is reached without credentials (Google's libraries send none to
+      // STORAGE_EMULATOR_HOST): tests assert no client leaked a token here.
+      if (req.has_header("Authorization")) ++counters["with_authorization"];
     }
     bool is_upload =
         name == "upload.media" || name == "upload.multipart" || name == "upload.resumable.put";

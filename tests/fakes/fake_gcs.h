@@ -55,7 +55,8 @@ class FakeGcs {
   // buckets.getIamPolicy buckets.setIamPolicy objects.get objects.download objects.list
   // objects.delete objects.patch upload.media upload.multipart upload.resumable.start
   // upload.resumable.put upload.resumable.cancel not_found; "injected_failures" and
-  // "dropped_connections" count faults. The same map is served as JSON at GET /_fake/counters (for
+  // "dropped_connections" count faults; "with_authorization" counts requests that carried an
+  // Authorization header. The same map is served as JSON at GET /_fake/counters (for
   // out-of-process clients).
   int request_count(const std::string& route) const;
   int total_requests() const;

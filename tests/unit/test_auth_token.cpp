@@ -127,6 +127,34 @@ TEST(Authed, AddsBearerToken) {
   EXPECT_EQ(f.source->fetches, 1);
 }
 
+TEST(Authed, NoTokenUnderTheUnsignedPrefix) {
+  CacheFixture f;
+  std::vector<std::string> seen;
+  auto t = authed(std::make_unique<ScriptedTransport>([&seen](const http::Request& r) {
+                    std::string auth;
+                    for (const auto& [k, v] : r.headers) {
+                      if (k == "Authorization") auth = v;
+                    }
+                    seen.push_back(r.url + " " + auth);
+                    http::Response res;
+                    res.status = 200;
+                    return res;
+                  }),
+                  f.cache, "http://127.0.0.1:9023");
+  for (const char* url :
+       {"http://127.0.0.1:9023/storage/v1/b", "http://127.0.0.1:9023", "http://127.0.0.1:9023?x=1",
+        "http://127.0.0.1:90234/b", "https://container.googleapis.com/v1"}) {
+    http::Request req;
+    req.url = url;
+    t->send(req);
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"http://127.0.0.1:9023/storage/v1/b ",
+                                            "http://127.0.0.1:9023 ", "http://127.0.0.1:9023?x=1 ",
+                                            "http://127.0.0.1:90234/b Bearer tok-1",
+                                            "https://container.googleapis.com/v1 Bearer tok-1"}));
+  EXPECT_EQ(f.source->fetches, 1);
+}
+
 TEST(Authed, On401RefreshesOnceAndRetries) {
   CacheFixture f;
   auto api = std::make_shared<Api>(Api{&f});
