@@ -60,7 +60,12 @@ struct JobStatus {
   int attempts = 0;
   std::vector<AttemptRecord> attempt_history;  // oldest first; empty when not known
   std::string output_dir;
-  long pgid = 0;  // local backend: the job's process group
+  // Local backend: the job's process group, and what proves a kill still reaches it
+  // (backend/local/process_identity.h): its leader's start time and session, this boot's id.
+  long pgid = 0;
+  long long pgid_start = 0;
+  long pgid_session = 0;
+  std::string boot_id;
 
   bool terminal() const { return is_terminal_state(state); }
 };

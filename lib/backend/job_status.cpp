@@ -88,7 +88,12 @@ nlohmann::json to_json(const JobStatus& s) {
     auto& h = j["attempt_history"] = nlohmann::json::array();
     for (const auto& a : s.attempt_history) h.push_back(to_json(a));
   }
-  if (s.pgid != 0) j["pgid"] = s.pgid;
+  if (s.pgid != 0) {
+    j["pgid"] = s.pgid;
+    j["pgid_start"] = s.pgid_start;
+    j["pgid_session"] = s.pgid_session;
+    j["boot_id"] = s.boot_id;
+  }
   return j;
 }
 
@@ -112,6 +117,9 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
       s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
   s.pgid = j.value("pgid", 0L);
+  s.pgid_start = j.value("pgid_start", 0LL);
+  s.pgid_session = j.value("pgid_session", 0L);
+  s.boot_id = j.value("boot_id", "");
   return s;
 }
 

@@ -1,6 +1,12 @@
 // Detached jobs seen from new processes: logs, status, cancel, cleanup.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <functional>
+#include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -181,6 +187,85 @@ TEST_F(JobsTest, AKilledRunnerShowsAsLostAndItsJobIsStopped) {
   auto st = status(id);
   EXPECT_EQ(st["state"], "lost");
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
+}
+
+// A stranger's process group: a `sleep` leading its own group in this test's session.
+pid_t start_stranger_group() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::execlp("sleep", "sleep", "1000", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+// The session and start time of PID (fields 6 and 22 of /proc/PID/stat), once it runs `sleep`.
+std::pair<long, long long> session_and_start(pid_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  EXPECT_TRUE(eventually([&] { return slurp(proc + "/comm") == "sleep\n"; }));
+  std::string stat = slurp(proc + "/stat");
+  std::istringstream in(stat.substr(stat.rfind(')') + 2));
+  std::vector<std::string> fields{std::istream_iterator<std::string>(in), {}};
+  if (fields.size() < 20) return {0, 0};
+  return {std::stol(fields[3]), std::stoll(fields[19])};
+}
+
+// A record outlives its processes. After a reboot, or once the job's group id is reused, the
+// recorded pgid names a stranger's group, which `status` must never kill; the job still shows
+// as lost (issue #10 point 4).
+TEST_F(JobsTest, AStaleProcessGroupIsNeverKilled) {
+  sb.write("proj/forever.sh", "sleep 1000\n");
+  std::string id = detach("forever.sh");
+  fs::path dir = sb.state() / "jobs" / id;
+  ASSERT_TRUE(eventually([&] { return status(id).value("pgid", 0L) > 0; }));
+  auto recorded = nlohmann::json::parse(slurp(dir / "status.json"));
+  auto sup = nlohmann::json::parse(slurp(dir / "supervisor.json"));
+  // The job's runner and its group end (as at a reboot): nothing of the job is left.
+  ::kill(sup["pid"].get<int>(), SIGKILL);
+  ::kill(-recorded["pgid"].get<int>(), SIGKILL);
+  ASSERT_TRUE(eventually([&] { return !process_alive(sup["pid"].get<int>()); }));
+
+  // Each case: a stranger's group takes the recorded id; `status` says lost and leaves it be.
+  auto survives = [&](const std::function<void(nlohmann::json&, pid_t, long, long long)>& make) {
+    pid_t stranger = start_stranger_group();
+    ASSERT_GT(stranger, 0);
+    auto [session, started] = session_and_start(stranger);
+    auto record = recorded;
+    record["state"] = "running";
+    make(record, stranger, session, started);
+    sb.write("state/jobs/" + id + "/status.json", record.dump());
+    EXPECT_EQ(status(id)["state"], "lost");
+    // Ended by this test's SIGTERM, not by a SIGKILL from kinetic.
+    ::kill(stranger, SIGTERM);
+    int wstatus = 0;
+    ASSERT_EQ(::waitpid(stranger, &wstatus, 0), stranger);
+    ASSERT_TRUE(WIFSIGNALED(wstatus));
+    EXPECT_EQ(WTERMSIG(wstatus), SIGTERM) << "kinetic killed a stranger's process group";
+  };
+  // The pid was reused: the stranger now holds the job's group id.
+  survives([](nlohmann::json& r, pid_t pid, long, long long) { r["pgid"] = pid; });
+  // The machine restarted: the same pid, session and start tick, at another boot.
+  survives([](nlohmann::json& r, pid_t pid, long session, long long started) {
+    r["pgid"] = pid;
+    r["pgid_session"] = session;
+    r["pgid_start"] = started;
+    r["boot_id"] = "00000000-0000-0000-0000-000000000000";
+  });
+  // And the same record at this boot is the job's own group: that one is stopped.
+  pid_t own = start_stranger_group();
+  auto [session, started] = session_and_start(own);
+  auto record = recorded;
+  record["state"] = "running";
+  record["pgid"] = own;
+  record["pgid_session"] = session;
+  record["pgid_start"] = started;
+  sb.write("state/jobs/" + id + "/status.json", record.dump());
+  EXPECT_EQ(status(id)["state"], "lost");
+  int wstatus = 0;
+  ASSERT_EQ(::waitpid(own, &wstatus, 0), own);
+  EXPECT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backend/local/job_log.h"
+#include "backend/local/process_identity.h"
 #include "backend/local/supervisor.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -156,7 +157,8 @@ JobStatus LocalBackend::read_status(const std::string& id) {
     if (auto again = read_json(status_path(dir))) st = job_status_from_json(*again);
     if (!st.terminal()) {
       // The runner was killed or the machine restarted: say so, and stop what is left.
-      if (st.pgid > 0) ::kill(-static_cast<pid_t>(st.pgid), SIGKILL);
+      // Only the job's own group: after a reboot or pid reuse the id names a stranger's.
+      kill_recorded_group({st.pgid, st.pgid_start, st.pgid_session, st.boot_id});
       st.state = std::string(kLost);
       st.error = "the job's runner stopped unexpectedly (killed, or the machine restarted)";
       st.finished = rfc3339(now_unix());

@@ -17,6 +17,7 @@
 
 #include "backend/backend.h"
 #include "backend/local/job_log.h"
+#include "backend/local/process_identity.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "pack/archive.h"
@@ -31,23 +32,6 @@ double monotonic() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
-// Field 22 of /proc/PID/stat: the process start time, which tells a reused pid apart. Empty for
-// a process that is gone or a zombie.
-std::string process_start_time(pid_t pid) {
-  std::optional<std::string> stat;
-  try {
-    stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  } catch (const Error&) {
-  }
-  if (!stat) return "";
-  auto close = stat->rfind(')');
-  if (close == std::string::npos || close + 2 >= stat->size()) return "";
-  auto fields = split(std::string_view(*stat).substr(close + 2), ' ');
-  // fields[0] is field 3 (state); field 22 is fields[19].
-  if (fields.empty() || fields[0] == "Z" || fields[0] == "X") return "";
-  return fields.size() > 19 ? fields[19] : "";
 }
 
 void write_status(const fs::path& job_dir, const JobStatus& st) {
@@ -302,7 +286,11 @@ void deliver(const fs::path& from, const fs::path& to) {
     Stop stop = Stop::none;
     ChildRunner runner(log, sigfd, setup.kill_grace_seconds, deadline, stop);
     auto on_start = [&](long pgid) {
-      st.pgid = pgid;
+      auto group = record_process_group(static_cast<pid_t>(pgid));
+      st.pgid = group.pgid;
+      st.pgid_start = group.leader_start;
+      st.pgid_session = group.session;
+      st.boot_id = group.boot_id;
       st.state = std::string(kRunning);  // a retry follows a failed attempt
       st.exit_code.reset();
       st.error.clear();
@@ -418,8 +406,11 @@ pid_t start_supervisor(const SupervisorSetup& setup) {
     // Written by the parent, before anyone can ask whether the runner is alive.
     atomic_write(
         supervisor_path(setup.job_dir),
-        nlohmann::json({{"pid", pid}, {"start_time", process_start_time(pid)}}).dump() + "\n", 0600,
-        Durability::unsynced);
+        nlohmann::json(
+            {{"pid", pid}, {"start_time", process_start_time(pid)}, {"boot_id", current_boot_id()}})
+                .dump() +
+            "\n",
+        0600, Durability::unsynced);
     return pid;
   }
   ::setsid();
@@ -446,6 +437,8 @@ bool supervisor_alive(const fs::path& job_dir) {
   if (j.is_discarded()) return false;
   pid_t pid = j.value("pid", 0);
   if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  // A pid is reused, and after a reboot even at the same start time: both must match.
+  if (j.value("boot_id", "") != current_boot_id()) return false;
   std::string started = process_start_time(pid);
   return !started.empty() && started == j.value("start_time", "");
 }

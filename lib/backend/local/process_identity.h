@@ -1,0 +1,50 @@
+// Who a recorded process is. A pid or process-group id written to disk names another process
+// once the machine restarted or the number was reused, so the local backend never signals one
+// without first proving it is still the process it recorded (docs/security.md).
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+namespace kinetic {
+
+// What /proc/PID/stat says of a process (proc(5)).
+struct ProcStat {
+  char state = '?';     // R, S, D, Z (zombie), X (dead)...
+  long pgrp = 0;        // its process group
+  long session = 0;     // its session
+  long long start = 0;  // start time, in clock ticks since boot
+};
+
+// nullopt when there is no such process.
+std::optional<ProcStat> read_proc_stat(pid_t pid);
+
+// This boot's id (/proc/sys/kernel/random/boot_id), "" when unreadable.
+std::string current_boot_id();
+
+// The start time of a live (not zombie) process, as a string, "" when gone.
+std::string process_start_time(pid_t pid);
+
+// A job's process group as recorded when its leader started: the leader's pid (= the group
+// id), its start time and session, and the boot it ran in.
+struct ProcessGroupRecord {
+  long pgid = 0;
+  long long leader_start = 0;
+  long session = 0;
+  std::string boot_id;
+
+  bool empty() const { return pgid <= 0; }
+};
+
+// The record for the group PGID just created (its leader's pid) in this session.
+ProcessGroupRecord record_process_group(pid_t pgid);
+
+// SIGKILLs the recorded group only when it is provably the job's: this boot, and every member
+// is in the recorded session and started no earlier than the recorded leader (a reused group
+// id belongs to a process that started later in another session, or at another boot). An
+// incomplete record (an older kinetic's) is never acted on. True when a signal was sent.
+bool kill_recorded_group(const ProcessGroupRecord& group);
+
+}  // namespace kinetic
