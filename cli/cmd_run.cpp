@@ -78,7 +78,9 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
                 "Set K from your environment (preferred: the value never shows in `ps`), or K=V "
                 "(repeatable; sent as a secret, cleared from kinetic's own arguments)");
   c->add_option("--capture-env", o->req.capture_env,
-                "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable)");
+                "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable; never host "
+                "variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, "
+                "GOOGLE_APPLICATION_CREDENTIALS unless named exactly)");
   c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");

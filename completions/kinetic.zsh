@@ -302,7 +302,7 @@ _kinetic() {
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
         '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable)]:capture-env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)]:capture-env: ' \
         '*--data=[Mount SRC at DST in the job (not supported yet)]:data: ' \
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \

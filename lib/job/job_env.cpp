@@ -48,6 +48,17 @@ bool host_specific(const std::string& n) {
   return std::find(names.begin(), names.end(), n) != names.end() || starts_with(n, "KINETIC_");
 }
 
+// Variables that steer kinetic, gcloud or Google's libraries: in the pod they would redirect or
+// re-credential the bootstrap (where it reads and writes the job's record, which token it
+// uses). A wildcard never takes them; named exactly they pass, with a warning.
+bool control_variable(const std::string& n) {
+  static const std::vector<std::string> names = {"STORAGE_EMULATOR_HOST", "GCE_METADATA_HOST",
+                                                 "GCE_METADATA_IP", "GCE_METADATA_ROOT",
+                                                 "GOOGLE_APPLICATION_CREDENTIALS"};
+  return std::find(names.begin(), names.end(), n) != names.end() || starts_with(n, "CLOUDSDK_") ||
+         starts_with(n, "KINETIC_");
+}
+
 void add(JobEnv& out, const std::string& name, const std::string& value) {
   if (!valid_name(name))
     throw Error(Errc::usage, "invalid environment variable name '" + name +
@@ -58,6 +69,18 @@ void add(JobEnv& out, const std::string& name, const std::string& value) {
   out.values[name] = value;
 }
 
+// A control variable named exactly: passed, since the user asked, but said aloud.
+void add_named(JobEnv& out, const std::string& flag, const std::string& name,
+               const std::string& value) {
+  add(out, name, value);
+  if (control_variable(name)) {
+    out.warnings.push_back(flag + " " + name +
+                           ": passing a variable that steers Google's tools in " +
+                           "the job (where its record is stored, which credentials it uses); " +
+                           "drop it unless that is what you want");
+  }
+}
+
 }  // namespace
 
 JobEnv build_job_env(const std::vector<std::string>& env_flags,
@@ -66,16 +89,30 @@ JobEnv build_job_env(const std::vector<std::string>& env_flags,
   for (const auto& glob : capture_globs) {
     bool exact = glob.find_first_of("*?[") == std::string::npos;
     size_t before = out.names.size();
+    std::vector<std::string> skipped;
     if (exact) {
-      if (auto v = caller.get(glob)) add(out, glob, *v);
+      if (auto v = caller.get(glob)) add_named(out, "--capture-env", glob, *v);
     } else {
       auto all = caller.all();
       std::sort(all.begin(), all.end());
-      for (const auto& [k, v] : all)
-        if (::fnmatch(glob.c_str(), k.c_str(), 0) == 0 && !host_specific(k)) add(out, k, v);
+      for (const auto& [k, v] : all) {
+        if (::fnmatch(glob.c_str(), k.c_str(), 0) != 0) continue;
+        if (control_variable(k)) {
+          skipped.push_back(k);
+        } else if (!host_specific(k)) {
+          add(out, k, v);
+        }
+      }
     }
-    if (out.names.size() == before)
+    if (!skipped.empty()) {
+      std::string list;
+      for (const auto& k : skipped) list += (list.empty() ? "" : ", ") + k;
+      out.warnings.push_back("--capture-env '" + glob + "' left out " + list +
+                             ": they steer kinetic or Google's tools, and a wildcard never takes "
+                             "them; name one with --env NAME to pass it");
+    } else if (out.names.size() == before) {
       out.warnings.push_back("--capture-env '" + glob + "' matched no variable");
+    }
   }
   for (const auto& flag : env_flags) {
     auto eq = flag.find('=');
@@ -85,9 +122,9 @@ JobEnv build_job_env(const std::vector<std::string>& env_flags,
         throw Error(Errc::usage, "--env " + flag + ": " + flag +
                                      " is not set in your environment; set it or pass --env " +
                                      flag + "=VALUE");
-      add(out, flag, *v);
+      add_named(out, "--env", flag, *v);
     } else {
-      add(out, flag.substr(0, eq), flag.substr(eq + 1));
+      add_named(out, "--env", flag.substr(0, eq), flag.substr(eq + 1));
     }
   }
   return out;

@@ -154,6 +154,33 @@ TEST_F(GkeEndToEnd, EnvValuesGoInASecretNeverInTheJobOrTheBucket) {
       cloud_->kube().object("/api/v1/namespaces/default/secrets/kinetic-" + id).has_value());
 }
 
+// In the pod, gcloud's and Google's control variables would redirect or re-credential the
+// bootstrap: a wildcard capture leaves them out, and says so (issue #10 point 5).
+TEST_F(GkeEndToEnd, AWildcardCaptureLeavesControlVariablesOut) {
+  sb.write("proj/see.py",
+           "import os\nprint('wandb', os.environ.get('WANDB_API_KEY'))\n"
+           "print('project', os.environ.get('CLOUDSDK_CORE_PROJECT'))\n");
+  auto r = kin({"run", "see.py", "-a", "v5litepod-1", "--capture-env", "*", "--keep"},
+               {{"WANDB_API_KEY", "w-key"}, {"CLOUDSDK_CORE_PROJECT", "other-project"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wandb w-key"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("project None"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("left out CLOUDSDK_API_ENDPOINT_OVERRIDES_"), std::string::npos) << r.err;
+  std::string id = job_id_in(r.err);
+  auto secret = cloud_->kube().object("/api/v1/namespaces/default/secrets/kinetic-" + id);
+  ASSERT_TRUE(secret.has_value());
+  for (const char* field : {"data", "stringData"}) {
+    if (!secret->contains(field)) continue;
+    const nlohmann::json& values = (*secret)[field];
+    for (const auto& [key, value] : values.items()) {
+      EXPECT_FALSE(key.rfind("CLOUDSDK_", 0) == 0 || key == "STORAGE_EMULATOR_HOST" ||
+                   key.rfind("KINETIC_", 0) == 0 || key == "GCE_METADATA_HOST")
+          << key << " was captured";
+    }
+  }
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
 // -v 8 traces every request and reply in full, and users paste it into bug reports: a job's
 // --env values (the Secret's stringData going out, its base64 data coming back) never show, on
 // run, on a cleanup that reads live jobs' Secrets, or on the follow-up calls (issue #10 point 1).

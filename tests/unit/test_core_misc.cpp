@@ -76,6 +76,40 @@ TEST(JobEnv, ExplicitValuesCallerValuesAndGlobs) {
   EXPECT_EQ(build_job_env({}, {"PATH"}, caller).values.at("PATH"), "/bin");
 }
 
+// In the pod these would redirect or re-credential the bootstrap (issue #10 point 5).
+TEST(JobEnv, AWildcardNeverTakesControlVariables) {
+  Env caller = Env::from_map({{"CLOUDSDK_CORE_PROJECT", "p"},
+                              {"CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "http://127.0.0.1:1/"},
+                              {"STORAGE_EMULATOR_HOST", "127.0.0.1:2"},
+                              {"GCE_METADATA_HOST", "127.0.0.1:3"},
+                              {"GOOGLE_APPLICATION_CREDENTIALS", "/k.json"},
+                              {"GOOGLE_CLOUD_PROJECT", "p"},
+                              {"KINETIC_CONTEXT", "gke"},
+                              {"WANDB_API_KEY", "w"}});
+  JobEnv all = build_job_env({}, {"*"}, caller);
+  EXPECT_EQ(all.names, (std::vector<std::string>{"GOOGLE_CLOUD_PROJECT", "WANDB_API_KEY"}));
+  ASSERT_EQ(all.warnings.size(), 1u);
+  EXPECT_NE(all.warnings[0].find("left out CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE, "
+                                 "CLOUDSDK_CORE_PROJECT, GCE_METADATA_HOST, "
+                                 "GOOGLE_APPLICATION_CREDENTIALS, KINETIC_CONTEXT, "
+                                 "STORAGE_EMULATOR_HOST"),
+            std::string::npos)
+      << all.warnings[0];
+  JobEnv google = build_job_env({}, {"GOOGLE_*", "CLOUDSDK_*"}, caller);
+  EXPECT_EQ(google.names, (std::vector<std::string>{"GOOGLE_CLOUD_PROJECT"}));
+  EXPECT_EQ(google.warnings.size(), 2u);
+  // Named exactly, one passes, said aloud.
+  JobEnv named = build_job_env({"STORAGE_EMULATOR_HOST", "CLOUDSDK_CORE_PROJECT=q"},
+                               {"GCE_METADATA_HOST"}, caller);
+  EXPECT_EQ(named.values.at("STORAGE_EMULATOR_HOST"), "127.0.0.1:2");
+  EXPECT_EQ(named.values.at("CLOUDSDK_CORE_PROJECT"), "q");
+  EXPECT_EQ(named.values.at("GCE_METADATA_HOST"), "127.0.0.1:3");
+  ASSERT_EQ(named.warnings.size(), 3u);
+  EXPECT_NE(named.warnings[0].find("--capture-env GCE_METADATA_HOST"), std::string::npos);
+  EXPECT_NE(named.warnings[1].find("--env STORAGE_EMULATOR_HOST"), std::string::npos);
+  EXPECT_EQ(build_job_env({"A=1"}, {}, caller).warnings.size(), 0u);
+}
+
 TEST(JobEnv, RefusesBadNamesAndKineticsOwn) {
   Env caller = Env::from_map({});
   EXPECT_THROW(build_job_env({"1A=x"}, {}, caller), Error);
