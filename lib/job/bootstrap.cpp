@@ -14,17 +14,15 @@ std::vector<std::string> bootstrap_command() {
   return {"python3", "-c", std::string(kBootstrapSource)};
 }
 
-std::vector<std::pair<std::string, std::string>> bootstrap_env(const std::string& job_id,
-                                                               const std::string& context_uri,
-                                                               const std::string& context_sha256,
-                                                               const std::string& spec_uri,
-                                                               const std::string& results_uri) {
-  return {{"KINETIC_JOB_ID", job_id},
-          {"KINETIC_CONTEXT_URI", context_uri},
-          {"KINETIC_CONTEXT_SHA256", context_sha256},
-          {"KINETIC_SPEC_URI", spec_uri},
-          {"KINETIC_RESULTS_URI",
-           results_uri.empty() || results_uri.back() == '/' ? results_uri : results_uri + "/"}};
+std::vector<std::pair<std::string, std::string>> bootstrap_env(const BootstrapInputs& in) {
+  const std::string& results = in.results_uri;
+  return {
+      {"KINETIC_JOB_ID", in.job_id},
+      {"KINETIC_CONTEXT_URI", in.context_uri},
+      {"KINETIC_CONTEXT_SHA256", in.context_sha256},
+      {"KINETIC_SPEC_URI", in.spec_uri},
+      {"KINETIC_SPEC_SHA256", in.spec_sha256},
+      {"KINETIC_RESULTS_URI", results.empty() || results.back() == '/' ? results : results + "/"}};
 }
 
 }  // namespace kinetic

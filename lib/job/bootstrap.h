@@ -20,12 +20,18 @@ std::string_view bootstrap_source();
 // ["python3", "-c", SOURCE]
 std::vector<std::string> bootstrap_command();
 
-// The plain environment the bootstrap reads: where the context, spec and results live.
-// RESULTS_URI gets a trailing '/' if it has none.
-std::vector<std::pair<std::string, std::string>> bootstrap_env(const std::string& job_id,
-                                                               const std::string& context_uri,
-                                                               const std::string& context_sha256,
-                                                               const std::string& spec_uri,
-                                                               const std::string& results_uri);
+// Where the bootstrap finds the job: the context and the spec, each with the sha256 it must
+// have, and where results go.
+struct BootstrapInputs {
+  std::string job_id;
+  std::string context_uri;
+  std::string context_sha256;
+  std::string spec_uri;
+  std::string spec_sha256;
+  std::string results_uri;
+};
+
+// The plain environment the bootstrap reads. RESULTS_URI gets a trailing '/' if it has none.
+std::vector<std::pair<std::string, std::string>> bootstrap_env(const BootstrapInputs& in);
 
 }  // namespace kinetic

@@ -9,7 +9,8 @@
 #
 # Environment in: KINETIC_JOB_ID, KINETIC_SPEC_URI (gs://B/jobs/ID/spec.json, a JobSpec as
 #   job/spec.h writes it), KINETIC_CONTEXT_URI (gs://B/contexts/SHA.tar.gz),
-#   KINETIC_CONTEXT_SHA256 (of the archive bytes), KINETIC_RESULTS_URI (gs://B/jobs/ID/results/),
+#   KINETIC_CONTEXT_SHA256 (of the archive bytes), KINETIC_SPEC_SHA256 (of spec.json's bytes),
+#   KINETIC_RESULTS_URI (gs://B/jobs/ID/results/),
 #   KINETIC_POD_NAME (else HOSTNAME). On the hosts of a multi-host slice other than the first
 #   (JOB_COMPLETION_INDEX set and not 0), results go under RESULTS_URI + "workers/INDEX/".
 #   Storage endpoint as lib/gcp/endpoints.h resolves it: CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE
@@ -24,7 +25,8 @@
 #      the attempt as running. More than spec.max_preemptions preempted attempts before it: the
 #      run is over (status failed, exit 197, which the Job's podFailurePolicy turns into a failed
 #      Job).
-#   3. Downloads the spec and the context, checks the context's sha256 and unpacks it safely;
+#   3. Downloads the spec and the context, checks the sha256 of each (a spec or context changed
+#      in the bucket after kinetic wrote it never runs: exit 126) and unpacks the context safely;
 #      downloads the checkpoints under RESULTS_URI + "checkpoints/".
 #   4. Runs the job in its own process group (python3 -u FILE, bash FILE, g++ then the binary,
 #      or FILE itself) with stdout and stderr on one pipe: every byte goes on to the container's
@@ -626,10 +628,22 @@ def run(command, cwd, record_output):
     return code
 
 
+def load_spec():
+    uri, path = env["KINETIC_SPEC_URI"], work + "/spec.json"
+    download(uri, path)
+    with open(path, "rb") as f:
+        data = f.read()
+    # The spec says what runs (file, args, environment): whoever can write the bucket but not
+    # the Job must not be able to change it.
+    got, want = hashlib.sha256(data).hexdigest(), env.get("KINETIC_SPEC_SHA256", "").lower()
+    if got != want:
+        raise Failure(126, "spec checksum mismatch: %s has sha256 %s, expected %s; it was changed "
+                      "after kinetic wrote it: run the job again" % (uri, got, want))
+    spec.update(json.loads(data))
+
+
 def run_job():
-    download(env["KINETIC_SPEC_URI"], work + "/spec.json")
-    with open(work + "/spec.json") as f:
-        spec.update(json.load(f))
+    load_spec()
     status.update(file=spec.get("file", ""), args=spec.get("args", []),
                   accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
     for variable in spec.get("env", []):

@@ -69,6 +69,10 @@ nlohmann::json to_json(const JobSpec& s) {
   return j;
 }
 
+std::string spec_document(const JobSpec& s) {
+  return to_json(s).dump();
+}
+
 JobSpec job_spec_from_json(const nlohmann::json& j) {
   JobSpec s;
   s.id = j.value("id", "");

@@ -48,6 +48,9 @@ struct JobSpec {
 };
 
 nlohmann::json to_json(const JobSpec& spec);
+// spec.json's bytes as uploaded: the pod checks them against their sha256, which travels in the
+// Job's environment (KINETIC_SPEC_SHA256).
+std::string spec_document(const JobSpec& spec);
 JobSpec job_spec_from_json(const nlohmann::json& j);
 
 // A fresh job id: "job-" + 8 random lowercase hex digits.

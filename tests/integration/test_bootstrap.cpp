@@ -245,8 +245,10 @@ class BootstrapTest : public ::testing::Test {
     s.checkpoint_sync_seconds = checkpoint_every;
     s.max_preemptions = max_preemptions;
     s.follower_timeout_seconds = follower_timeout;
-    gcs.put_object(kBucket, results_prefix() + "spec.json", to_json(s).dump(), "application/json");
+    spec_sha = sha256_hex(spec_document(s));
+    gcs.put_object(kBucket, results_prefix() + "spec.json", spec_document(s), "application/json");
   }
+  std::string spec_sha;  // what the Job's environment says the spec's sha256 is
   double log_every = 3600;
   double checkpoint_every = 3600;
   int max_preemptions = 10;
@@ -288,8 +290,12 @@ class BootstrapTest : public ::testing::Test {
     }
     env.push_back("TMPDIR=" + node_tmp.string());
     if (emulator) env.push_back("STORAGE_EMULATOR_HOST=127.0.0.1:" + std::to_string(gcs.port()));
-    for (const auto& [k, v] : bootstrap_env(job_id, context_uri, context_sha,
-                                            results_uri() + "spec.json", results_uri()))
+    for (const auto& [k, v] : bootstrap_env({.job_id = job_id,
+                              .context_uri = context_uri,
+                              .context_sha256 = context_sha,
+                              .spec_uri = results_uri() + "spec.json",
+                              .spec_sha256 = spec_sha,
+                              .results_uri = results_uri()}))
       env.push_back(k + "=" + v);
     for (const auto& [k, v] : extra) env.push_back(k + "=" + v);
     return env;
@@ -490,6 +496,28 @@ TEST_F(BootstrapTest, ChecksumMismatchFailsBeforeRunningAnything) {
   EXPECT_NE(error.find(real), std::string::npos) << error;
   EXPECT_NE(error.find(context_uri), std::string::npos) << error;
   EXPECT_TRUE(fs::is_empty(outputs()));  // an empty outputs tarball still lands
+}
+
+// Whoever can write the bucket but not the Job must not change what runs: the spec's sha256
+// travels in the Job's environment, like the context's (issue #10 point 6).
+TEST_F(BootstrapTest, ASpecChangedInTheBucketNeverRuns) {
+  stage_context({{"train.py", {"print('the real job')\n", 0644}},
+                 {"evil.py", {"print('SHOULD NOT RUN')\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  const std::string signed_sha = spec_sha;
+  stage_spec("evil.py", JobKind::python);  // rewritten in the bucket...
+  const std::string changed_sha = spec_sha;
+  spec_sha = signed_sha;  // ...while the Job still names the spec kinetic wrote
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  EXPECT_EQ(child->out().find("SHOULD NOT RUN"), std::string::npos);
+  EXPECT_NE(child->err().find("spec checksum mismatch"), std::string::npos) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["exit_code"], 126);
+  std::string error = st["error"];
+  EXPECT_NE(error.find("spec checksum mismatch"), std::string::npos) << error;
+  EXPECT_NE(error.find(changed_sha), std::string::npos) << error;
+  EXPECT_NE(error.find(signed_sha), std::string::npos) << error;
 }
 
 TEST_F(BootstrapTest, UnsafeContextEntriesAreRefusedWithOrWithoutTheDataFilter) {
@@ -884,8 +912,8 @@ TEST_F(BootstrapTest, TheScriptStaysCompact) {
   EXPECT_EQ(bootstrap_command(),
             (std::vector<std::string>{"python3", "-c", std::string(bootstrap_source())}));
   // RESULTS_URI is a prefix: it always ends with '/'.
-  EXPECT_EQ(bootstrap_env("j", "c", "s", "p", "gs://b/jobs/j").back().second, "gs://b/jobs/j/");
-  EXPECT_EQ(bootstrap_env("j", "c", "s", "p", "gs://b/jobs/j/").back().second, "gs://b/jobs/j/");
+  EXPECT_EQ(bootstrap_env({.results_uri = "gs://b/jobs/j"}).back().second, "gs://b/jobs/j/");
+  EXPECT_EQ(bootstrap_env({.results_uri = "gs://b/jobs/j/"}).back().second, "gs://b/jobs/j/");
 }
 
 }  // namespace

@@ -263,7 +263,7 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
   submitted_at_[spec.id] = now_unix();
   gcp::StorageClient storage(*session_.cloud, session_.endpoint("storage"));
   const std::string bucket = session_.bucket();
-  storage.upload_string(bucket, spec_object(spec.id), to_json(spec).dump(),
+  storage.upload_string(bucket, spec_object(spec.id), spec_document(spec),
                         {.content_type = "application/json"});
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);

@@ -3,6 +3,7 @@
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
 #include "job/bootstrap.h"
+#include "pack/sha256.h"
 
 namespace kinetic::gke {
 
@@ -14,9 +15,12 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   in.accelerator = resolve_accelerator(spec.accelerator);
   in.image = spec.image;
   in.command = bootstrap_command();
-  in.env = bootstrap_env(spec.id, spec.context_uri, spec.context_sha256,
-                         "gs://" + bucket + "/" + spec_object(spec.id),
-                         "gs://" + bucket + "/" + results_prefix(spec.id));
+  in.env = bootstrap_env({.job_id = spec.id,
+                          .context_uri = spec.context_uri,
+                          .context_sha256 = spec.context_sha256,
+                          .spec_uri = "gs://" + bucket + "/" + spec_object(spec.id),
+                          .spec_sha256 = sha256_hex(spec_document(spec)),
+                          .results_uri = "gs://" + bucket + "/" + results_prefix(spec.id)});
   for (const auto& kv : spec.env) in.env.push_back(kv);
   in.secret_env = spec.secret_env;
   in.timeout_seconds = spec.timeout_seconds;
