@@ -326,8 +326,9 @@ std::string explain_extras(CLI::App* root, const std::vector<std::string>& extra
   return msg;
 }
 
+// Bytes of a user's input that are not UTF-8 show as \xNN, so the line stays readable text.
 void print_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fprintf(stderr, "error: %s\n", escape_non_utf8(message).c_str());
 }
 
 }  // namespace

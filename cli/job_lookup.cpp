@@ -9,6 +9,7 @@
 namespace kinetic::cli {
 
 JobStatus require_job(Backend& backend, const std::string& id) {
+  require_job_id(id);
   if (auto st = backend.get(id)) return *st;
   std::vector<std::string> ids;
   for (const auto& j : backend.list()) ids.push_back(j.id);

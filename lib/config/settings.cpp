@@ -1,6 +1,7 @@
 #include "config/settings.h"
 
 #include "config/paths.h"
+#include "core/error.h"
 #include "core/strings.h"
 
 namespace kinetic {
@@ -33,6 +34,46 @@ Setting pick(std::initializer_list<std::pair<std::string, std::string>> candidat
   for (const auto& [value, source] : candidates)
     if (!value.empty()) return Setting{value, source};
   return {};
+}
+
+bool all_of_chars(const std::string& s, std::string_view extra) {
+  for (char c : s) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || extra.find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// Cloud settings end up in URLs and object paths: each is checked for the shape its API takes
+// (loosely for the project, whose legacy ids may hold '.' and ':'), so "a/../b" never reaches
+// one.
+void check_shape(const Setting& s, const char* what, bool ok, const std::string& rule) {
+  if (!s.set() || ok) return;
+  throw Error(Errc::usage, std::string(what) + " '" + escape_non_utf8(s.value) + "' (from " +
+                               s.source + ") is not a valid " + what + ": " + rule);
+}
+
+bool dns_label(const std::string& v, size_t max) {
+  return !v.empty() && v.size() <= max && all_of_chars(v, "-") && v.front() != '-' &&
+         v.back() != '-';
+}
+
+void check_cloud_settings(const Settings& s) {
+  const std::string& p = s.project.value;
+  check_shape(s.project, "project",
+              p.size() <= 100 && all_of_chars(p, "-.:") && !p.empty() && p.front() != '-' &&
+                  p.front() != '.' && p.find("..") == std::string::npos,
+              "lowercase letters, digits, '-' (e.g. acme-ml-123)");
+  for (const Setting* loc : {&s.zone, &s.region}) {
+    check_shape(*loc, loc == &s.zone ? "zone" : "region", dns_label(loc->value, 63),
+                "e.g. us-central1-a or us-central1");
+  }
+  check_shape(s.cluster, "cluster", dns_label(s.cluster.value, 40) && s.cluster.value[0] >= 'a',
+              "lowercase letters, digits and '-', starting with a letter, at most 40 characters");
+  check_shape(s.namespace_, "namespace", dns_label(s.namespace_.value, 63),
+              "lowercase letters, digits and '-', starting and ending with a letter or digit, at "
+              "most 63 characters");
 }
 
 }  // namespace
@@ -100,6 +141,7 @@ Settings resolve_settings(const GlobalFlags& flags, const Env& env, const Config
   s.base_image =
       pick({{env.get_nonempty("KINETIC_BASE_IMAGE").value_or(""), "env KINETIC_BASE_IMAGE"},
             {ctx.base_image, from_ctx}});
+  if (cloud) check_cloud_settings(s);
   return s;
 }
 

@@ -36,4 +36,10 @@ std::string one_line(std::string_view text, size_t limit = std::string::npos);
 // S without trailing periods and spaces, so it can be followed by "; what to do".
 std::string trim_period(std::string s);
 
+// Whether S is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF):
+// what JSON, and so every record kinetic writes, can carry.
+bool is_utf8(std::string_view s);
+// S for a message: bytes that are not part of well-formed UTF-8 shown as \xNN.
+std::string escape_non_utf8(std::string_view s);
+
 }  // namespace kinetic

@@ -17,7 +17,9 @@
 
 #include <set>
 
+#include "core/checksum.h"
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace kinetic {
 namespace {
@@ -306,19 +308,27 @@ std::optional<nlohmann::ordered_json> build_secret(
   if (in.secret_env.empty()) return std::nullopt;
   check_input(in);
   json data = json::object();
+  json binary = json::object();
   for (const auto& name : in.secret_env) {
     const auto it = values.find(name);
     if (it == values.end()) {
       throw Error(Errc::internal, "manifest: no value for the secret variable " + name);
     }
-    data[name] = it->second;
+    // stringData is readable in --dry-run; a value that is not UTF-8 (which JSON cannot
+    // carry) goes base64 under data, so any bytes pass.
+    if (is_utf8(it->second)) {
+      data[name] = it->second;
+    } else {
+      binary[name] = base64_encode(it->second);
+    }
   }
   json secret = json::object();
   secret["apiVersion"] = "v1";
   secret["kind"] = "Secret";
   secret["metadata"] = metadata_for(in);
   secret["type"] = "Opaque";
-  secret["stringData"] = data;
+  if (!binary.empty()) secret["data"] = binary;
+  if (!data.empty()) secret["stringData"] = data;
   return secret;
 }
 

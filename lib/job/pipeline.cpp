@@ -69,6 +69,37 @@ bool is_within(const fs::path& p, const fs::path& dir) {
   return !rel.empty() && *rel.begin() != "..";
 }
 
+// The job's record (spec.json, status.json) is JSON, which holds UTF-8 text only: a name or
+// argument that is not is refused here, before anything is packed or uploaded, rather than
+// failing halfway. Environment values may be any bytes (they travel apart from the record).
+void require_recordable(const RunRequest& req, const Resolved& r, const RunEnvironment& env) {
+  const std::string why = " is not valid UTF-8, which kinetic's job record (JSON) cannot hold; ";
+  if (!is_utf8(req.image)) {
+    throw Error(Errc::usage, "--image '" + escape_non_utf8(req.image) + "'" + why +
+                                 "expected e.g. us-docker.pkg.dev/PROJECT/REPO/IMAGE:TAG");
+  }
+  if (!is_utf8(r.file_rel)) {
+    throw Error(Errc::usage,
+                "the job file name '" + escape_non_utf8(r.file_rel) + "'" + why + "rename it");
+  }
+  for (size_t i = 0; i < req.args.size(); ++i) {
+    if (!is_utf8(req.args[i])) {
+      throw Error(Errc::usage, "argument " + std::to_string(i + 1) + " ('" +
+                                   escape_non_utf8(req.args[i]) + "')" + why +
+                                   "pass it in a file or an environment variable (--env NAME)");
+    }
+  }
+  if (!is_utf8(r.workdir_rel)) {
+    throw Error(Errc::usage, "the working directory '" + escape_non_utf8(r.workdir_rel) + "'" +
+                                 why + "run kinetic from a directory whose path is UTF-8");
+  }
+  const std::string output = req.output.empty() ? (env.cwd / "kinetic-out").string() : req.output;
+  if (!is_utf8(output)) {
+    throw Error(Errc::usage, "the output directory '" + escape_non_utf8(output) + "'" + why +
+                                 "pass --output DIR with a UTF-8 path");
+  }
+}
+
 Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   Resolved r;
   std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
@@ -167,6 +198,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     r.recipe = make_image_recipe(in);
   }
   r.job_env = build_job_env(req.env, req.capture_env, env.env);
+  require_recordable(req, r, env);
   return r;
 }
 

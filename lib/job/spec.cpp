@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/error.h"
 #include "core/strings.h"
 
 namespace kinetic {
@@ -115,6 +116,14 @@ std::string new_job_id() {
     id += hex[b & 15];
   }
   return id;
+}
+
+void require_job_id(const std::string& id) {
+  if (looks_like_job_id(id)) return;
+  std::string message = "'" + id + "' is not a job id; ids look like job-1a2b3c4d";
+  if (looks_like_job_id("job-" + to_lower(id)))
+    message += " (did you mean job-" + to_lower(id) + "?)";
+  throw Error(Errc::usage, message + "; run `kinetic status` to list jobs");
 }
 
 bool looks_like_job_id(const std::string& s) {

@@ -118,6 +118,40 @@ TEST_F(ErrorsTest, UnknownCommandSuggestsTheClosest) {
   expect_one_line(nested, {"did you mean use-context?"});
 }
 
+// A job id reaches a path (local) or an object name and URL (gke): checked first (issue #10.7).
+TEST_F(ErrorsTest, AJobIdThatIsNotOneIsAUsageError) {
+  for (const char* cmd : {"logs", "status", "cancel"}) {
+    auto r = sb.run({cmd, "../../x"}, proj);
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    expect_one_line(r, {"'../../x' is not a job id", "kinetic status"});
+  }
+}
+
+// JSON records hold UTF-8 only: what they cannot hold is refused up front, in one line with
+// the bytes shown escaped; environment values may be any bytes (issue #10 point 7).
+TEST_F(ErrorsTest, InputThatIsNotUtf8RunsOrFailsInOneLine) {
+  auto arg = sb.run({"run", "ok.py", "--", "a", "b\xff"}, proj);
+  EXPECT_EQ(arg.exit_code, 2);
+  expect_one_line(arg, {"argument 2 ('b\\xFF') is not valid UTF-8", "--env NAME"});
+  expect_nothing_left();
+  sb.write("proj/tr\xfc.py", "print('x')\n");
+  auto file = sb.run({"run", "tr\xfc.py"}, proj);
+  EXPECT_EQ(file.exit_code, 2);
+  expect_one_line(file, {"the job file name 'tr\\xFC.py' is not valid UTF-8", "rename it"});
+  expect_nothing_left();
+  auto image = sb.run({"run", "ok.py", "--image", "img\xfe"}, proj);
+  EXPECT_EQ(image.exit_code, 2);
+  expect_nothing_left();
+
+  // Runs: a value that is not UTF-8, and a file in the context whose name is not.
+  sb.write("proj/see.py",
+           "import os\nprint(os.environb[b'BLOB'].hex(), sorted(os.listdir(b'.')))\n");
+  auto ok = sb.run({"run", "see.py", "--env", "BLOB=\xfe\xff"}, proj);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("feff"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("b'tr\\xfc.py'"), std::string::npos) << ok.out;
+}
+
 TEST_F(ErrorsTest, DownWithoutYesRefusesWhenNotATerminal) {
   auto r = sb.run({"down"}, proj);
   EXPECT_EQ(r.exit_code, 2);

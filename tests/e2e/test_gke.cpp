@@ -181,6 +181,18 @@ TEST_F(GkeEndToEnd, AWildcardCaptureLeavesControlVariablesOut) {
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// An --env value of any bytes reaches the job exactly (base64 in the Secret's data), and a
+// context file whose name is not UTF-8 is shipped (issue #10 point 7).
+TEST_F(GkeEndToEnd, BytesThatAreNotUtf8RunOnTheCluster) {
+  sb.write("proj/see.py",
+           "import os\nprint(os.environb[b'BLOB'].hex(), b'tr\\xfc.txt' in os.listdir(b'.'))\n");
+  sb.write("proj/tr\xfc.txt", "x");
+  auto r = kin({"run", "see.py", "-a", "v5litepod-1", "--env", "BLOB=\xfe\xff-v", "-v", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("feff2d76 True"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("/v8tdg"), std::string::npos) << "the trace showed the value in base64";
+}
+
 // -v 8 traces every request and reply in full, and users paste it into bug reports: a job's
 // --env values (the Secret's stringData going out, its base64 data coming back) never show, on
 // run, on a cleanup that reads live jobs' Secrets, or on the follow-up calls (issue #10 point 1).

@@ -1,6 +1,8 @@
 // Configuration precedence, layer by layer: flag > environment > context > gcloud > default.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "core/error.h"
@@ -93,6 +95,43 @@ TEST_F(SettingsTest, EmptyEnvironmentValuesDoNotCount) {
   ConfigFile cfg = config_with_gke();
   Settings s = resolve_settings({}, Env::from_map({{"KINETIC_PROJECT", ""}}), cfg, {});
   EXPECT_EQ(s.project.value, "ctx-project");
+}
+
+// Cloud settings end up in URLs and object paths (issue #10 point 7).
+TEST_F(SettingsTest, CloudSettingsOfTheWrongShapeAreUsageErrors) {
+  ConfigFile cfg = config_with_gke();
+  Env empty = Env::from_map({});
+  auto with = [&](auto set) {
+    GlobalFlags flags;
+    set(flags);
+    return resolve_settings(flags, empty, cfg, {});
+  };
+  for (auto set : std::vector<std::function<void(GlobalFlags&)>>{
+           [](GlobalFlags& f) { f.namespace_ = "a/../b"; },
+           [](GlobalFlags& f) { f.namespace_ = "Team"; },
+           [](GlobalFlags& f) { f.namespace_ = std::string(64, 'a'); },
+           [](GlobalFlags& f) { f.project = "../p"; },
+           [](GlobalFlags& f) { f.project = "p?alt=media"; },
+           [](GlobalFlags& f) { f.zone = "us-central1-a/x"; },
+           [](GlobalFlags& f) { f.cluster = "1cluster"; },
+           [](GlobalFlags& f) { f.cluster = "c%2F"; }}) {
+    try {
+      with(set);
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_NE(std::string(e.what()).find("(from flag --"), std::string::npos) << e.what();
+    }
+  }
+  auto ok = with([](GlobalFlags& f) {
+    f.namespace_ = "team-a1";
+    f.project = "example.com:acme-ml";
+    f.cluster = "kinetic-2";
+  });
+  EXPECT_EQ(ok.namespace_.value, "team-a1");
+  // The local context ignores cloud settings, and so does not judge them.
+  cfg.set_current_context("local");
+  EXPECT_NO_THROW(with([](GlobalFlags& f) { f.namespace_ = "a/../b"; }));
 }
 
 TEST(RegionOfZone, StripsTheZoneLetterOnly) {

@@ -164,5 +164,36 @@ TEST(Checksum, Base64DecodeAcceptsBothAlphabetsAndRejectsJunk) {
   EXPECT_EQ(format_elapsed(185), "3m5s");
 }
 
+TEST(Utf8, WellFormedOnly) {
+  EXPECT_TRUE(is_utf8(""));
+  EXPECT_TRUE(is_utf8("plain ascii"));
+  EXPECT_TRUE(is_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));  // é € 😀
+  EXPECT_FALSE(is_utf8("\xff"));
+  EXPECT_FALSE(is_utf8("\xc3"));              // cut short
+  EXPECT_FALSE(is_utf8("\xc0\xaf"));          // overlong '/'
+  EXPECT_FALSE(is_utf8("\xe0\x80\xaf"));      // overlong '/'
+  EXPECT_FALSE(is_utf8("\xed\xa0\x80"));      // a UTF-16 surrogate
+  EXPECT_FALSE(is_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
+  EXPECT_EQ(escape_non_utf8("tr\xfc.py"), "tr\\xFC.py");
+  EXPECT_EQ(escape_non_utf8("caf\xc3\xa9\xc3"), "caf\xc3\xa9\\xC3");
+}
+
+TEST(JobId, CheckedBeforeItReachesAPath) {
+  EXPECT_NO_THROW(require_job_id("job-1a2b3c4d"));
+  for (const char* bad : {"../../x", "job-1a2b3c4d/../x", "job-1A2B3C4D", "", "job-", "1a2b3c4d"}) {
+    try {
+      require_job_id(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+    }
+  }
+  try {
+    require_job_id("1A2B3C4D");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean job-1a2b3c4d?"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace kinetic

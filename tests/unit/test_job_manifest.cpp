@@ -412,6 +412,12 @@ TEST(JobManifest, Secret) {
             R"("type":"Opaque","stringData":{"ZED":"z","ALPHA":"1"}})");
   // Redacted values for printing are the caller's: whatever is passed is used.
   EXPECT_EQ((*build_secret(in, {{"ALPHA", "***"}, {"ZED", "***"}}))["stringData"]["ZED"], "***");
+  // A value that is not UTF-8 (which JSON cannot carry) travels base64 under data, exactly.
+  const auto binary = build_secret(in, {{"ALPHA", "1"}, {"ZED", std::string("\xff\x00z", 3)}});
+  EXPECT_EQ((*binary)["data"]["ZED"], "/wB6");
+  EXPECT_EQ((*binary)["stringData"]["ALPHA"], "1");
+  EXPECT_FALSE((*binary)["stringData"].contains("ZED"));
+  EXPECT_NO_THROW(binary->dump());
   // A secret variable without a value is a bug in the caller.
   EXPECT_THROW(build_secret(in, {{"ALPHA", "1"}}), Error);
   // Creation order: the Secret first, so the pod never waits on a missing Secret.

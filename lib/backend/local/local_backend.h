@@ -37,7 +37,11 @@ class LocalBackend : public Backend {
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
 
-  fs::path job_dir(const std::string& id) const { return state_dir_ / "jobs" / id; }
+  // Checked: an id never walks out of jobs/ ("../x").
+  fs::path job_dir(const std::string& id) const {
+    require_job_id(id);
+    return state_dir_ / "jobs" / id;
+  }
   fs::path tmp_dir() const { return state_dir_ / "tmp"; }
 
  private:
