@@ -569,8 +569,10 @@ def unpack_context():
         def safe_members(members):
             for m in members:
                 name_parts = m.name.split("/")
-                link_escapes = m.issym() and (m.linkname.startswith("/")
-                                              or ".." in m.linkname.split("/"))
+                # As the data filter: a link may climb, as long as it stays inside.
+                resolved = os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))
+                link_escapes = m.issym() and (m.linkname.startswith("/") or resolved == ".."
+                                              or resolved.startswith("../"))
                 if (m.name.startswith("/") or ".." in name_parts
                         or not (m.isfile() or m.isdir() or m.issym()) or link_escapes):
                     raise Failure(126, "refusing to unpack the context: unsafe entry " + m.name)

@@ -177,7 +177,9 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
       throw Error(Errc::usage, "--requirements " + req.requirements + ": no such file");
     explicit_reqs = p;
   }
-  r.requirements = find_requirements(file.parent_path(), r.context_root, explicit_reqs);
+  // Only kinetic's own image build installs them (not the local backend, not --image).
+  r.requirements = find_requirements(file.parent_path(), r.context_root, explicit_reqs,
+                                     !local && req.image.empty());
   if (!req.image.empty()) {
     if (!req.python.empty())
       throw Error(Errc::usage, "--python picks the Python of kinetic's own image; with --image " +

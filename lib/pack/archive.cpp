@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "pack/sha256.h"
 
 namespace kinetic {
@@ -51,6 +53,31 @@ struct WalkEntry {
   std::string rel;
   Kind kind;
 };
+
+// A symlink the job could never unpack (an absolute target, or one leading out of the context:
+// every extractor kinetic's jobs use refuses those) is refused now, before the upload and the
+// build, rather than in the pod. The check is lexical, as the extractors' is.
+void check_link(const std::string& root, const std::string& rel) {
+  const std::string full = root + "/" + rel;
+  std::string target(PATH_MAX, '\0');
+  ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
+  if (n < 0) unreadable(full, errno);
+  target.resize(static_cast<size_t>(n));
+  long depth = static_cast<long>(std::count(rel.begin(), rel.end(), '/'));  // of its directory
+  bool escapes = target.empty() || target.front() == '/';
+  for (const auto& part : split(target, '/')) {
+    if (part == "..") {
+      escapes = escapes || --depth < 0;
+    } else if (!part.empty() && part != ".") {
+      ++depth;
+    }
+  }
+  if (!escapes) return;
+  throw Error(Errc::packaging,
+              full + " is a symlink to '" + target + "', outside the context directory " + root +
+                  ", which the job could never unpack; make it a relative link within the "
+                  "context, replace it with what it points to, or list it in .kineticignore");
+}
 
 void walk(const std::string& root, const std::string& rel_dir, const IgnoreRules& rules,
           std::vector<WalkEntry>& out) {
@@ -97,6 +124,7 @@ void walk(const std::string& root, const std::string& rel_dir, const IgnoreRules
       continue;  // sockets, fifos, devices: not part of a context
     }
     if (rules.ignored_entry(rel, kind == Kind::dir)) continue;
+    if (kind == Kind::link) check_link(root, rel);
     if (kind == Kind::dir) subdirs.push_back(rel);
     out.push_back({std::move(rel), kind});
   }

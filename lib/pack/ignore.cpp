@@ -77,51 +77,60 @@ size_t match_class(std::string_view p, size_t i, unsigned char c, bool* matched)
   return npos;
 }
 
+// What wildmatch found. As in git's wildmatch.c, the aborts also tell the '*' loops up the
+// recursion that no other split can match: abort_all when the text ran out, abort_to_starstar when
+// a '*' reached a '/' (only a "**" can go past it). Without them "*a*a*a*a*b" takes exponential
+// time on a long name of a's.
+enum class Wild { match, no_match, abort_all, abort_to_starstar };
+
 // gitignore's wildmatch with WM_PATHNAME: '*', '?' and classes never match '/'; "**" between
 // slashes (or at either end) matches any number of directories.
-bool wildmatch(std::string_view p, size_t pi, std::string_view s, size_t si) {
+Wild wildmatch(std::string_view p, size_t pi, std::string_view s, size_t si) {
   while (pi < p.size()) {
     char c = p[pi];
     if (c == '*') {
       bool dbl = pi + 1 < p.size() && p[pi + 1] == '*';
       if (dbl && (pi == 0 || p[pi - 1] == '/') && (pi + 2 == p.size() || p[pi + 2] == '/')) {
-        if (pi + 2 == p.size()) return true;  // trailing "**": everything below
-        size_t q = pi + 3;                    // "**/": zero or more leading directories
+        if (pi + 2 == p.size()) return Wild::match;  // trailing "**": everything below
+        size_t q = pi + 3;                           // "**/": zero or more leading directories
         for (size_t t = si;;) {
-          if (wildmatch(p, q, s, t)) return true;
+          Wild r = wildmatch(p, q, s, t);
+          // As git, the first try (no directory) only counts when it matches.
+          if (r == Wild::match || (r == Wild::abort_all && t != si)) return r;
           size_t slash = s.find('/', t);
-          if (slash == npos) return false;
+          if (slash == npos) return Wild::abort_all;
           t = slash + 1;
         }
       }
       while (pi < p.size() && p[pi] == '*') ++pi;
-      if (pi == p.size()) return s.find('/', si) == npos;
+      if (pi == p.size()) return s.find('/', si) == npos ? Wild::match : Wild::no_match;
       for (size_t t = si;; ++t) {
-        if (wildmatch(p, pi, s, t)) return true;
-        if (t == s.size() || s[t] == '/') return false;
+        if (Wild r = wildmatch(p, pi, s, t); r != Wild::no_match) return r;
+        if (t == s.size()) return Wild::abort_all;
+        if (s[t] == '/') return Wild::abort_to_starstar;
       }
     }
-    if (si == s.size()) return false;
+    if (si == s.size()) return Wild::abort_all;
     if (c == '?') {
-      if (s[si] == '/') return false;
+      if (s[si] == '/') return Wild::no_match;
     } else if (c == '[') {
       bool matched = false;
       size_t next = match_class(p, pi, static_cast<unsigned char>(s[si]), &matched);
       if (next != npos) {
-        if (!matched || s[si] == '/') return false;
+        if (!matched || s[si] == '/') return Wild::no_match;
         pi = next;
         ++si;
         continue;
       }
-      if (s[si] != '[') return false;
+      if (s[si] != '[') return Wild::no_match;
     } else {
       if (c == '\\' && pi + 1 < p.size()) c = p[++pi];
-      if (s[si] != c) return false;
+      if (s[si] != c) return Wild::no_match;
     }
     ++pi;
     ++si;
   }
-  return si == s.size();
+  return si == s.size() ? Wild::match : Wild::no_match;
 }
 
 std::string_view basename(std::string_view path) {
@@ -130,8 +139,16 @@ std::string_view basename(std::string_view path) {
 }
 
 std::string_view clean(std::string_view path) {
-  while (path.size() >= 2 && path.substr(0, 2) == "./") path.remove_prefix(2);
-  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  // Leading "./" and '/' in any order ("/./a" is "a"), so that cleaning twice changes nothing.
+  for (;;) {
+    if (path.substr(0, 2) == "./") {
+      path.remove_prefix(2);
+    } else if (!path.empty() && path.front() == '/') {
+      path.remove_prefix(1);
+    } else {
+      break;
+    }
+  }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   return path;
 }
@@ -210,7 +227,8 @@ bool IgnoreRules::ignored_entry(std::string_view rel_path, bool is_dir) const {
     const Rule& r = *it;
     if (r.dir_only && !is_dir) continue;
     std::string_view subject = r.anchored ? rel_path : base;
-    bool hit = r.literal ? subject == r.pattern : wildmatch(r.pattern, 0, subject, 0);
+    bool hit =
+        r.literal ? subject == r.pattern : wildmatch(r.pattern, 0, subject, 0) == Wild::match;
     if (hit) return !r.negate;
   }
   return false;

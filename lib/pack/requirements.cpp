@@ -341,7 +341,14 @@ class TomlScanner {
           case 'U': {
             size_t len = e == 'u' ? 4 : 8;
             if (i_ + len > s_.size()) toml_error("bad escape");
-            unsigned long cp = std::stoul(std::string(s_.substr(i_, len)), nullptr, 16);
+            unsigned long cp = 0;
+            for (char h : s_.substr(i_, len)) {
+              if (!std::isxdigit(static_cast<unsigned char>(h))) toml_error("bad \\u escape");
+              cp = cp * 16 + static_cast<unsigned long>(std::isdigit(static_cast<unsigned char>(h))
+                                                            ? h - '0'
+                                                            : std::tolower(h) - 'a' + 10);
+            }
+            if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) toml_error("bad \\u escape");
             i_ += len;
             append_utf8(out, cp);
             break;
@@ -448,12 +455,120 @@ std::optional<std::vector<std::string>> project_dependencies(std::string_view to
   return out;
 }
 
+// ---- what the image build can see ---------------------------------------------------------
+// The build source holds the Dockerfile and requirements.txt alone, and requirements.txt is a
+// layer of the image: a line naming another local file is expanded (-r) or refused, and a URL
+// carrying credentials is refused, before anything is uploaded.
+
+[[noreturn]] void refuse(const fs::path& file, const std::string& line, const std::string& why) {
+  throw Error(Errc::packaging, file.string() + ": '" + line + "' " + why);
+}
+
+bool is_url(std::string_view s) {
+  return s.find("://") != std::string_view::npos;
+}
+
+// LINE with the credentials of its URLs ("https://user:token@host", "https://token@host")
+// shown as "***"; nullopt when none carries any. ssh's "git@host" names a user, not a secret.
+std::optional<std::string> without_credentials(const std::string& line) {
+  std::string out = line;
+  bool found = false;
+  for (size_t at = out.find("://"); at != std::string::npos; at = out.find("://", at + 3)) {
+    size_t token = out.find_last_of(" \t=", at);
+    token = token == std::string::npos ? 0 : token + 1;
+    const bool ssh = to_lower(out.substr(token, at - token)).find("ssh") != std::string::npos;
+    const size_t start = at + 3;
+    const size_t end = std::min(out.find_first_of("/?# \t", start), out.size());
+    const size_t userinfo = out.rfind('@', end == 0 ? 0 : end - 1);
+    if (userinfo == std::string::npos || userinfo < start) continue;
+    if (ssh && out.find(':', start) >= userinfo) continue;
+    out.replace(start, userinfo - start, "***");
+    found = true;
+  }
+  if (!found) return std::nullopt;
+  return out;
+}
+
+// The argument of an option line: "-r x", "-rx", "--requirement x", "--requirement=x".
+std::optional<std::string> option_argument(const std::string& line, std::string_view short_form,
+                                           std::string_view long_form) {
+  if (starts_with(line, std::string(long_form) + "=")) return line.substr(long_form.size() + 1);
+  if (starts_with(line, std::string(long_form) + " ")) return line.substr(long_form.size() + 1);
+  if (!short_form.empty() && starts_with(line, short_form) && line.size() > short_form.size()) {
+    return std::string(trim(line.substr(short_form.size())));
+  }
+  return std::nullopt;
+}
+
+bool names_local_path(const std::string& line) {
+  if (starts_with(line, "-")) return false;
+  std::string target = line.substr(0, line.find(';'));  // not the marker
+  if (size_t at = target.find(" @ "); at != std::string::npos) target = target.substr(at + 3);
+  if (starts_with(to_lower(target), "file:")) return true;
+  if (is_url(target)) return false;
+  return starts_with(target, ".") || starts_with(target, "/") || starts_with(target, "~") ||
+         target.find('/') != std::string::npos || looks_like_file(trim(target));
+}
+
+const char* kLocalPathAdvice =
+    "names a local path, which the image build cannot see; drop it (the context directory is "
+    "shipped with the job, so a package inside it imports as is) or publish the package and "
+    "name it by version";
+
+void check_line(const fs::path& file, const std::string& line) {
+  if (auto masked = without_credentials(line)) {
+    refuse(file, *masked,
+           "carries credentials in a URL, which would be written into the image (its "
+           "requirements.txt layer); use an index that needs none, or build an image with them "
+           "yourself and pass --image");
+  }
+  if (auto c = option_argument(line, "-c", "--constraint"); c && !is_url(*c)) {
+    refuse(file, line,
+           "names a constraints file, which kinetic does not ship to the image build; pin the "
+           "versions in " +
+               file.filename().string() + " instead (name==version)");
+  }
+  if (auto e = option_argument(line, "-e", "--editable"); e && !is_url(*e)) {
+    refuse(file, line, kLocalPathAdvice);
+  }
+  if (auto f = option_argument(line, "-f", "--find-links"); f && !is_url(*f)) {
+    refuse(file, line, kLocalPathAdvice);
+  }
+  if (names_local_path(line)) refuse(file, line, kLocalPathAdvice);
+}
+
+// FILE's lines with every "-r OTHER" replaced by OTHER's (relative to the file that names it),
+// each line checked. CHAIN: the files being read, to refuse a cycle.
+void expand_into(const fs::path& file, bool check, std::vector<fs::path>& chain,
+                 std::vector<std::string>& out) {
+  auto text = read_file(file);
+  if (!text) {
+    refuse(chain.back(), "-r " + file.lexically_relative(chain.back().parent_path()).string(),
+           "names " + file.string() + ", which does not exist");
+  }
+  chain.push_back(file);
+  for (const auto& line : normalize_requirements(*text)) {
+    auto included = option_argument(line, "-r", "--requirement");
+    if (!included || is_url(*included)) {
+      if (check) check_line(file, line);
+      out.push_back(line);
+      continue;
+    }
+    fs::path next = (file.parent_path() / *included).lexically_normal();
+    if (std::find(chain.begin(), chain.end(), next) != chain.end()) {
+      refuse(file, line, "includes a file that includes " + file.filename().string() + " back");
+    }
+    expand_into(next, check, chain, out);
+  }
+  chain.pop_back();
+}
+
 bool is_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
 }
 
-std::optional<Requirements> load(const fs::path& file, bool explicit_file) {
+std::optional<Requirements> load(const fs::path& file, bool explicit_file, bool check) {
   auto text = read_file(file);
   if (!text) {
     if (!explicit_file) return std::nullopt;
@@ -472,8 +587,13 @@ std::optional<Requirements> load(const fs::path& file, bool explicit_file) {
     // Without [project].dependencies a pyproject.toml is tool configuration, not requirements.
     if (!deps && !explicit_file) return std::nullopt;
     if (deps) r.lines = std::move(*deps);
+    if (check) {
+      for (const auto& line : r.lines) check_line(file, line);
+    }
   } else {
-    r.lines = normalize_requirements(*text);
+    std::vector<fs::path> chain;
+    expand_into(fs::absolute(file).lexically_normal(), check, chain, r.lines);
+    sort_unique(r.lines);
   }
   return r;
 }
@@ -543,8 +663,9 @@ std::vector<std::string> pyproject_dependencies(std::string_view toml) {
 
 std::optional<Requirements> find_requirements(const fs::path& start_dir,
                                               const fs::path& context_root,
-                                              const std::optional<fs::path>& explicit_file) {
-  if (explicit_file) return load(*explicit_file, true);
+                                              const std::optional<fs::path>& explicit_file,
+                                              bool for_image_build) {
+  if (explicit_file) return load(*explicit_file, true, for_image_build);
   fs::path dir = fs::absolute(start_dir).lexically_normal();
   fs::path root = fs::absolute(context_root).lexically_normal();
   if (!dir.has_filename()) dir = dir.parent_path();  // "a/b/" -> "a/b"
@@ -555,7 +676,7 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
     for (const char* name : {"requirements.txt", "pyproject.toml"}) {
       fs::path f = dir / name;
       if (!is_file(f)) continue;
-      if (auto r = load(f, false)) return r;
+      if (auto r = load(f, false, for_image_build)) return r;
     }
     if (!inside || dir == root || dir == dir.parent_path()) break;
     dir = dir.parent_path();

@@ -33,9 +33,14 @@ std::string find_requires_python(const fs::path& start_dir, const fs::path& cont
 
 // The requirements for a job: an explicit file when given (requirements.txt syntax, or a
 // pyproject.toml), else the first requirements.txt or pyproject.toml found walking up from
-// START_DIR, not above CONTEXT_ROOT. nullopt when there are none.
+// START_DIR, not above CONTEXT_ROOT. nullopt when there are none. "-r FILE" lines are expanded
+// (relative to the file naming them). FOR_IMAGE_BUILD: the lines go into an image build that
+// sees nothing but them, so a line naming another local file (-e PATH, -c FILE, -f DIR, a path
+// or wheel, file: URLs) or a URL carrying credentials (which would end up in an image layer) is
+// an Error(Errc::packaging) naming the file and the line (credentials masked).
 std::optional<Requirements> find_requirements(const fs::path& start_dir,
                                               const fs::path& context_root,
-                                              const std::optional<fs::path>& explicit_file);
+                                              const std::optional<fs::path>& explicit_file,
+                                              bool for_image_build = true);
 
 }  // namespace kinetic

@@ -143,5 +143,31 @@ TEST_F(GkeImages, AGpuImageInstallsTheCudaBuildOfJaxPastPep668) {
   EXPECT_NE(r.out.find("'extras': ['cuda12']"), std::string::npos) << r.out;
 }
 
+// The build sees requirements.txt alone: an included file is expanded into it (so its content
+// is in the image and decides the tag), and a line naming a local path, or a URL carrying
+// credentials, fails in one line before anything is uploaded (issue #10 point 7).
+TEST_F(GkeImages, RequirementsNamingOtherFilesAreExpandedOrRefusedBeforeAnyUpload) {
+  sb.write("proj/requirements.txt", "-r deps/base.txt\n");
+  sb.write("proj/deps/base.txt", "jax\n");
+  sb.write("proj/devices.py", "import jax\nprint('jax', jax.__version__)\n");
+  auto r = kin({"run", "devices.py", "-a", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("jax "), std::string::npos) << r.out;
+
+  for (const std::string line :
+       {"-e ./mypkg", "--index-url https://user:s3cr3t@pypi.corp/simple"}) {
+    sb.write("proj/requirements.txt", line + "\n");
+    const int requests = cloud_->gcs().total_requests();
+    const int builds = cloud_->gcp().builds_created();
+    auto refused = kin({"run", "devices.py", "-a", "v5litepod-1"});
+    EXPECT_EQ(refused.exit_code, 125) << refused.err;
+    EXPECT_EQ(line_count(refused.err), 1u) << refused.err;
+    EXPECT_NE(refused.err.find("requirements.txt: '"), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.err.find("s3cr3t"), std::string::npos) << refused.err;
+    EXPECT_EQ(cloud_->gcs().total_requests(), requests) << line;
+    EXPECT_EQ(cloud_->gcp().builds_created(), builds) << line;
+  }
+}
+
 }  // namespace
 }  // namespace kinetic::test

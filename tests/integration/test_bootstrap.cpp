@@ -215,15 +215,18 @@ class BootstrapTest : public ::testing::Test {
     return "gs://" + std::string(kBucket) + "/" + results_prefix();
   }
 
-  // Packs FILES (path -> {content, mode}) and uploads the archive content-addressed.
+  // Packs FILES (path -> {content, mode}) and LINKS (path -> target) and uploads the archive
+  // content-addressed.
   void stage_context(const std::map<std::string, std::pair<std::string, unsigned>>& files,
-                     Compression compression = Compression::gzip) {
+                     Compression compression = Compression::gzip,
+                     const std::map<std::string, std::string>& links = {}) {
     fs::path dir = tmp / ("ctx" + std::to_string(contexts++));
     make_dirs(dir, 0755);
     for (const auto& [name, file] : files) {
       atomic_write(dir / name, file.first, file.second);
       ::chmod((dir / name).c_str(), file.second);
     }
+    for (const auto& [name, target] : links) fs::create_symlink(target, dir / name);
     fs::path archive = tmp / ("context" + std::string(archive_extension(compression)));
     PackResult r = pack_directory(dir, IgnoreRules(), archive, compression);
     std::string name = "contexts/" + r.sha256 + std::string(archive_extension(compression));
@@ -538,6 +541,22 @@ TEST_F(BootstrapTest, UnsafeContextEntriesAreRefusedWithOrWithoutTheDataFilter) 
       EXPECT_NE(error.find("unsafe entry"), std::string::npos) << error;
     }
     EXPECT_TRUE(fs::is_empty(node_tmp));
+  }
+}
+
+// A link may climb as long as it stays inside: what packing accepts (pack/archive.h), the pod
+// unpacks, with this Python's data filter or the bootstrap's own checks.
+TEST_F(BootstrapTest, LinksThatStayInsideUnpackWithOrWithoutTheDataFilter) {
+  stage_context({{"train.py", {"print(open('sub/back').read())\n", 0644}},
+                 {"data.txt", {"inside the context", 0644}},
+                 {"sub/keep.txt", {"", 0644}}},
+                Compression::gzip, {{"sub/back", "../data.txt"}});
+  stage_spec("train.py", JobKind::python);
+  for (std::string prelude : {"", "import tarfile\ndel tarfile.data_filter\n"}) {
+    SCOPED_TRACE(prelude.empty() ? "data filter" : "own checks");
+    auto child = start({}, true, "python3", prelude);
+    EXPECT_EQ(child->wait(), 0) << child->err();
+    EXPECT_NE(child->out().find("inside the context"), std::string::npos) << child->out();
   }
 }
 

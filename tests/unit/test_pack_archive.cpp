@@ -425,20 +425,48 @@ TEST_F(PackArchiveTest, ModesContentAndSymlinksSurviveUnpack) {
 }
 
 TEST_F(PackArchiveTest, SymlinksAreNeverFollowed) {
-  fs::path outside = tmp_ / "outside";
-  write(outside / "big-secret.bin", "SECRET CONTENT");
-  fs::create_symlink(outside, ctx_ / "outdir");
-  fs::create_symlink(outside / "big-secret.bin", ctx_ / "outfile");
   write(ctx_ / "main.py", "x");
+  write(ctx_ / "sub" / "data.txt", "d");
+  fs::create_symlink("../main.py", ctx_ / "sub" / "up");  // climbs, and stays inside
+  fs::create_symlink("sub", ctx_ / "subdir");
   auto r = pack_directory(ctx_, IgnoreRules(), tmp_ / "o.tar.zst");
   auto entries = read_entries(tmp_ / "o.tar.zst");
-  EXPECT_EQ(names(entries), (std::vector<std::string>{"main.py", "outdir", "outfile"}));
+  EXPECT_EQ(names(entries),
+            (std::vector<std::string>{"main.py", "sub/", "sub/data.txt", "sub/up", "subdir"}));
   for (const auto& e : entries) {
-    if (e.name == "main.py") continue;
+    if (e.name != "sub/up" && e.name != "subdir") continue;
     EXPECT_EQ(e.type, static_cast<unsigned>(AE_IFLNK));
     EXPECT_TRUE(e.data.empty());
   }
-  EXPECT_EQ(r.input_bytes, 1u);
+  EXPECT_EQ(r.input_bytes, 2u);
+}
+
+// A link out of the context could never be unpacked by the job (every extractor refuses it):
+// refused at packing time, before any upload or build (issue #10 point 7).
+TEST_F(PackArchiveTest, ASymlinkLeadingOutOfTheContextIsRefusedWhenPacking) {
+  fs::path outside = tmp_ / "outside";
+  write(outside / "big-secret.bin", "SECRET CONTENT");
+  write(ctx_ / "main.py", "x");
+  make_dirs(ctx_ / "sub");
+  const std::vector<std::pair<std::string, fs::path>> links = {
+      {"outdir", outside},
+      {"inside-but-absolute", ctx_ / "main.py"},
+      {"sub/climbs-out", "../../outside/big-secret.bin"},
+      {"sub/down-then-out", "x/../../../y"}};
+  for (const auto& [name, target] : links) {
+    fs::create_symlink(target, ctx_ / name);
+    try {
+      pack_directory(ctx_, IgnoreRules(), tmp_ / "o.tar.zst");
+      ADD_FAILURE() << name << " was packed";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::packaging);
+      EXPECT_NE(std::string(e.what()).find((ctx_ / name).string() + " is a symlink to '" +
+                                           target.string() + "'"),
+                std::string::npos)
+          << e.what();
+    }
+    fs::remove(ctx_ / name);
+  }
 }
 
 TEST_F(PackArchiveTest, DefaultsAndKineticignoreLeaveFilesOut) {

@@ -139,6 +139,9 @@ TEST(RequirementsTest, MalformedPyprojectIsAPackagingError) {
     EXPECT_NE(std::string(e.what()).find("pyproject.toml"), std::string::npos) << e.what();
   }
   EXPECT_THROW(pyproject_dependencies("[project]\ndependencies = \"numpy\"\n"), Error);
+  // A \\u escape that is not four hex digits is malformed, not a crash.
+  EXPECT_THROW(pyproject_dependencies("[project]\ndependencies = [\"\\uZZZZ\"]\n"), Error);
+  EXPECT_THROW(pyproject_dependencies("[project]\ndependencies = [\"\\uD800\"]\n"), Error);
 }
 
 class FindRequirementsTest : public ::testing::Test {
@@ -214,6 +217,82 @@ TEST_F(FindRequirementsTest, MalformedPyprojectErrorNamesTheFile) {
     EXPECT_NE(std::string(e.what()).find((root_ / "pyproject.toml").string()), std::string::npos)
         << e.what();
   }
+}
+
+// The image build sees requirements.txt alone (issue #10 point 7): "-r" files are expanded
+// (their content then decides the image tag), lines naming other local files are refused
+// before any upload, and so are URLs carrying credentials (they would be in an image layer).
+TEST_F(FindRequirementsTest, IncludedFilesAreExpandedRelativeToTheFileNamingThem) {
+  atomic_write(root_ / "requirements.txt", "numpy\n-r deps/base.txt\n");
+  atomic_write(root_ / "deps" / "base.txt", "--requirement=more/extra.txt\nJAX==0.4\n");
+  atomic_write(root_ / "deps" / "more" / "extra.txt",
+               "optax\n-r https://example.com/reqs.txt\nnumpy\n");
+  auto r = find_requirements(root_, root_, std::nullopt);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->lines, (Lines{"-r https://example.com/reqs.txt", "jax==0.4", "numpy", "optax"}));
+}
+
+TEST_F(FindRequirementsTest, AMissingOrCyclicIncludeIsRefused) {
+  atomic_write(root_ / "requirements.txt", "-r other.txt\n");
+  try {
+    find_requirements(root_, root_, std::nullopt);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::packaging);
+    EXPECT_NE(std::string(e.what()).find("'-r other.txt' names " + (root_ / "other.txt").string() +
+                                         ", which does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+  atomic_write(root_ / "other.txt", "-r requirements.txt\n");
+  EXPECT_THROW(find_requirements(root_, root_, std::nullopt), Error);
+}
+
+TEST_F(FindRequirementsTest, LinesTheImageBuildCannotSeeAreRefused) {
+  for (const char* line :
+       {"-e ./mypkg", "--editable=../lib", "./local_pkg", "/abs/pkg", "pkg/sub",
+        "My_Wheel-1.0-py3-none-any.whl", "dist/x-1.0.tar.gz", "pkg @ file:///src/pkg",
+        "-c constraints.txt", "--constraint=c.txt", "-f ./wheels"}) {
+    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
+    try {
+      find_requirements(root_, root_, std::nullopt);
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::packaging) << line;
+      EXPECT_NE(std::string(e.what()).find((root_ / "requirements.txt").string() + ": '"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  for (const char* line :
+       {"-e git+https://github.com/org/repo.git#egg=repo", "-c https://example.com/constraints.txt",
+        "git+ssh://git@github.com/org/repo.git", "pkg @ https://h/p-1.0.whl",
+        "torch; sys_platform == \"linux\"", "-f https://h/wheels/"}) {
+    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
+    EXPECT_NO_THROW(find_requirements(root_, root_, std::nullopt)) << line;
+  }
+}
+
+TEST_F(FindRequirementsTest, CredentialsInAUrlAreRefusedAndNeverShown) {
+  for (const char* line :
+       {"--index-url https://user:s3cr3t@pypi.corp/simple", "-i https://s3cr3t@pypi.corp/simple",
+        "--extra-index-url=https://user:s3cr3t@pypi.corp/simple",
+        "git+https://s3cr3t@github.com/org/private.git", "pkg @ https://user:s3cr3t@h/pkg-1.0.whl",
+        "git+ssh://git:s3cr3t@github.com/org/repo.git"}) {
+    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
+    try {
+      find_requirements(root_, root_, std::nullopt);
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("carries credentials"), std::string::npos) << what;
+      EXPECT_NE(what.find("***@"), std::string::npos) << what;
+      EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
+    }
+  }
+  atomic_write(root_ / "pyproject.toml",
+               "[project]\ndependencies = [\"pkg @ https://tok@h/p.whl\"]\n");
+  EXPECT_THROW(find_requirements(root_, root_, root_ / "pyproject.toml"), Error);
 }
 
 TEST_F(FindRequirementsTest, NoneFound) {
