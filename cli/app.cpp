@@ -195,23 +195,8 @@ std::shared_ptr<http::Transport> Factory::cloud() {
 
 Backend& Factory::backend(const std::string& command) {
   if (Backend* b = backend_or_null()) return *b;
-  throw Error(Errc::unsupported,
-              "`kinetic " + command + "` on the " + settings().backend + " context '" +
-                  settings().context.value +
-                  "' needs Google Cloud support, which this build of kinetic does not have yet; "
-                  "use --context local");
-}
-
-bool& unused_flag() {
-  static bool sink = false;
-  return sink;
-}
-
-void needs_cloud(const std::string& command) {
-  throw Error(Errc::unsupported, "`kinetic " + command +
-                                     "` needs Google Cloud support, which this build of "
-                                     "kinetic does not have yet; the local backend needs no "
-                                     "set-up (try `kinetic run examples/hello/train.py`)");
+  // The config file admits only the backends above.
+  throw Error(Errc::internal, "`kinetic " + command + "`: no backend '" + settings().backend + "'");
 }
 
 std::unique_ptr<CLI::App> build_app(Factory& f, Action& action) {

@@ -107,12 +107,4 @@ std::unique_ptr<CLI::App> build_app(Factory& f, Action& action);
 // Runs kinetic with ARGV and returns the exit code.
 int run(int argc, char** argv);
 
-// Somewhere to bind the flags of a command that cannot run yet: they are still parsed, so a
-// typo is caught and completions see them, but their values are unused.
-bool& unused_flag();
-
-// Throws Error(Errc::unsupported) for a command that needs Google Cloud, which this build
-// cannot reach yet.
-[[noreturn]] void needs_cloud(const std::string& command);
-
 }  // namespace kinetic::cli

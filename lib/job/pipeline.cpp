@@ -128,7 +128,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
                                                          : env.cwd / req.context_dir;
     c = c.lexically_normal();
     if (!fs::is_directory(c, ec))
-      throw Error(Errc::usage, "--context " + req.context_dir + ": not a directory");
+      throw Error(Errc::usage, "--context-dir " + req.context_dir + ": not a directory");
     r.context_root = c;
   } else {
     r.context_root = find_context_dir(file, env.home).lexically_normal();
@@ -143,7 +143,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (!is_within(file, r.context_root))
     throw Error(Errc::usage, "job file " + req.file + " is outside the context directory " +
                                  r.context_root.string() +
-                                 "; pass --context with a directory that contains it");
+                                 "; pass --context-dir with a directory that contains it");
   r.file_rel = file.lexically_relative(r.context_root).generic_string();
   r.workdir_rel = is_within(env.cwd / "x", r.context_root)
                       ? env.cwd.lexically_relative(r.context_root).generic_string()
@@ -504,12 +504,8 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   Resolved r = resolve(req, env, local);
   clock.mark("resolve");
   for (const auto& w : r.job_env.warnings) env.io.warn(w);
-  if (!req.dry_run && !env.backend)
-    throw Error(Errc::unsupported,
-                "the " + env.settings.backend + " backend of context '" +
-                    env.settings.context.value +
-                    "' cannot run jobs yet in this version of kinetic; use the local context "
-                    "(--context local) or --dry-run -o yaml to see the manifests");
+  // Only a dry run goes without a backend (cli/cmd_run.cpp).
+  if (!req.dry_run && !env.backend) throw Error(Errc::internal, "run: no backend");
 
   // 2 package
   // --output inside the context is left out of it (./kinetic-out is a default exclude).

@@ -152,6 +152,18 @@ TEST_F(ErrorsTest, InputThatIsNotUtf8RunsOrFailsInOneLine) {
   EXPECT_NE(ok.out.find("b'tr\\xfc.py'"), std::string::npos) << ok.out;
 }
 
+// The flag to name is --context-dir (--context picks a kinetic context).
+TEST_F(ErrorsTest, ContextDirectoryErrorsNameTheRightFlag) {
+  auto missing = sb.run({"run", "ok.py", "--context-dir", "nope"}, proj);
+  EXPECT_EQ(missing.exit_code, 2);
+  expect_one_line(missing, {"--context-dir nope: not a directory"});
+  sb.write("other/x.txt", "");
+  auto outside = sb.run({"run", "ok.py", "--context-dir", (sb.root() / "other").string()}, proj);
+  EXPECT_EQ(outside.exit_code, 2);
+  expect_one_line(outside, {"pass --context-dir with a directory that contains it"});
+  expect_nothing_left();
+}
+
 TEST_F(ErrorsTest, DownWithoutYesRefusesWhenNotATerminal) {
   auto r = sb.run({"down"}, proj);
   EXPECT_EQ(r.exit_code, 2);
