@@ -6,7 +6,7 @@ if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
-  g++ cmake ninja-build pkg-config clang-format \
+  g++ cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev llvm \
   libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libssl-dev \
   libarchive-dev libzstd-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libcpp-httplib-dev python3 zstd bash-completion groff-base zsh fish >/dev/null

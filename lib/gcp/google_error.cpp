@@ -1,5 +1,6 @@
 #include "gcp/google_error.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -21,30 +22,45 @@ std::string str(const json& j, const char* key) {
   return {};
 }
 
-// "4s", "1.500s" -> milliseconds.
+// The longest retry delay taken from a body; a longer one is this (a retry loop gives up on
+// either), and no delay from the wire can overflow a clock.
+constexpr double kMaxRetryDelaySeconds = 86400;
+
+// SECONDS as a retry delay; nullopt when it is negative or not a number.
+std::optional<std::chrono::milliseconds> retry_delay(double seconds) {
+  if (!(seconds >= 0)) return std::nullopt;
+  seconds = std::min(seconds, kMaxRetryDelaySeconds);
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+}
+
+// "4s", "1.500s", {"seconds": "4", "nanos": 0} -> milliseconds.
 std::optional<std::chrono::milliseconds> parse_duration(const json& j) {
   if (j.is_string()) {
     std::string s = j.get<std::string>();
     if (s.empty() || s.back() != 's') return std::nullopt;
     try {
-      double seconds = std::stod(s.substr(0, s.size() - 1));
-      if (seconds < 0) return std::nullopt;
-      return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000 + 0.5));
+      return retry_delay(std::stod(s.substr(0, s.size() - 1)));
     } catch (...) {
       return std::nullopt;
     }
   }
-  if (j.is_object()) {  // {"seconds": "4", "nanos": 0}
-    int64_t seconds = 0, nanos = 0;
+  if (j.is_object()) {
+    double seconds = 0;
     try {
-      if (j.contains("seconds"))
-        seconds = j["seconds"].is_string() ? std::stoll(j["seconds"].get<std::string>())
-                                           : j["seconds"].get<int64_t>();
-      if (j.contains("nanos") && j["nanos"].is_number()) nanos = j["nanos"].get<int64_t>();
+      if (auto it = j.find("seconds"); it != j.end()) {
+        if (it->is_string())
+          seconds = std::stod(it->get<std::string>());
+        else if (it->is_number())
+          seconds = it->get<double>();
+        else
+          return std::nullopt;
+      }
     } catch (...) {
       return std::nullopt;
     }
-    return std::chrono::milliseconds(seconds * 1000 + nanos / 1000000);
+    if (auto it = j.find("nanos"); it != j.end() && it->is_number())
+      seconds += it->get<double>() / 1e9;
+    return retry_delay(seconds);
   }
   return std::nullopt;
 }
@@ -181,7 +197,9 @@ GoogleErrorBody parse_google_error(int http_status, std::string_view body) {
   return out;
 }
 
-Error google_error(int http_status, std::string_view body, std::string_view what) {
+namespace {
+
+Error error_for(int http_status, std::string_view body, std::string_view what) {
   GoogleErrorBody e = parse_google_error(http_status, body);
   std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
   std::string said = trim_period(e.message);
@@ -278,6 +296,14 @@ Error google_error(int http_status, std::string_view body, std::string_view what
   std::string message = with_said(head);
   if (!e.help_urls.empty()) message += "; see " + e.help_urls.front();
   return Error(Errc::api, prefix + message);
+}
+
+}  // namespace
+
+Error google_error(int http_status, std::string_view body, std::string_view what) {
+  // The status, ErrorInfo metadata and help links are quoted as the body spells them.
+  Error e = error_for(http_status, body, what);
+  return Error(e.code(), one_line(e.what()));
 }
 
 std::optional<std::chrono::milliseconds> retry_info_delay(std::string_view body) {

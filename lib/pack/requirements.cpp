@@ -541,7 +541,13 @@ void check_line(const fs::path& file, const std::string& line) {
 // each line checked. CHAIN: the files being read, to refuse a cycle.
 void expand_into(const fs::path& file, bool check, std::vector<fs::path>& chain,
                  std::vector<std::string>& out) {
+  // A regular file only: "-r /dev/zero" or "-r /dev/stdin" would never end.
+  std::error_code ec;
+  if (!chain.empty() && fs::exists(file, ec) && !fs::is_regular_file(file, ec)) {
+    refuse(chain.back(), "-r " + file.string(), "names something that is not a regular file");
+  }
   auto text = read_file(file);
+  if (!text && chain.empty()) throw Error(Errc::packaging, "cannot read " + file.string());
   if (!text) {
     refuse(chain.back(), "-r " + file.lexically_relative(chain.back().parent_path()).string(),
            "names " + file.string() + ", which does not exist");

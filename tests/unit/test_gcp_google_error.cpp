@@ -207,3 +207,37 @@ TEST(GoogleError, RetryInfoDelay) {
   EXPECT_EQ(kinetic::gcp::retry_info_delay(R"({"error":{"code":429}})"), std::nullopt);
   EXPECT_EQ(kinetic::gcp::retry_info_delay("not json"), std::nullopt);
 }
+
+// Found by fuzzing (tests/fuzz/fuzz_google_error.cpp): delays that are not numbers, negative or
+// too large to count in milliseconds were converted with undefined behaviour.
+TEST(GoogleError, RetryInfoDelayOutOfRange) {
+  using namespace std::chrono_literals;
+  auto delay = [](const std::string& retry_delay) {
+    return kinetic::gcp::retry_info_delay(
+        R"({"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":)" +
+        retry_delay + "}]}}");
+  };
+  EXPECT_EQ(delay(R"("nans")"), std::nullopt);
+  EXPECT_EQ(delay(R"("-1s")"), std::nullopt);
+  EXPECT_EQ(delay(R"({"seconds":-5})"), std::nullopt);
+  EXPECT_EQ(delay(R"("1e300s")"), 86400s);
+  EXPECT_EQ(delay(R"({"seconds":"9223372036854775807"})"), 86400s);
+  EXPECT_EQ(delay(R"({"seconds":1e300})"), 86400s);
+  EXPECT_EQ(delay(R"({"seconds":"2","nanos":500000000})"), 2500ms);
+  EXPECT_EQ(delay(R"({"seconds":[]})"), std::nullopt);
+}
+
+// Found by fuzzing: a status, ErrorInfo metadata or help link with a newline made the message
+// two lines.
+TEST(GoogleError, FieldsQuotedFromTheBodyKeepTheMessageOneLine) {
+  EXPECT_STREQ(google_error(500, R"({"error":{"code":500,"status":"A\nB"}})").what(),
+               "HTTP 500 A B");
+  auto disabled = google_error(
+      403,
+      R"({"error":{"code":403,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"SERVICE_DISABLED","metadata":{"service":"x.googleapis.com\r\nfake","consumer":"projects/p\n"}}]}})");
+  EXPECT_TRUE(one_line(disabled.what())) << disabled.what();
+  auto help = google_error(
+      400,
+      R"({"error":{"code":400,"details":[{"@type":"type.googleapis.com/google.rpc.Help","links":[{"url":"https://x\n"}]}]}})");
+  EXPECT_TRUE(one_line(help.what())) << help.what();
+}

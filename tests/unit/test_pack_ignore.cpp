@@ -157,6 +157,34 @@ TEST(IgnoreRulesTest, PathsAreCleanedOfDotSlashAndTrailingSlash) {
   EXPECT_FALSE(rules.ignored("", true));
 }
 
+// Found by fuzzing (tests/fuzz/fuzz_ignore.cpp): "/./a/b" was cleaned to "./a/b" by
+// ignored_entry but to "a/b" by ignored, which cleans twice, so the two disagreed.
+TEST(IgnoreRulesTest, LeadingSlashesAndDotSlashesAreCleanedInAnyOrder) {
+  IgnoreRules rules;
+  rules.add_line("a/*");
+  for (const char* path : {"/./a/b", "./a/b", "/a/b", ".//./a/b"}) {
+    EXPECT_TRUE(rules.ignored_entry(path, false)) << path;
+    EXPECT_TRUE(rules.ignored(path, false)) << path;
+  }
+}
+
+// Found with tests/fuzz/fuzz_ignore.cpp: each '*' retried every split of the name, so many stars
+// against a long name took exponential time (6 stars and 40 a's: 10 s). git's wildmatch cuts
+// such searches short the same way. Without the fix this test does not finish.
+TEST(IgnoreRulesTest, ManyStarsAgainstALongNameAnswerAtOnce) {
+  IgnoreRules rules;
+  rules.add_line("*a*a*a*a*a*a*a*a*a*a*a*a*b");
+  rules.add_line("**/x/**/x/**/x/**/x/**/x/**/y");
+  const std::string name(100, 'a');
+  EXPECT_FALSE(rules.ignored(name, false));
+  EXPECT_TRUE(rules.ignored(name + "b", false));
+  EXPECT_FALSE(rules.ignored("dir/" + name + "/c", false));
+  std::string deep;
+  for (int i = 0; i < 30; ++i) deep += "x/";
+  EXPECT_FALSE(rules.ignored(deep + "z", false));
+  EXPECT_TRUE(rules.ignored(deep + "y", false));
+}
+
 TEST(IgnoreRulesTest, AddFileReadsGitignoreSyntax) {
   fs::path dir = make_temp_dir(fs::temp_directory_path(), "kinetic-ignore-");
   atomic_write(dir / ".kineticignore",

@@ -246,6 +246,9 @@ TEST_F(FindRequirementsTest, AMissingOrCyclicIncludeIsRefused) {
   }
   atomic_write(root_ / "other.txt", "-r requirements.txt\n");
   EXPECT_THROW(find_requirements(root_, root_, std::nullopt), Error);
+  // Only regular files: /dev/zero would be read for ever.
+  atomic_write(root_ / "requirements.txt", "-r /dev/zero\n");
+  EXPECT_THROW(find_requirements(root_, root_, std::nullopt), Error);
 }
 
 TEST_F(FindRequirementsTest, LinesTheImageBuildCannotSeeAreRefused) {
