@@ -383,13 +383,13 @@ int run(int argc, char** argv) {
       for (const auto& w : split(what.substr(colon + 2), ' '))
         if (!w.empty()) extras.push_back(w);
     print_error(extras.empty() ? what : explain_extras(app.get(), extras, args));
-    return 2;
+    return exit_codes::usage;
   } catch (const CLI::ParseError& e) {
     CLI::App* cmd = app ? deepest(app.get()) : nullptr;
     std::string msg = e.what();
     if (!msg.empty() && msg.back() == '\n') msg.pop_back();
     print_error(msg + (cmd ? " (see `" + command_path(cmd) + " --help`)" : ""));
-    return 2;
+    return exit_codes::usage;
   } catch (const Error& e) {
     print_error(e.what());
     return exit_code_for(e.code(), is_run);

@@ -6,22 +6,22 @@ int exit_code_for(Errc code, bool is_run_command) {
   switch (code) {
     case Errc::usage:
     case Errc::refused:
-      return 2;
+      return exit_codes::usage;
     default:
       break;
   }
-  if (!is_run_command) return 1;
+  if (!is_run_command) return exit_codes::failed;
   switch (code) {
     case Errc::job_file_missing:
-      return 127;
+      return exit_codes::not_found;
     case Errc::job_start:
-      return 126;
+      return exit_codes::not_run;
     case Errc::timeout:
-      return 124;
+      return exit_codes::timeout;
     case Errc::interrupted:
-      return 130;
+      return exit_codes::interrupted;
     default:
-      return 125;
+      return exit_codes::kinetic;
   }
 }
 

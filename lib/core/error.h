@@ -7,6 +7,20 @@
 
 namespace kinetic {
 
+// kinetic's exit codes, in one place (DESIGN.md "Exit codes", README). `run` exits with the
+// job's own code, or with one of the codes from 124 up, which say what kept the job from
+// finishing (as timeout(1), env(1) and shells use them).
+namespace exit_codes {
+inline constexpr int ok = 0;
+inline constexpr int failed = 1;         // any command but run: it failed
+inline constexpr int usage = 2;          // bad flags or arguments, or a refused confirmation
+inline constexpr int timeout = 124;      // run: --timeout reached
+inline constexpr int kinetic = 125;      // run: kinetic itself failed (or the job was lost)
+inline constexpr int not_run = 126;      // run: the job could not start
+inline constexpr int not_found = 127;    // run: the job file or its interpreter is missing
+inline constexpr int interrupted = 130;  // run: Ctrl-C or cancelled (128 + SIGINT)
+}  // namespace exit_codes
+
 // What went wrong, coarse enough to choose an exit code from.
 enum class Errc {
   usage,             // bad flags or arguments (exit 2)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace kinetic {
 
@@ -102,6 +103,15 @@ fs::path make_temp_dir(const fs::path& parent, std::string_view prefix) {
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) fail("cannot create directory in", parent);
   return fs::path(buf.data());
+}
+
+std::optional<std::string> find_executable(const std::string& prog, std::string_view path_var) {
+  if (prog.find('/') != std::string::npos) return prog;
+  for (const auto& dir : split(path_var, ':')) {
+    fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
 }
 
 }  // namespace kinetic

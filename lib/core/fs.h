@@ -29,6 +29,10 @@ void make_dirs(const fs::path& dir, unsigned mode = 0700);
 // Removes PATH recursively; missing is fine.
 void remove_all_quiet(const fs::path& path);
 
+// Where PROG runs from, searched as execvp does in PATH_VAR (':'-separated; an empty entry is
+// the current directory); PROG holding a '/' is returned as it is. nullopt when not found.
+std::optional<std::string> find_executable(const std::string& prog, std::string_view path_var);
+
 // A fresh directory under PARENT named PREFIX + random suffix (mkdtemp).
 fs::path make_temp_dir(const fs::path& parent, std::string_view prefix);
 

@@ -49,14 +49,6 @@ std::string fmt_join(const std::vector<std::string>& v) {
   return out;
 }
 
-std::optional<std::string> which(const std::string& prog, const Env& env) {
-  for (const auto& dir : split(env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin"), ':')) {
-    fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return std::nullopt;
-}
-
 // Relative to the working directory when inside it, for messages.
 std::string display_path(const fs::path& p, const fs::path& cwd) {
   auto rel = p.lexically_relative(cwd);
@@ -153,7 +145,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (local) {
     // What the host needs to start the job; the cloud image brings its own.
     auto need = [&](const char* prog, const char* what) {
-      if (!which(prog, env.env))
+      if (!find_executable(prog, env.env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin")))
         throw Error(Errc::job_file_missing, std::string(prog) + " not found on PATH; it runs " +
                                                 what + " jobs (install it, e.g. apt-get install " +
                                                 (std::string(prog) == "g++" ? "g++" : prog) + ")");
@@ -463,11 +455,13 @@ class TerminalSink : public LogSink {
 };
 
 int exit_code_of(const JobStatus& st) {
-  if (st.state == kSucceeded) return 0;
-  if (st.state == kTimedOut) return 124;
-  if (st.state == kCancelled) return 130;
-  if (st.state == kLost) return 125;
-  return st.exit_code.value_or(125) == 0 ? 125 : st.exit_code.value_or(125);
+  if (st.state == kSucceeded) return exit_codes::ok;
+  if (st.state == kTimedOut) return exit_codes::timeout;
+  if (st.state == kCancelled) return exit_codes::interrupted;
+  if (st.state == kLost) return exit_codes::kinetic;
+  // A failed job that reported no code, or 0, still failed.
+  const int code = st.exit_code.value_or(exit_codes::kinetic);
+  return code == 0 ? exit_codes::kinetic : code;
 }
 
 // Wall time per pipeline step, shown with -v 2 (bench/ reads it to break a run down).

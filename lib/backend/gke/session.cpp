@@ -12,6 +12,10 @@ std::string Session::endpoint(const char* service) const {
   return gcp::api_endpoint(service, *env);
 }
 
+gcp::StorageClient Session::storage() const {
+  return gcp::StorageClient(*cloud, endpoint("storage"));
+}
+
 std::string Session::bucket() const {
   return bucket_name(target.project, target.cluster);
 }

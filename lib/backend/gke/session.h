@@ -13,6 +13,7 @@
 #include "core/env.h"
 #include "core/fs.h"
 #include "gcp/operations.h"
+#include "gcp/storage.h"
 #include "http/transport.h"
 #include "render/output.h"
 #include "render/status_line.h"
@@ -44,6 +45,8 @@ struct Session {
   std::shared_ptr<StatusLine> progress;
 
   std::string endpoint(const char* service) const;
+  // The job bucket's API on CLOUD (this thread's transport).
+  gcp::StorageClient storage() const;
   std::string bucket() const;
 };
 

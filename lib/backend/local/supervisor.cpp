@@ -38,15 +38,6 @@ void write_status(const fs::path& job_dir, const JobStatus& st) {
   atomic_write(status_path(job_dir), to_json(st).dump(2) + "\n", 0600, Durability::unsynced);
 }
 
-std::optional<std::string> which(const std::string& prog, const std::string& path_var) {
-  if (prog.find('/') != std::string::npos) return prog;
-  for (const auto& dir : split(path_var, ':')) {
-    fs::path p = fs::path(dir.empty() ? "." : dir) / prog;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return std::nullopt;
-}
-
 struct ChildResult {
   int exit_code = 0;
   int signal = 0;
@@ -67,17 +58,17 @@ class ChildRunner {
                   const fs::path& cwd, const std::string& path_var, long* pgid_out,
                   const std::function<void(long)>& on_start) {
     ChildResult result;
-    auto prog = which(argv[0], path_var);
+    auto prog = find_executable(argv[0], path_var);
     if (!prog) {
       log_.write(LogStream::system, argv[0] + ": command not found on PATH\n");
-      result.exit_code = 127;
+      result.exit_code = exit_codes::not_found;
       result.started = false;
       return result;
     }
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
       log_.write(LogStream::system, std::string("cannot create pipes: ") + std::strerror(errno));
-      result.exit_code = 126;
+      result.exit_code = exit_codes::not_run;
       result.started = false;
       return result;
     }
@@ -103,11 +94,11 @@ class ChildRunner {
       ::dup2(err[1], 2);
       if (::chdir(cwd.c_str()) != 0) {
         dprintf(2, "kinetic: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
-        ::_exit(126);
+        ::_exit(exit_codes::not_run);
       }
       ::execve(prog->c_str(), cargv.data(), cenv.data());
       dprintf(2, "kinetic: cannot execute %s: %s\n", prog->c_str(), std::strerror(errno));
-      ::_exit(errno == ENOENT ? 127 : 126);
+      ::_exit(errno == ENOENT ? exit_codes::not_found : exit_codes::not_run);
     }
     ::close(out[1]);
     ::close(err[1]);
@@ -115,7 +106,7 @@ class ChildRunner {
       ::close(out[0]);
       ::close(err[0]);
       log_.write(LogStream::system, std::string("cannot fork: ") + std::strerror(errno) + "\n");
-      result.exit_code = 126;
+      result.exit_code = exit_codes::not_run;
       result.started = false;
       return result;
     }
@@ -361,14 +352,14 @@ void deliver(const fs::path& from, const fs::path& to) {
         if (!r.started) break;
       }
     }
-    if (stop == Stop::cancelled) finish(kCancelled, 130, "cancelled");
+    if (stop == Stop::cancelled) finish(kCancelled, exit_codes::interrupted, "cancelled");
     if (stop == Stop::timed_out)
-      finish(kTimedOut, 124,
+      finish(kTimedOut, exit_codes::timeout,
              "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) +
                  "s (--timeout); the job's processes were stopped");
   } catch (const std::exception& e) {
     log.write(LogStream::system, std::string(e.what()) + "\n");
-    finish(kFailed, 126, e.what());
+    finish(kFailed, exit_codes::not_run, e.what());
   }
 
   // Collect: outputs and status.json go to the caller's output directory, even on failure.
