@@ -1,5 +1,7 @@
 #include "gcp/json_fields.h"
 
+#include <charconv>
+
 #include "core/error.h"
 
 namespace kinetic::gcp {
@@ -30,6 +32,15 @@ int as_int(const json& j) {
     }
   }
   return 0;
+}
+
+int64_t as_int64(const json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (!j.is_string()) return 0;
+  const auto& s = j.get_ref<const std::string&>();
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() ? v : 0;
 }
 
 json parse_json(const http::Response& r, const std::string& what, const std::string& service) {

@@ -2,6 +2,7 @@
 // int64 values arrive as strings (proto3 JSON), and a body that is not JSON is an API error.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,9 @@ const nlohmann::json& member(const nlohmann::json& j, const char* key);
 
 // An int32 (a number) or an int64 (a decimal string); 0 otherwise.
 int as_int(const nlohmann::json& j);
+// An int64, as proto3 JSON sends it (a decimal string) or as a number; 0 otherwise (never
+// throws: a malformed reply is not a crash).
+int64_t as_int64(const nlohmann::json& j);
 
 // The body of R as a JSON object; throws Error(Errc::api) naming SERVICE ("GKE") when it is not.
 nlohmann::json parse_json(const http::Response& r, const std::string& what,

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -13,6 +14,7 @@
 #include "core/duration.h"
 #include "core/strings.h"
 #include "gcp/google_error.h"
+#include "gcp/json_fields.h"
 #include "http/retry.h"
 
 namespace kinetic::gcp {
@@ -24,33 +26,21 @@ constexpr int kMaxStalls = 8;              // consecutive failures without progr
 constexpr int kCorruptTries = 3;  // downloads whose checksum did not match, before giving up
 constexpr int kIamAttempts = 5;   // read-modify-write rounds lost to concurrent changes
 
-bool ok(int status) {
-  return status >= 200 && status < 300;
-}
-
 [[noreturn]] void fail(const http::Response& r, const std::string& what) {
   throw google_error(r.status, r.body, what);
 }
 
-int64_t as_int64(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return 0;
-  const auto& v = j[key];
-  if (v.is_string()) return std::stoll(v.get<std::string>());
-  if (v.is_number_integer()) return v.get<int64_t>();
-  return 0;
-}
-
 ObjectInfo object_from_json(const nlohmann::json& j) {
   ObjectInfo o;
-  o.bucket = j.value("bucket", "");
-  o.name = j.value("name", "");
-  o.generation = as_int64(j, "generation");
-  o.size = static_cast<uint64_t>(as_int64(j, "size"));
-  o.content_type = j.value("contentType", "");
-  o.crc32c = j.value("crc32c", "");
-  o.md5 = j.value("md5Hash", "");
-  o.updated = j.value("updated", "");
-  o.custom_time = j.value("customTime", "");
+  o.bucket = str(j, "bucket");
+  o.name = str(j, "name");
+  o.generation = as_int64(member(j, "generation"));
+  o.size = static_cast<uint64_t>(std::max<int64_t>(0, as_int64(member(j, "size"))));
+  o.content_type = str(j, "contentType");
+  o.crc32c = str(j, "crc32c");
+  o.md5 = str(j, "md5Hash");
+  o.updated = str(j, "updated");
+  o.custom_time = str(j, "customTime");
   return o;
 }
 
@@ -85,11 +75,7 @@ std::vector<LifecycleRule> lifecycle_rules(const nlohmann::json& bucket) {
 }  // namespace
 
 nlohmann::json parse_json(const http::Response& r, const std::string& what) {
-  auto j = nlohmann::json::parse(r.body, nullptr, false);
-  if (j.is_discarded())
-    throw Error(Errc::api, what + ": Cloud Storage answered HTTP " + std::to_string(r.status) +
-                               " with a body that is not JSON");
-  return j;
+  return gcp::parse_json(r, what, "Cloud Storage");
 }
 
 // The bucket resource's projectNumber (a uint64 sent as a string; a number is tolerated).

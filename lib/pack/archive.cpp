@@ -85,6 +85,7 @@ void walk(const std::string& root, const std::string& rel_dir, const IgnoreRules
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) unreadable(dir, errno);
   std::vector<std::string> subdirs;
+  std::vector<std::string> links;  // checked once the directory is closed (check_link throws)
   for (;;) {
     errno = 0;
     dirent* de = ::readdir(d);
@@ -124,11 +125,12 @@ void walk(const std::string& root, const std::string& rel_dir, const IgnoreRules
       continue;  // sockets, fifos, devices: not part of a context
     }
     if (rules.ignored_entry(rel, kind == Kind::dir)) continue;
-    if (kind == Kind::link) check_link(root, rel);
+    if (kind == Kind::link) links.push_back(rel);
     if (kind == Kind::dir) subdirs.push_back(rel);
     out.push_back({std::move(rel), kind});
   }
   ::closedir(d);
+  for (const auto& link : links) check_link(root, link);
   for (const auto& sub : subdirs) walk(root, sub, rules, out);
 }
 
