@@ -1,5 +1,6 @@
 // A backend supplies the object store, the image and the job runner behind one interface, so the
-// run pipeline (job/pipeline.h) is the same on every backend (DESIGN.md "The job's journey").
+// run pipeline (job/pipeline.h) is the same on every backend (docs/architecture.md "The job's
+// journey").
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// Where kinetic keeps its files (DESIGN.md "Files").
+// Where kinetic keeps its files (docs/architecture.md "Where state lives").
 #pragma once
 
 #include "core/env.h"

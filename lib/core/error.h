@@ -7,7 +7,7 @@
 
 namespace kinetic {
 
-// kinetic's exit codes, in one place (DESIGN.md "Exit codes", README). `run` exits with the
+// kinetic's exit codes, in one place (README "Exit codes", docs/decisions.md). `run` exits with the
 // job's own code, or with one of the codes from 124 up, which say what kept the job from
 // finishing (as timeout(1), env(1) and shells use them).
 namespace exit_codes {
@@ -47,8 +47,8 @@ class Error : public std::runtime_error {
   Errc code_;
 };
 
-// Exit code for an error. `run` has its own table (DESIGN.md "Exit codes"); every other command
-// uses 1 for failures and 2 for usage errors and refusals.
+// Exit code for an error. `run` has its own table (README "Exit codes", core/error.h); every other
+// command uses 1 for failures and 2 for usage errors and refusals.
 int exit_code_for(Errc code, bool is_run_command);
 
 }  // namespace kinetic

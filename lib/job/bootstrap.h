@@ -1,5 +1,5 @@
-// The in-pod bootstrap (DESIGN.md "The in-pod bootstrap"): the container command of every GKE
-// job. Self-contained given python3 (standard library only) on the image, so nothing
+// The in-pod bootstrap (docs/architecture.md, step 5; docs/run-record.md): the container command of
+// every GKE job. Self-contained given python3 (standard library only) on the image, so nothing
 // kinetic-specific is baked into images and upgrading kinetic never rebuilds one.
 //
 // Its source, with the whole contract (environment, what it does, exit codes, signals), is

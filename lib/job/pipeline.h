@@ -1,5 +1,5 @@
-// The run pipeline (DESIGN.md "The job's journey"): resolve, package, image, stage, submit,
-// watch, stream, collect, clean — the same steps on every backend.
+// The run pipeline (docs/architecture.md "The job's journey"): resolve, package, image, stage,
+// submit, watch, stream, collect, clean — the same steps on every backend.
 #pragma once
 
 #include <optional>
@@ -49,8 +49,8 @@ struct RunEnvironment {
   Backend* backend = nullptr;
 };
 
-// Runs the job and returns the process exit code (DESIGN.md "Exit codes"): the job's own code,
-// or 124/125/126/127/130. Failures before the job starts throw Error.
+// Runs the job and returns the process exit code (README "Exit codes", core/error.h): the job's own
+// code, or 124/125/126/127/130. Failures before the job starts throw Error.
 int run_pipeline(const RunRequest& req, const RunEnvironment& env);
 
 }  // namespace kinetic

@@ -1,6 +1,6 @@
-// The gke backend (DESIGN.md): contexts and results in the jobs bucket, images from Artifact
-// Registry built by Cloud Build, jobs as Kubernetes Jobs (JobSets for multi-host TPU slices) on
-// the cluster, reached at its endpoint with its CA pinned.
+// The gke backend (docs/architecture.md): contexts and results in the jobs bucket, images from
+// Artifact Registry built by Cloud Build, jobs as Kubernetes Jobs (JobSets for multi-host TPU
+// slices) on the cluster, reached at its endpoint with its CA pinned.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
-// Names of everything kinetic creates in a project (DESIGN.md "Cloud contract": cluster
-// `kinetic`, bucket PROJECT-kinetic-CLUSTER, repository `kinetic`, labels on everything).
+// Names of everything kinetic creates in a project (docs/architecture.md "Where state lives":
+// cluster `kinetic`, bucket PROJECT-kinetic-CLUSTER, repository `kinetic`, labels on everything).
 #pragma once
 
 #include <string>
