@@ -14,16 +14,20 @@
 
 #include "auth/sources.h"
 #include "auth/token_cache.h"
+#include "backend/gke/pending_reason.h"
 #include "core/fs.h"
 #include "fakes/fake_kube.h"
 #include "k8s/client.h"
 #include "k8s/log_follower.h"
-#include "k8s/pending_reason.h"
 
 namespace kinetic::k8s {
 namespace {
 
 using nlohmann::json;
+// GKE's reading of a pending pod (backend/gke), checked here on pods the fake placed.
+using gke::pending_reason;
+using gke::PendingKind;
+using gke::PendingReason;
 
 const std::string kToken = "ya29.test-token";
 const std::string kNs = "default";

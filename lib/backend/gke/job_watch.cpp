@@ -10,10 +10,10 @@
 
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
+#include "backend/gke/pending_reason.h"
 #include "core/error.h"
 #include "job/spec.h"
 #include "k8s/log_follower.h"
-#include "k8s/pending_reason.h"
 #include "render/status_line.h"
 
 namespace kinetic::gke {
@@ -173,9 +173,9 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
                         .list(k8s::events_path(o.ns), {},
                               "involvedObject.kind=Pod,involvedObject.name=" + name)
                         .items;
-      k8s::PendingReason why = k8s::pending_reason(*pod, events);
+      PendingReason why = pending_reason(*pod, events);
       if (why.fatal) throw Error(Errc::job_start, why.message);
-      if (why.kind == k8s::PendingKind::no_pool) {
+      if (why.kind == PendingKind::no_pool) {
         // Only the autoscaler's own verdict (NotTriggerScaleUp) says no pool can ever fit; a
         // pod the scheduler just turned down may still get a scale-up a moment later.
         bool confirmed = false;

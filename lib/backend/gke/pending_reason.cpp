@@ -8,7 +8,7 @@
 // - Events are ordered by their last time (lastTimestamp, series.lastObservedTime, eventTime,
 //   firstTimestamp) when every one has a time, else taken in the order given.
 // - Messages keep the server's words in parentheses or after a colon and end with what to do.
-#include "k8s/pending_reason.h"
+#include "backend/gke/pending_reason.h"
 
 #include <algorithm>
 #include <regex>
@@ -18,9 +18,11 @@
 #include "job/catalog.h"
 #include "k8s/timestamp.h"
 
-namespace kinetic::k8s {
+namespace kinetic::gke {
 namespace {
 
+using k8s::parse_timestamp;
+using k8s::Timestamp;
 using nlohmann::json;
 
 constexpr const char* kTpuAccelerator = "cloud.google.com/gke-tpu-accelerator";
@@ -379,4 +381,4 @@ PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
   return finish(out);
 }
 
-}  // namespace kinetic::k8s
+}  // namespace kinetic::gke

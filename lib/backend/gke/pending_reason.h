@@ -1,6 +1,7 @@
 // Why a pod is not running yet, in one line a user can act on (run step 6 "watch"), from the
 // pod's status and its events (gcp-api.md §7.3, §7.4): no node pool matches, scale-up triggered,
-// FailedScaleUp or quota, ErrImagePull/ImagePullBackOff.
+// FailedScaleUp or quota, ErrImagePull/ImagePullBackOff. GKE's reading (its node labels, its
+// autoscaler's messages, kinetic's accelerator catalog), so it lives with the gke backend.
 #pragma once
 
 #include <map>
@@ -10,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kinetic::k8s {
+namespace kinetic::gke {
 
 enum class PendingKind {
   none,          // scheduled and starting (or running): nothing to say
@@ -39,4 +40,4 @@ struct PendingReason {
 // POD: the Pod object; EVENTS: the Events whose involvedObject is the pod, oldest first.
 PendingReason pending_reason(const nlohmann::json& pod, const std::vector<nlohmann::json>& events);
 
-}  // namespace kinetic::k8s
+}  // namespace kinetic::gke

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/gke/pending_reason.h"
 #include "job/catalog.h"
-#include "k8s/pending_reason.h"
 
-namespace kinetic::k8s {
+namespace kinetic::gke {
 namespace {
 
 using nlohmann::json;
@@ -369,4 +369,4 @@ TEST(K8sPendingReason, MalformedInputDoesNotThrow) {
 }
 
 }  // namespace
-}  // namespace kinetic::k8s
+}  // namespace kinetic::gke
