@@ -3,7 +3,7 @@
 #include "config/paths.h"
 #include "core/duration.h"
 #include "core/error.h"
-#include "job/pipeline.h"
+#include "run/pipeline.h"
 
 namespace kinetic::cli {
 

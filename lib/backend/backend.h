@@ -1,5 +1,5 @@
 // A backend supplies the object store, the image and the job runner behind one interface, so the
-// run pipeline (job/pipeline.h) is the same on every backend (docs/architecture.md "The job's
+// run pipeline (run/pipeline.h) is the same on every backend (docs/architecture.md "The job's
 // journey").
 #pragma once
 

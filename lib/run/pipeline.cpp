@@ -1,4 +1,4 @@
-#include "job/pipeline.h"
+#include "run/pipeline.h"
 
 #include <fcntl.h>
 #include <signal.h>
