@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace kinetic::gcp {
 namespace {
@@ -29,15 +30,9 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The override URL, checked: the token goes there.
 std::string checked_override(const std::string& variable, const std::string& url) {
-  std::string scheme = lower(url.substr(0, url.find("://")));
+  std::string scheme = to_lower(url.substr(0, url.find("://")));
   if (url.find("://") == std::string::npos || (scheme != "https" && scheme != "http")) {
     throw Error(Errc::config,
                 variable + " must be an https:// URL such as https://HOST/ (got '" + url + "')");
@@ -69,7 +64,7 @@ bool is_loopback_url(std::string_view url) {
     in6_addr a6{};
     return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
   }
-  host = lower(authority.substr(0, authority.find(':')));
+  host = to_lower(authority.substr(0, authority.find(':')));
   if (host == "localhost") return true;
   in_addr a4{};
   // inet_pton takes dotted quads only: "127.1" or "0x7f.1" are not accepted as loopback.

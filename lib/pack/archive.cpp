@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <memory>
 #include <string_view>
@@ -57,12 +56,23 @@ struct WalkEntry {
 // A symlink the job could never unpack (an absolute target, or one leading out of the context:
 // every extractor kinetic's jobs use refuses those) is refused now, before the upload and the
 // build, rather than in the pod. The check is lexical, as the extractors' is.
+// The target of the symlink FULL, however long (SIZE_HINT: its lstat size).
+std::string read_link(const std::string& full, size_t size_hint) {
+  std::string target(size_hint + 1, '\0');
+  for (;;) {
+    ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
+    if (n < 0) unreadable(full, errno);
+    if (static_cast<size_t>(n) < target.size()) {
+      target.resize(static_cast<size_t>(n));
+      return target;
+    }
+    target.resize(target.size() * 2);
+  }
+}
+
 void check_link(const std::string& root, const std::string& rel) {
   const std::string full = root + "/" + rel;
-  std::string target(PATH_MAX, '\0');
-  ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
-  if (n < 0) unreadable(full, errno);
-  target.resize(static_cast<size_t>(n));
+  const std::string target = read_link(full, 255);
   long depth = static_cast<long>(std::count(rel.begin(), rel.end(), '/'));  // of its directory
   bool escapes = target.empty() || target.front() == '/';
   for (const auto& part : split(target, '/')) {
@@ -383,16 +393,7 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
         archive_entry_set_filetype(e, AE_IFDIR);
       } else {
         if (!S_ISLNK(st.st_mode)) changed(full);
-        std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
-        for (;;) {
-          ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
-          if (n < 0) unreadable(full, errno);
-          if (static_cast<size_t>(n) < target.size()) {
-            target.resize(static_cast<size_t>(n));
-            break;
-          }
-          target.resize(target.size() * 2);
-        }
+        const std::string target = read_link(full, static_cast<size_t>(st.st_size));
         archive_entry_set_filetype(e, AE_IFLNK);
         archive_entry_copy_symlink(e, target.c_str());
       }

@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <functional>
-#include <iterator>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "backend/local/process_identity.h"
 #include "cli_harness.h"
 
 namespace kinetic::test {
@@ -203,13 +202,11 @@ pid_t start_stranger_group() {
 
 // The session and start time of PID (fields 6 and 22 of /proc/PID/stat), once it runs `sleep`.
 std::pair<long, long long> session_and_start(pid_t pid) {
-  const std::string proc = "/proc/" + std::to_string(pid);
-  EXPECT_TRUE(eventually([&] { return slurp(proc + "/comm") == "sleep\n"; }));
-  std::string stat = slurp(proc + "/stat");
-  std::istringstream in(stat.substr(stat.rfind(')') + 2));
-  std::vector<std::string> fields{std::istream_iterator<std::string>(in), {}};
-  if (fields.size() < 20) return {0, 0};
-  return {std::stol(fields[3]), std::stoll(fields[19])};
+  EXPECT_TRUE(
+      eventually([&] { return slurp("/proc/" + std::to_string(pid) + "/comm") == "sleep\n"; }));
+  auto stat = read_proc_stat(pid);
+  if (!stat) return {0, 0};
+  return {stat->session, stat->start};
 }
 
 // A record outlives its processes. After a reboot, or once the job's group id is reused, the
