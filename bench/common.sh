@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Shared helpers for bench/startup.sh and bench/local_run_overhead.sh (sourced, not run).
 #
-# Provides: find_kinetic, hf_shell_flags, hf_run, rss_median_kib, hf_field, print_row, load_note.
+# Provides: find_kinetic, hf_shell_flags, hf_run, rss_median_kib, faults_median, hf_field,
+# print_row, load_note.
 # Needs: hyperfine, python3 (to read hyperfine's JSON); /usr/bin/time for peak RSS (optional).
 
 BENCH_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,12 +78,19 @@ PY
 
 # rss_median_kib CMD...: median over BENCH_RSS_RUNS runs of GNU time's %M (max RSS, KiB) or "-".
 # Note %M is ru_maxrss of the child: the largest of it and of the descendants it waited for.
-rss_median_kib() {
+rss_median_kib() { time_median %M "$@"; }
+# faults_median CMD...: the same for %R, minor page faults (pages mapped in: the loader's and
+# the first touch of each page of code and data).
+faults_median() { time_median %R "$@"; }
+
+# time_median FORMAT CMD...: median over BENCH_RSS_RUNS runs of one GNU time field, or "-".
+time_median() {
   [[ -x /usr/bin/time ]] || { echo "-"; return; }
-  local tmp vals=() i
+  local format=$1 tmp vals=() i
+  shift
   tmp="$(mktemp)"
   for ((i = 0; i < BENCH_RSS_RUNS; i++)); do
-    if /usr/bin/time -f %M -o "$tmp" "$@" >/dev/null 2>&1; then :; fi
+    if /usr/bin/time -f "$format" -o "$tmp" "$@" >/dev/null 2>&1; then :; fi
     vals+=("$(tail -n1 "$tmp")")
   done
   rm -f "$tmp"

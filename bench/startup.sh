@@ -63,19 +63,24 @@ hf_run "$json" "${args[@]}" >"$work/hyperfine.txt" 2>&1 || {
 }
 
 echo
-printf '%-30s %10s %8s %8s %13s\n' "command" "median ms" "min ms" "cpu ms" "peak RSS MiB"
-printf '%-30s %10s %8s %8s %13s\n' "-------" "---------" "------" "------" "------------"
+printf '%-30s %10s %8s %8s %13s %12s\n' "command" "median ms" "min ms" "cpu ms" "peak RSS MiB" \
+  "minor faults"
+printf '%-30s %10s %8s %8s %13s %12s\n' "-------" "---------" "------" "------" "------------" \
+  "------------"
 for i in "${!cmds[@]}"; do
   # shellcheck disable=SC2086
   rss="$(kib_to_mib "$(rss_median_kib ${cmds[$i]})")"
-  printf '%-30s %10s %8s %8s %13s\n' "${names[$i]}" "$(hf_field "$json" "${names[$i]}" median)" \
-    "$(hf_field "$json" "${names[$i]}" min)" "$(hf_field "$json" "${names[$i]}" cpu)" "$rss"
+  # shellcheck disable=SC2086
+  faults="$(faults_median ${cmds[$i]})"
+  printf '%-30s %10s %8s %8s %13s %12s\n' "${names[$i]}" \
+    "$(hf_field "$json" "${names[$i]}" median)" "$(hf_field "$json" "${names[$i]}" min)" \
+    "$(hf_field "$json" "${names[$i]}" cpu)" "$rss" "$faults"
   if [[ "${names[$i]}" == kinetic* ]]; then
     eval "med_$i=$(hf_field "$json" "${names[$i]}" median) rss_$i=$rss"
   fi
 done
 echo
-echo "# runs: $BENCH_RUNS timed + $BENCH_WARMUP warmup (hyperfine $(hf_shell_flags)); RSS: median of $BENCH_RSS_RUNS"
+echo "# runs: $BENCH_RUNS timed + $BENCH_WARMUP warmup (hyperfine $(hf_shell_flags)); RSS and faults: median of $BENCH_RSS_RUNS"
 echo "# cpu ms = user + system, mean; min ms is the best case on a quiet machine"
 for i in 0 1 2; do
   m="med_$i" r="rss_$i"
