@@ -65,7 +65,7 @@ struct JobStatus {
   // (backend/local/process_identity.h): its leader's start time and session, this boot's id.
   long pgid = 0;
   long long pgid_start = 0;
-  long pgid_session = 0;
+  long pgid_session = -1;  // -1 unknown; 0 is a real session (process_identity.h)
   std::string boot_id;
 
   bool terminal() const { return is_terminal_state(state); }

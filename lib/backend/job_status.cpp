@@ -118,7 +118,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
   s.output_dir = j.value("output_dir", "");
   s.pgid = j.value("pgid", 0L);
   s.pgid_start = j.value("pgid_start", 0LL);
-  s.pgid_session = j.value("pgid_session", 0L);
+  s.pgid_session = j.value("pgid_session", -1L);
   s.boot_id = j.value("boot_id", "");
   return s;
 }

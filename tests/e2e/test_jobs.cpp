@@ -188,16 +188,33 @@ TEST_F(JobsTest, AKilledRunnerShowsAsLostAndItsJobIsStopped) {
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
 }
 
-// A stranger's process group: a `sleep` leading its own group in this test's session.
+// A stranger's process group: a `sleep` leading its own group in this test's session, with
+// the default signal dispositions whatever this test inherited (an ignored or blocked SIGTERM
+// would outlive exec and keep the stranger from ending when told).
 pid_t start_stranger_group() {
   pid_t pid = ::fork();
   if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGTERM, SIG_DFL);
     ::setpgid(0, 0);
     ::execlp("sleep", "sleep", "1000", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::setpgid(pid, pid);
   return pid;
+}
+
+// How PID ended (its wait status), or nullopt when it had not ended within the limit; then it
+// is SIGKILLed and reaped, so a failing test never hangs nor leaves it behind.
+std::optional<int> wait_for_exit(pid_t pid, double limit_seconds = 30) {
+  int wstatus = 0;
+  bool ended = eventually([&] { return ::waitpid(pid, &wstatus, WNOHANG) == pid; }, limit_seconds);
+  if (ended) return wstatus;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &wstatus, 0);
+  return std::nullopt;
 }
 
 // The session and start time of PID (fields 6 and 22 of /proc/PID/stat), once it runs `sleep`.
@@ -236,10 +253,10 @@ TEST_F(JobsTest, AStaleProcessGroupIsNeverKilled) {
     EXPECT_EQ(status(id)["state"], "lost");
     // Ended by this test's SIGTERM, not by a SIGKILL from kinetic.
     ::kill(stranger, SIGTERM);
-    int wstatus = 0;
-    ASSERT_EQ(::waitpid(stranger, &wstatus, 0), stranger);
-    ASSERT_TRUE(WIFSIGNALED(wstatus));
-    EXPECT_EQ(WTERMSIG(wstatus), SIGTERM) << "kinetic killed a stranger's process group";
+    auto wstatus = wait_for_exit(stranger);
+    ASSERT_TRUE(wstatus) << "the stranger did not end on SIGTERM";
+    ASSERT_TRUE(WIFSIGNALED(*wstatus));
+    EXPECT_EQ(WTERMSIG(*wstatus), SIGTERM) << "kinetic killed a stranger's process group";
   };
   // The pid was reused: the stranger now holds the job's group id.
   survives([](nlohmann::json& r, pid_t pid, long, long long) { r["pgid"] = pid; });
@@ -260,9 +277,10 @@ TEST_F(JobsTest, AStaleProcessGroupIsNeverKilled) {
   record["pgid_start"] = started;
   sb.write("state/jobs/" + id + "/status.json", record.dump());
   EXPECT_EQ(status(id)["state"], "lost");
-  int wstatus = 0;
-  ASSERT_EQ(::waitpid(own, &wstatus, 0), own);
-  EXPECT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
+  auto wstatus = wait_for_exit(own, 10);
+  ASSERT_TRUE(wstatus) << "the job's own group (session " << session
+                       << ") was not stopped: " << record.dump();
+  EXPECT_TRUE(WIFSIGNALED(*wstatus) && WTERMSIG(*wstatus) == SIGKILL);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ ProcessGroupRecord record_process_group(pid_t pgid) {
 }
 
 bool kill_recorded_group(const ProcessGroupRecord& group) {
-  if (group.empty() || group.session <= 0 || group.leader_start <= 0 || group.boot_id.empty()) {
+  if (group.empty() || group.session < 0 || group.leader_start <= 0 || group.boot_id.empty()) {
     return false;
   }
   if (group.boot_id != current_boot_id()) return false;
@@ -87,6 +87,7 @@ bool kill_recorded_group(const ProcessGroupRecord& group) {
     auto s = read_proc_stat(pid);
     if (!s || s->pgrp != group.pgid) continue;
     if (s->session != group.session || s->start < group.leader_start) return false;
+    if (pid == group.pgid && s->start != group.leader_start) return false;
     any = true;
   }
   return any && ::kill(-static_cast<pid_t>(group.pgid), SIGKILL) == 0;

@@ -32,7 +32,9 @@ std::string process_start_time(pid_t pid);
 struct ProcessGroupRecord {
   long pgid = 0;
   long long leader_start = 0;
-  long session = 0;
+  // -1 when unknown. 0 is a real session: the one a process is in when everything above it,
+  // up to an init that never called setsid(), stayed in the kernel's first session.
+  long session = -1;
   std::string boot_id;
 
   bool empty() const { return pgid <= 0; }
@@ -41,10 +43,12 @@ struct ProcessGroupRecord {
 // The record for the group PGID just created (its leader's pid) in this session.
 ProcessGroupRecord record_process_group(pid_t pgid);
 
-// SIGKILLs the recorded group only when it is provably the job's: this boot, and every member
-// is in the recorded session and started no earlier than the recorded leader (a reused group
-// id belongs to a process that started later in another session, or at another boot). An
-// incomplete record (an older kinetic's) is never acted on. True when a signal was sent.
+// SIGKILLs the recorded group only when it is provably the job's: this boot, a leader still
+// alive started at the recorded tick, and every member is in the recorded session and started
+// no earlier than the recorded leader. A group id is reused only once the job's whole group
+// ended (the kernel never hands out an id still naming a group), so a stranger holding it has
+// a leader that started later, or lives in another session, or at another boot. An incomplete
+// record (an older kinetic's) is never acted on. True when a signal was sent.
 bool kill_recorded_group(const ProcessGroupRecord& group);
 
 }  // namespace kinetic
