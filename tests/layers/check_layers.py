@@ -26,6 +26,7 @@ MAY_USE = {
     "backend/gke": {"core", "config", "http", "auth", "gcp", "k8s", "job", "pack", "render",
                     "backend"},
     "run": {"core", "config", "job", "pack", "render", "backend", "backend/gke"},
+    "lazy": {"core"},
 }
 
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)/[^/"]+"')
