@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kinetic {
 
@@ -35,5 +36,35 @@ std::optional<std::string> find_executable(const std::string& prog, std::string_
 
 // A fresh directory under PARENT named PREFIX + random suffix (mkdtemp).
 fs::path make_temp_dir(const fs::path& parent, std::string_view prefix);
+
+// A fresh temporary directory (make_temp_dir) removed with everything in it when this goes out
+// of scope, on success, error or exception alike; an empty one holds no directory.
+class TempDir {
+ public:
+  TempDir() = default;
+  TempDir(const fs::path& parent, std::string_view prefix) : path_(make_temp_dir(parent, prefix)) {}
+  ~TempDir() { reset(); }
+  TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  TempDir& operator=(TempDir&& other) noexcept {
+    if (this != &other) {
+      reset();
+      path_ = std::exchange(other.path_, {});
+    }
+    return *this;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+  fs::path operator/(const fs::path& name) const { return path_ / name; }
+  // Removes it now (its files are no longer needed, though this object lives on).
+  void reset() {
+    if (!path_.empty()) remove_all_quiet(path_);
+    path_.clear();
+  }
+
+ private:
+  fs::path path_;
+};
 
 }  // namespace kinetic

@@ -199,7 +199,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
 struct Packaged {
   PackResult result;
   fs::path archive;
-  fs::path temp_dir;
+  TempDir temp_dir;  // holds the archive until it is staged; removed however the run ends
 };
 
 // A gitignore line matching exactly DIR (relative to the context root), specials escaped.
@@ -229,7 +229,7 @@ IgnoreRules context_rules(const Resolved& r, const RunEnvironment& env,
 Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules& rules,
                  Compression compression) {
   Packaged p;
-  p.temp_dir = make_temp_dir(env.state_dir / "tmp", "pack-");
+  p.temp_dir = TempDir(env.state_dir / "tmp", "pack-");
   p.archive = p.temp_dir / ("context" + std::string(archive_extension(compression)));
   // On a terminal, a context that takes a while to pack shows how far it got.
   PackProgress progress;
@@ -251,7 +251,6 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules
     p.result = pack_directory(r.context_root, rules, p.archive, compression, progress);
   } catch (...) {
     if (shown) std::fputs("\r\033[K", env.io.err);
-    remove_all_quiet(p.temp_dir);
     throw;
   }
   if (shown) std::fputs("\r\033[K", env.io.err);
@@ -536,7 +535,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   }
   clock.mark("package");
   if (req.dry_run) {
-    remove_all_quiet(pkg.temp_dir);
+    pkg.temp_dir.reset();
     return dry_run(req, env, r, pkg.result);
   }
   Backend& backend = *env.backend;
@@ -554,24 +553,14 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (!local && r.recipe && env.io.verbosity > 0)
     for (const auto& note : r.recipe->notes) env.io.info("kinetic: image: " + note);
   std::string image = r.custom_image;
-  try {
-    if (r.recipe) image = backend.prepare_image(*r.recipe);
-  } catch (...) {
-    if (!pkg.temp_dir.empty()) remove_all_quiet(pkg.temp_dir);
-    throw;
-  }
+  if (r.recipe) image = backend.prepare_image(*r.recipe);
   clock.mark("image");
 
   // 4 stage
   bool uploaded = false;
   if (!cached) {
-    try {
-      context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
-    } catch (...) {
-      remove_all_quiet(pkg.temp_dir);
-      throw;
-    }
-    remove_all_quiet(pkg.temp_dir);
+    context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
+    pkg.temp_dir.reset();
     pack_cache_remember(env.state_dir, signature, pkg.result, newest, now_unix());
   }
   clock.mark("stage");

@@ -4,6 +4,7 @@
 #include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
+#include "core/fs.h"
 #include "core/strings.h"
 #include "job/job_env.h"
 #include "job/spec.h"
@@ -193,6 +194,44 @@ TEST(JobId, CheckedBeforeItReachesAPath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("did you mean job-1a2b3c4d?"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace kinetic
+
+namespace kinetic {
+namespace {
+
+TEST(TempDir, IsRemovedWithItsFilesOnSuccessErrorAndMove) {
+  TempDir parent(fs::temp_directory_path(), "kinetic-tempdir-test-");
+  fs::path kept;
+  {
+    TempDir dir(parent.path(), "a-");
+    kept = dir.path();
+    make_dirs(dir / "inner");
+    atomic_write(dir / "inner" / "f", "x");
+    EXPECT_TRUE(fs::exists(kept / "inner" / "f"));
+  }
+  EXPECT_FALSE(fs::exists(kept)) << "left behind at the end of its scope";
+
+  try {
+    TempDir dir(parent.path(), "b-");
+    kept = dir.path();
+    throw Error(Errc::internal, "a step failed");
+  } catch (const Error&) {
+  }
+  EXPECT_FALSE(fs::exists(kept)) << "left behind by an exception";
+
+  TempDir moved_to;
+  {
+    TempDir dir(parent.path(), "c-");
+    kept = dir.path();
+    moved_to = std::move(dir);
+  }
+  EXPECT_TRUE(fs::exists(kept)) << "the moved-from object removed what it no longer owns";
+  moved_to.reset();
+  EXPECT_FALSE(fs::exists(kept));
+  EXPECT_TRUE(moved_to.path().empty());
 }
 
 }  // namespace

@@ -547,7 +547,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   gcp::StorageClient storage = session_.storage();
   const std::string bucket = session_.bucket();
   const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
-  fs::path dir = make_temp_dir(session_.state_dir / "tmp", "collect-");
+  TempDir dir(session_.state_dir / "tmp", "collect-");
   try {
     // No metadata probe first: download_file reads it anyway, and a job that never started has
     // no outputs (not_found).
@@ -561,13 +561,9 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
       session_.io->warn("left out of the outputs: unsafe symlinks " + names);
     }
   } catch (const Error& e) {
-    remove_all_quiet(dir);
     if (e.code() != Errc::not_found) throw;
-  } catch (...) {
-    remove_all_quiet(dir);
-    throw;
   }
-  remove_all_quiet(dir);
+  dir.reset();
   atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644,
                Durability::unsynced);
   return st;

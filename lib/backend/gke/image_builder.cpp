@@ -68,17 +68,13 @@ std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool
   // Not built yet: ship the Dockerfile and requirements to Cloud Build.
   const std::string bucket = session.bucket();
   const std::string object = std::string(kBuildsPrefix) + recipe.tag + ".tar.gz";
-  fs::path dir = make_temp_dir(session.state_dir / "tmp", "build-");
-  try {
+  {
+    TempDir dir(session.state_dir / "tmp", "build-");
     fs::path source = dir / "source.tar.gz";
     write_build_source(source, recipe.build_files());
     gcp::StorageClient storage = session.storage();
     storage.upload_file(bucket, object, source, {.content_type = "application/gzip"});
-  } catch (...) {
-    remove_all_quiet(dir);
-    throw;
   }
-  remove_all_quiet(dir);
 
   gcp::CloudBuildClient builds(*session.cloud, session.endpoint("cloudbuild"));
   const std::string logs = "gs://" + bucket + "/" + kBuildsPrefix + "logs";
