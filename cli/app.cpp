@@ -10,6 +10,7 @@
 #include "auth/adc.h"
 #include "auth/authed.h"
 #include "backend/gke/gke_backend.h"
+#include "backend/gke/submission_preview.h"
 #include "backend/local/local_backend.h"
 #include "config/paths.h"
 #include "core/error.h"
@@ -191,6 +192,13 @@ std::shared_ptr<http::Transport> Factory::make_cloud_transport() {
 std::shared_ptr<http::Transport> Factory::cloud() {
   if (!cloud_) cloud_ = make_cloud_transport();
   return cloud_;
+}
+
+std::unique_ptr<SubmissionPreview> Factory::submission_preview(const std::string& command) {
+  if (settings().backend == "gke")
+    return gke::make_submission_preview(
+        gke_target(), command + " on the gke context " + settings().context.value);
+  return make_local_submission_preview(state_dir());
 }
 
 Backend& Factory::backend(const std::string& command) {

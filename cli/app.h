@@ -53,6 +53,9 @@ class Factory {
   Backend& backend(const std::string& command);
   // Same, but null instead of throwing.
   Backend* backend_or_null();
+  // What the backend would do with a job, for `run --dry-run`: needs no credentials. Throws a
+  // config error naming COMMAND when a gke context lacks a project, location or cluster.
+  std::unique_ptr<SubmissionPreview> submission_preview(const std::string& command);
 
   // HTTP without credentials (token endpoints, the metadata server): traced(retried(curl)).
   std::shared_ptr<http::Transport> http();

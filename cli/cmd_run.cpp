@@ -42,11 +42,16 @@ int run_run(RunOptions& o, Factory& f) {
                                              OutputFormat::yaml};
   o.req.format = f.format(formats);
   o.req.format_given = !f.globals().format.empty();
-  // A dry run on a cloud context prints manifests: it needs neither credentials nor a cluster.
-  Backend* backend =
-      o.req.dry_run && f.settings().backend != "local" ? nullptr : f.backend_or_null();
-  RunEnvironment env{f.settings(), f.env(),           f.io(), f.state_dir(),
-                     f.cwd(),      home_dir(f.env()), backend};
+  // A dry run asks what the backend would do: it needs neither credentials nor a cluster.
+  std::unique_ptr<SubmissionPreview> preview;
+  Backend* backend = nullptr;
+  if (o.req.dry_run) {
+    preview = f.submission_preview("run --dry-run");
+  } else {
+    backend = &f.backend("run");
+  }
+  RunEnvironment env{f.settings(), f.env(),           f.io(),  f.state_dir(),
+                     f.cwd(),      home_dir(f.env()), backend, preview.get()};
   return run_pipeline(o.req, env);
 }
 

@@ -116,6 +116,23 @@ struct CleanupItem {
   std::string detail;
 };
 
+// What a backend would do with a job, known without credentials or a single request: `run
+// --dry-run` asks it, so a dry run shows what run would submit (docs/architecture.md "The
+// Backend interface"). Each backend has one (backend/local, backend/gke).
+class SubmissionPreview {
+ public:
+  virtual ~SubmissionPreview() = default;
+  // As Backend::gzip_contexts.
+  virtual bool gzip_contexts() const = 0;
+  // The image the job would run in: RECIPE's, as this backend names it, else CUSTOM (--image).
+  virtual std::string image(const ImageRecipe* recipe, const std::string& custom) const = 0;
+  // Where the context archive SHA256 would be staged.
+  virtual std::string context_uri(const std::string& sha256) const = 0;
+  // The objects submit would create for SPEC, every secret's value "<redacted>"; none when the
+  // backend creates no API objects.
+  virtual std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;

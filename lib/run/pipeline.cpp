@@ -9,8 +9,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backend/gke/job_manifest.h"
-#include "backend/gke/names.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -293,53 +291,53 @@ void apply_record_options(const RunRequest& req, JobSpec& spec) {
     spec.checkpoint_sync_seconds = static_cast<double>(*req.checkpoint_interval_seconds);
 }
 
-// --dry-run: what would happen, or on gke with -o yaml|json the manifests run would submit.
+// The job's spec, as submit receives it and as --dry-run shows it.
+JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+                 const std::string& id, const std::string& context_sha256,
+                 const std::string& context_uri, const std::string& image) {
+  JobSpec spec;
+  spec.id = id;
+  spec.file = r.file_rel;
+  spec.kind = r.kind;
+  spec.args = req.args;
+  spec.workdir = r.workdir_rel;
+  spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
+  spec.backend = env.settings.backend;
+  spec.context_sha256 = context_sha256;
+  spec.context_uri = context_uri;
+  spec.image = image;
+  spec.secret_env = r.job_env.names;
+  spec.timeout_seconds = req.timeout_seconds;
+  spec.retries = req.retries;
+  apply_record_options(req, spec);
+  spec.keep = req.keep;
+  spec.detached = req.detach;
+  if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
+  return spec;
+}
+
+// --dry-run: what would happen, or with -o yaml|json on a backend that creates API objects, the
+// manifests run would submit.
 int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
             const PackResult& pack) {
+  const SubmissionPreview& preview = *env.preview;
   const bool gke = env.settings.backend == "gke";
   const std::string job_id = new_job_id();
   const Settings& s = env.settings;
-  std::string image;
-  if (gke) {
-    if (!s.project.set())
-      throw Error(Errc::config, "no project for context '" + s.context.value +
-                                    "'; pass --project or run `kinetic config set project P`");
-    if (!s.region.set())
-      throw Error(Errc::config, "no zone or region for context '" + s.context.value +
-                                    "'; pass --zone or run `kinetic config set zone Z`");
-    image =
-        r.recipe ? image_reference(s.region.value, s.project.value, r.recipe->tag) : r.custom_image;
-  }
-  if (gke && (req.format == OutputFormat::yaml || req.format == OutputFormat::json)) {
-    JobSpec spec;
-    spec.id = job_id;
-    spec.file = r.file_rel;
-    spec.kind = r.kind;
-    spec.args = req.args;
-    spec.workdir = r.workdir_rel;
-    spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
-    spec.backend = "gke";
-    spec.context_sha256 = pack.sha256;
-    const std::string bucket = gke::bucket_name(s.project.value, s.cluster.value);
-    spec.context_uri = "gs://" + bucket + "/" + gke::context_object(pack.sha256);
-    spec.image = image;
-    spec.secret_env = r.job_env.names;
-    spec.timeout_seconds = req.timeout_seconds;
-    spec.retries = req.retries;
-    apply_record_options(req, spec);
-    ManifestInput in =
-        gke::manifest_input(spec, bucket, s.namespace_.set() ? s.namespace_.value : "default");
-    std::map<std::string, std::string> redacted;
-    for (const auto& n : r.job_env.names) redacted[n] = "<redacted>";
-    auto docs = build_manifests(in, redacted);
-    if (req.format == OutputFormat::yaml) {
+  const std::string image = preview.image(r.recipe ? &*r.recipe : nullptr, r.custom_image);
+  if (req.format == OutputFormat::yaml || req.format == OutputFormat::json) {
+    auto docs = preview.manifests(
+        job_spec(req, env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
+    if (!docs.empty() && req.format == OutputFormat::yaml) {
       std::string y = to_yaml_stream(docs);
       std::fwrite(y.data(), 1, y.size(), env.io.out);
-    } else {
+      return 0;
+    }
+    if (!docs.empty()) {
       nlohmann::ordered_json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", docs}};
       print_document(env.io.out, OutputFormat::json, list);
+      return 0;
     }
-    return 0;
   }
   nlohmann::ordered_json plan = {
       {"dryRun", true},
@@ -497,8 +495,8 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   Resolved r = resolve(req, env, local);
   clock.mark("resolve");
   for (const auto& w : r.job_env.warnings) env.io.warn(w);
-  // Only a dry run goes without a backend (cli/cmd_run.cpp).
-  if (!req.dry_run && !env.backend) throw Error(Errc::internal, "run: no backend");
+  // A dry run asks the preview, a run the backend (cli/cmd_run.cpp).
+  if (req.dry_run ? !env.preview : !env.backend) throw Error(Errc::internal, "run: no backend");
 
   // 2 package
   // --output inside the context is left out of it (./kinetic-out is a default exclude).
@@ -507,8 +505,8 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
           ? fs::path()
           : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
   // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
-  const Compression compression =
-      (env.backend ? env.backend->gzip_contexts() : !local) ? Compression::gzip : Compression::zstd;
+  const bool gzip = req.dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
+  const Compression compression = gzip ? Compression::gzip : Compression::zstd;
   const IgnoreRules rules = context_rules(r, env, explicit_output);
   // An unchanged tree whose archive the backend already holds is neither packed nor staged
   // again: its fingerprint (stat calls only) names the archive it packed into last time.
@@ -566,24 +564,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   clock.mark("stage");
 
   // 5 submit
-  JobSpec spec;
-  spec.id = new_job_id();
-  spec.file = r.file_rel;
-  spec.kind = r.kind;
-  spec.args = req.args;
-  spec.workdir = r.workdir_rel;
-  spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
-  spec.backend = env.settings.backend;
-  spec.context_sha256 = pkg.result.sha256;
-  spec.context_uri = context_uri;
-  spec.image = image;
-  spec.secret_env = r.job_env.names;
-  spec.timeout_seconds = req.timeout_seconds;
-  spec.retries = req.retries;
-  apply_record_options(req, spec);
-  spec.keep = req.keep;
-  spec.detached = req.detach;
-  if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
+  JobSpec spec = job_spec(req, env, r, new_job_id(), pkg.result.sha256, context_uri, image);
   fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
   spec.output_dir = out_dir.lexically_normal().string();
   spec.created = rfc3339(now_unix());

@@ -44,9 +44,11 @@ struct RunEnvironment {
   fs::path state_dir;
   fs::path cwd;
   fs::path home;
-  // The backend of the selected context; null when it is not available (a dry run on gke still
-  // works without one).
+  // The backend of the selected context: what a run uses.
   Backend* backend = nullptr;
+  // What the backend would do: what a dry run uses instead (it needs neither credentials nor a
+  // cluster).
+  const SubmissionPreview* preview = nullptr;
 };
 
 // Runs the job and returns the process exit code (README "Exit codes", core/error.h): the job's own

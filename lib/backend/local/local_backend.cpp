@@ -74,14 +74,42 @@ LocalBackend::LocalBackend(fs::path state_dir,
       kill_grace_seconds_(kill_grace_seconds) {}
 
 std::optional<std::string> LocalBackend::staged_context(const std::string& sha256) {
-  fs::path dest = state_dir_ / "store" / "contexts" / (sha256 + ".tar.zst");
+  fs::path dest = local_context_path(state_dir_, sha256);
   if (::utimensat(AT_FDCWD, dest.c_str(), nullptr, 0) != 0) return std::nullopt;  // "last used"
   return "file://" + dest.string();
 }
 
+fs::path local_context_path(const fs::path& state_dir, const std::string& sha256) {
+  return state_dir / "store" / "contexts" / (sha256 + ".tar.zst");
+}
+
+namespace {
+
+class LocalSubmissionPreview : public SubmissionPreview {
+ public:
+  explicit LocalSubmissionPreview(fs::path state_dir) : state_dir_(std::move(state_dir)) {}
+  bool gzip_contexts() const override { return false; }
+  std::string image(const ImageRecipe* recipe, const std::string& custom) const override {
+    return recipe ? recipe->tag : custom;
+  }
+  std::string context_uri(const std::string& sha256) const override {
+    return "file://" + local_context_path(state_dir_, sha256).string();
+  }
+  std::vector<nlohmann::ordered_json> manifests(const JobSpec&) const override { return {}; }
+
+ private:
+  fs::path state_dir_;
+};
+
+}  // namespace
+
+std::unique_ptr<SubmissionPreview> make_local_submission_preview(fs::path state_dir) {
+  return std::make_unique<LocalSubmissionPreview>(std::move(state_dir));
+}
+
 std::string LocalBackend::stage_context(const fs::path& archive, const std::string& sha256,
                                         bool* uploaded) {
-  fs::path dest = state_dir_ / "store" / "contexts" / (sha256 + ".tar.zst");
+  fs::path dest = local_context_path(state_dir_, sha256);
   make_dirs(dest.parent_path());
   std::error_code ec;
   if (fs::exists(dest, ec)) {

@@ -15,6 +15,12 @@
 
 namespace kinetic {
 
+// Where the local backend keeps the context archive SHA256 under STATE_DIR.
+fs::path local_context_path(const fs::path& state_dir, const std::string& sha256);
+
+// What a local run would do (backend.h): the host's own tools, no API objects.
+std::unique_ptr<SubmissionPreview> make_local_submission_preview(fs::path state_dir);
+
 class LocalBackend : public Backend {
  public:
   // BASE_ENV is what every job starts from (see local_job_base_env).
