@@ -428,27 +428,26 @@ class SignalGuard {
   struct sigaction old_[NSIG] {};
 };
 
-// The job's output, as it comes, on our own stdout and stderr.
+// The job's output, as it comes, on the run's own stdout and stderr (IOStreams: the process's
+// in the CLI, string buffers in tests), flushed at once so it shows as the job writes it.
 class TerminalSink : public LogSink {
  public:
+  explicit TerminalSink(const IOStreams& io) : io_(io) {}
   void write(LogStream stream, std::string_view data) override {
     if (stream == LogStream::system) {
-      std::string line = "kinetic: " + std::string(data);
-      write_all(2, line);
+      write_all(io_.err, "kinetic: " + std::string(data));
       return;
     }
-    write_all(stream == LogStream::out ? 1 : 2, data);
+    write_all(stream == LogStream::out ? io_.out : io_.err, data);
   }
 
  private:
-  static void write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-      ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // our reader went away; the job goes on
-      data.remove_prefix(static_cast<size_t>(n));
-    }
+  // Unchecked: what a reader that went away (EPIPE) misses is still in the job's record.
+  static void write_all(FILE* to, std::string_view data) {
+    std::fwrite(data.data(), 1, data.size(), to);
+    std::fflush(to);
   }
+  const IOStreams& io_;
 };
 
 int exit_code_of(const JobStatus& st) {
@@ -559,7 +558,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (!cached) {
     context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
     pkg.temp_dir.reset();
-    pack_cache_remember(env.state_dir, signature, pkg.result, newest, now_unix());
+    pack_cache_remember(env.state_dir, signature, pkg.result, newest, env.now());
   }
   clock.mark("stage");
 
@@ -567,7 +566,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   JobSpec spec = job_spec(req, env, r, new_job_id(), pkg.result.sha256, context_uri, image);
   fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
   spec.output_dir = out_dir.lexically_normal().string();
-  spec.created = rfc3339(now_unix());
+  spec.created = rfc3339(env.now());
   if (env.io.err_tty && !env.io.quiet)
     env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
                 " via " + env.settings.context.value + " (" + std::to_string(pkg.result.files) +
@@ -600,7 +599,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
         interrupted = true;
         backend.request_cancel(spec.id);
       }};
-  TerminalSink sink;
+  TerminalSink sink(env.io);
   backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
   clock.mark("watch+stream");
 

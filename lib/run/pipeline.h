@@ -8,6 +8,7 @@
 
 #include "backend/backend.h"
 #include "config/settings.h"
+#include "core/duration.h"
 #include "core/env.h"
 #include "render/output.h"
 
@@ -49,6 +50,9 @@ struct RunEnvironment {
   // What the backend would do: what a dry run uses instead (it needs neither credentials nor a
   // cluster).
   const SubmissionPreview* preview = nullptr;
+  // The wall clock (seconds since the epoch), for what the run records and remembers; tests
+  // move it instead of sleeping.
+  double (*now)() = now_unix;
 };
 
 // Runs the job and returns the process exit code (README "Exit codes", core/error.h): the job's own

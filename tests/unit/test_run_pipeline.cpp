@@ -1,0 +1,253 @@
+// The run pipeline's journey (lib/run/pipeline.h) against an in-memory Backend: each step in
+// order, the job's exit code passed through, and a step that fails stopping the journey there
+// with its error and nothing left in the state directory's tmp/ (issue #11 point 2).
+#include "run/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/fs.h"
+
+namespace kinetic {
+namespace {
+
+// A Backend that keeps everything in memory, records each call, and throws at FAIL_AT.
+class FakeBackend : public Backend {
+ public:
+  std::vector<std::string> calls;
+  std::string fail_at;                        // a step name below: it throws Error(Errc::api)
+  JobStatus outcome;                          // what collect reports
+  std::map<std::string, std::string> staged;  // sha256 -> uri
+  std::optional<JobSpec> submitted;
+  std::map<std::string, std::string> secrets;
+  std::string streamed = "hello from the job\n";
+
+  std::string name() const override { return "fake"; }
+  bool gzip_contexts() const override { return true; }
+  std::string prepare_image(const ImageRecipe& recipe) override {
+    step("prepare_image");
+    return "registry.example/" + recipe.tag;
+  }
+  std::string stage_context(const fs::path& archive, const std::string& sha256,
+                            bool* uploaded) override {
+    step("stage_context");
+    EXPECT_TRUE(fs::exists(archive)) << "the archive is gone before it was staged";
+    *uploaded = true;
+    return staged[sha256] = "mem://contexts/" + sha256;
+  }
+  std::optional<std::string> staged_context(const std::string& sha256) override {
+    auto it = staged.find(sha256);
+    if (it == staged.end()) return std::nullopt;
+    return it->second;
+  }
+  void submit(const JobSpec& spec, const std::map<std::string, std::string>& values) override {
+    step("submit");
+    submitted = spec;
+    secrets = values;
+  }
+  void stream_logs(const std::string&, const LogRequest&, LogSink& sink,
+                   const Interrupt*) override {
+    step("stream_logs");
+    sink.write(LogStream::out, streamed);
+  }
+  JobStatus collect(const JobSpec& spec) override {
+    step("collect");
+    JobStatus st = outcome;
+    st.id = spec.id;
+    return st;
+  }
+  void clean(const JobSpec&) override { step("clean"); }
+  JobStatus cancel(const std::string&) override { return {}; }
+  void request_cancel(const std::string&) override { calls.push_back("request_cancel"); }
+  std::optional<JobStatus> get(const std::string&) override { return std::nullopt; }
+  std::optional<JobSpec> get_spec(const std::string&) override { return std::nullopt; }
+  std::vector<JobStatus> list() override { return {}; }
+  std::vector<CleanupItem> cleanup(long, bool) override { return {}; }
+
+ private:
+  void step(const std::string& name) {
+    calls.push_back(name);
+    if (name == fail_at) throw Error(Errc::api, name + " failed (injected)");
+  }
+};
+
+// stdout and stderr as strings: the pipeline's IOStreams point at memory streams.
+class Captured {
+ public:
+  Captured() {
+    io.out = ::open_memstream(&out_buf_, &out_len_);
+    io.err = ::open_memstream(&err_buf_, &err_len_);
+  }
+  ~Captured() {
+    std::fclose(io.out);
+    std::fclose(io.err);
+    std::free(out_buf_);
+    std::free(err_buf_);
+  }
+  std::string out() {
+    std::fflush(io.out);
+    return {out_buf_, out_len_};
+  }
+  std::string err() {
+    std::fflush(io.err);
+    return {err_buf_, err_len_};
+  }
+  IOStreams io;
+
+ private:
+  char* out_buf_ = nullptr;
+  size_t out_len_ = 0;
+  char* err_buf_ = nullptr;
+  size_t err_len_ = 0;
+};
+
+class Pipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    project = root.path() / "proj";
+    make_dirs(project);
+    atomic_write(project / "train.py", "print('hi')\n");
+    atomic_write(project / "requirements.txt", "numpy==1.26.4\n");
+    settings.context.value = "test";
+    settings.backend = "fake";
+    backend.outcome.state = kSucceeded;
+    backend.outcome.exit_code = 0;
+    request.file = "train.py";
+  }
+
+  int run() {
+    RunEnvironment env{settings, vars,        io.io,   root.path() / "state",
+                       project,  root.path(), &backend};
+    env.now = clock;
+    return run_pipeline(request, env);
+  }
+
+  // What is left under the state directory's tmp/ (where packing happens).
+  std::vector<std::string> leftovers() const {
+    std::vector<std::string> left;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root.path() / "state" / "tmp", ec))
+      left.push_back(e.path().filename().string());
+    return left;
+  }
+
+  TempDir root{fs::temp_directory_path(), "kinetic-pipeline-test-"};
+  fs::path project;
+  Settings settings;
+  Env vars = Env::from_map({{"SECRET_TOKEN", "s3cr3t"}});
+  Captured io;
+  FakeBackend backend;
+  RunRequest request;
+  double (*clock)() = now_unix;
+};
+
+TEST_F(Pipeline, EachStepInOrderAndTheJobsOutputAndCode) {
+  backend.outcome.state = kFailed;
+  backend.outcome.exit_code = 3;
+  request.env = {"SECRET_TOKEN"};
+  EXPECT_EQ(run(), 3);
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"prepare_image", "stage_context", "submit",
+                                                     "stream_logs", "collect", "clean"}));
+  EXPECT_EQ(io.out(), "hello from the job\n");
+  ASSERT_TRUE(backend.submitted);
+  const JobSpec& spec = *backend.submitted;
+  EXPECT_EQ(spec.file, "train.py");
+  EXPECT_EQ(spec.image.rfind("registry.example/", 0), 0u) << spec.image;
+  EXPECT_EQ(spec.context_uri, "mem://contexts/" + spec.context_sha256);
+  // A secret travels by name in the spec and by value only to submit.
+  EXPECT_EQ(spec.secret_env, std::vector<std::string>{"SECRET_TOKEN"});
+  EXPECT_EQ(backend.secrets.at("SECRET_TOKEN"), "s3cr3t");
+  EXPECT_EQ(io.err().find("s3cr3t"), std::string::npos);
+  EXPECT_TRUE(leftovers().empty());
+}
+
+TEST_F(Pipeline, AnUnchangedTreeIsNeitherPackedNorStagedAgain) {
+  // A tree changed in the last seconds is never remembered (pack_cache.h): an hour passes.
+  clock = [] { return now_unix() + 3600; };
+  ASSERT_EQ(run(), 0);
+  backend.calls.clear();
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"prepare_image", "submit", "stream_logs",
+                                                     "collect", "clean"}));
+}
+
+TEST_F(Pipeline, AStepThatFailsEndsTheJourneyThereAndLeavesNothingInTmp) {
+  const std::vector<std::string> steps = {"prepare_image", "stage_context", "submit"};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    SCOPED_TRACE(steps[i]);
+    FakeBackend fresh;
+    fresh.outcome.state = kSucceeded;
+    fresh.fail_at = steps[i];
+    backend = fresh;
+    try {
+      run();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::api);
+      EXPECT_EQ(exit_code_for(e.code(), /*is_run_command=*/true), exit_codes::kinetic);
+    }
+    // The steps up to the failing one ran, none after it.
+    EXPECT_EQ(backend.calls, std::vector<std::string>(steps.begin(), steps.begin() + i + 1));
+    EXPECT_TRUE(leftovers().empty()) << leftovers().front();
+  }
+}
+
+TEST_F(Pipeline, ADetachedRunStopsAfterSubmitAndPrintsTheId) {
+  request.detach = true;
+  EXPECT_EQ(run(), 0);
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"prepare_image", "stage_context", "submit"}));
+  ASSERT_TRUE(backend.submitted);
+  EXPECT_EQ(io.out(), backend.submitted->id + "\n");
+}
+
+TEST_F(Pipeline, TheJobsStateGivesTheExitCode) {
+  const std::vector<std::pair<std::string, int>> cases = {
+      {std::string(kTimedOut), exit_codes::timeout},
+      {std::string(kCancelled), exit_codes::interrupted},
+      {std::string(kLost), exit_codes::kinetic},
+  };
+  for (const auto& [state, code] : cases) {
+    backend.outcome.state = state;
+    backend.outcome.exit_code.reset();
+    EXPECT_EQ(run(), code) << state;
+  }
+  // A failed job that reported 0, or no code, still failed.
+  backend.outcome.state = kFailed;
+  backend.outcome.exit_code = 0;
+  EXPECT_EQ(run(), exit_codes::kinetic);
+}
+
+TEST_F(Pipeline, ADryRunAsksThePreviewAndTouchesNoBackend) {
+  class Preview : public SubmissionPreview {
+   public:
+    bool gzip_contexts() const override { return true; }
+    std::string image(const ImageRecipe* recipe, const std::string&) const override {
+      return recipe ? "preview/" + recipe->tag : "";
+    }
+    std::string context_uri(const std::string& sha) const override { return "mem://" + sha; }
+    std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const override {
+      return {{{"kind", "Job"}, {"image", spec.image}, {"context", spec.context_uri}}};
+    }
+  } preview;
+  request.dry_run = true;
+  request.format = OutputFormat::json;
+  RunEnvironment env{settings, vars,        io.io,   root.path() / "state",
+                     project,  root.path(), nullptr, &preview};
+  EXPECT_EQ(run_pipeline(request, env), 0);
+  auto list = nlohmann::json::parse(io.out());
+  EXPECT_EQ(list["kind"], "List");
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["image"].get<std::string>().rfind("preview/", 0), 0u);
+  EXPECT_EQ(list["items"][0]["context"].get<std::string>().rfind("mem://", 0), 0u);
+  EXPECT_TRUE(backend.calls.empty());
+  EXPECT_TRUE(leftovers().empty());
+}
+
+}  // namespace
+}  // namespace kinetic
