@@ -3,6 +3,7 @@
 
 #include "app.h"
 #include "job/catalog.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -14,14 +15,14 @@ nlohmann::ordered_json entry_json(const Accelerator& a) {
           {"kind", a.kind},
           {"chips", a.chips},
           {"hosts", a.hosts},
-          {"multiHost", a.hosts > 1},
-          {"chipsPerHost", a.chips_per_host},
+          {"multi_host", a.hosts > 1},
+          {"chips_per_host", a.chips_per_host},
           {"topology", a.topology},
-          {"machineType", a.machine_type},
-          {"gkeAccelerator", a.gke_accelerator},
+          {"machine_type", a.machine_type},
+          {"gke_accelerator", a.gke_accelerator},
           {"resource", a.resource_name},
-          {"nodeSelector", a.node_selector},
-          {"pricePerHour", a.price_per_hour}};
+          {"node_selector", a.node_selector},
+          {"price_per_hour", a.price_per_hour}};
 }
 
 std::string price_text(double p) {
@@ -35,40 +36,39 @@ int run_accelerators(Factory& f) {
                                 OutputFormat::yaml, OutputFormat::name});
   IOStreams& io = f.io();
   const auto& all = accelerator_catalog();
-  if (format == OutputFormat::json || format == OutputFormat::yaml) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& a : all) list.push_back(entry_json(a));
-    print_document(io.out, format, {{"pricesAsOf", catalog_price_date()}, {"accelerators", list}});
-    return 0;
-  }
-  if (format == OutputFormat::name) {
-    for (const auto& a : all) std::fprintf(io.out, "%s\n", a.name.c_str());
-    return 0;
-  }
-  const bool wide = format == OutputFormat::wide;
-  std::vector<std::string> headers = {"NAME",  "FAMILY",       "CHIPS",
-                                      "HOSTS", "MACHINE TYPE", "PRICE/HOUR"};
-  if (wide) {
-    headers.insert(headers.begin() + 4, "TOPOLOGY");
-    headers.push_back("GKE ACCELERATOR");
-  }
-  Table t(headers);
+  Printable p{.kind = "AcceleratorList"};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& a : all) {
-    std::vector<std::string> row = {
-        a.name,
-        std::string(family_name(a.family)),
-        std::to_string(a.chips),
-        a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
-        a.machine_type,
-        price_text(a.price_per_hour)};
-    if (wide) {
-      row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
-      row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);
-    }
-    t.add_row(row);
+    list.push_back(entry_json(a));
+    p.names.push_back(a.name);
   }
-  std::string text = t.render(io.out_tty);
-  std::fwrite(text.data(), 1, text.size(), io.out);
+  p.fields = {{"prices_as_of", catalog_price_date()}, {"accelerators", list}};
+  p.table = [&all](bool wide) {
+    std::vector<std::string> headers = {"NAME",  "FAMILY",       "CHIPS",
+                                        "HOSTS", "MACHINE TYPE", "PRICE/HOUR"};
+    if (wide) {
+      headers.insert(headers.begin() + 4, "TOPOLOGY");
+      headers.push_back("GKE ACCELERATOR");
+    }
+    Table t(headers);
+    for (const auto& a : all) {
+      std::vector<std::string> row = {
+          a.name,
+          std::string(family_name(a.family)),
+          std::to_string(a.chips),
+          a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
+          a.machine_type,
+          price_text(a.price_per_hour)};
+      if (wide) {
+        row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
+        row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);
+      }
+      t.add_row(row);
+    }
+    return t;
+  };
+  print(io, format, p);
+  if (format != OutputFormat::table && format != OutputFormat::wide) return 0;
   io.info("Prices: on-demand list prices for the whole slice in us-central1, as of " +
           std::string(catalog_price_date()) + ". Append :spot (or pass --spot) for Spot capacity.");
   io.info(

@@ -5,6 +5,7 @@
 
 #include "app.h"
 #include "auth/adc.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -42,9 +43,9 @@ int status(Factory& f) {
     return 0;
   }
   auth::AccessToken token = cache->current();
-  nlohmann::ordered_json doc = {{"source", info.source}, {"account", info.account}};
-  doc["tokenExpiry"] = token.expiry ? nlohmann::ordered_json(utc_time(*token.expiry)) : nullptr;
-  print_document(out, format, doc);
+  nlohmann::ordered_json fields = {{"source", info.source}, {"account", info.account}};
+  fields["token_expiry"] = token.expiry ? nlohmann::ordered_json(utc_time(*token.expiry)) : nullptr;
+  print(f.io(), format, {.kind = "AuthStatus", .fields = fields});
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // kinetic cleanup: remove what finished jobs left behind.
 #include "app.h"
 #include "core/duration.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -20,28 +21,22 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
   Backend& b = f.backend("cleanup");
   auto items = b.cleanup(older, o.dry_run);
   IOStreams& io = f.io();
-  if (format == OutputFormat::json || format == OutputFormat::yaml) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& i : items)
-      list.push_back(
-          {{"kind", i.kind}, {"name", i.name}, {"bytes", i.bytes}, {"detail", i.detail}});
-    print_document(io.out, format, {{"dryRun", o.dry_run}, {"items", list}});
-    return 0;
-  }
-  if (format == OutputFormat::name) {
-    for (const auto& i : items) std::fprintf(io.out, "%s/%s\n", i.kind.c_str(), i.name.c_str());
-    return 0;
-  }
+  Printable p{.kind = "CleanupList", .print_empty_table = false};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   uint64_t total = 0;
-  Table t({"KIND", "NAME", "SIZE", "DETAIL"});
   for (const auto& i : items) {
-    t.add_row({i.kind, i.name, format_bytes(i.bytes), i.detail});
+    list.push_back({{"kind", i.kind}, {"name", i.name}, {"bytes", i.bytes}, {"detail", i.detail}});
+    p.names.push_back(i.kind + "/" + i.name);
     total += i.bytes;
   }
-  if (!t.empty()) {
-    std::string text = t.render(io.out_tty);
-    std::fwrite(text.data(), 1, text.size(), io.out);
-  }
+  p.fields = {{"dry_run", o.dry_run}, {"items", list}};
+  p.table = [&items](bool) {
+    Table t({"KIND", "NAME", "SIZE", "DETAIL"});
+    for (const auto& i : items) t.add_row({i.kind, i.name, format_bytes(i.bytes), i.detail});
+    return t;
+  };
+  print(io, format, p);
+  if (format != OutputFormat::table) return 0;
   io.info(std::string(o.dry_run ? "would remove " : "removed ") + std::to_string(items.size()) +
           (items.size() == 1 ? " item" : " items") + " (" + format_bytes(total) + ")");
   return 0;

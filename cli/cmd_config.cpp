@@ -2,6 +2,7 @@
 #include "app.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -14,7 +15,7 @@ nlohmann::ordered_json context_json(const Context& c) {
   if (!c.region.empty()) j["region"] = c.region;
   if (!c.cluster.empty()) j["cluster"] = c.cluster;
   if (!c.namespace_.empty()) j["namespace"] = c.namespace_;
-  if (!c.base_image.empty()) j["base-image"] = c.base_image;
+  if (!c.base_image.empty()) j["base_image"] = c.base_image;
   return j;
 }
 
@@ -27,25 +28,26 @@ int run_view(Factory& f) {
       {"region", &s.region},        {"cluster", &s.cluster}, {"namespace", &s.namespace_},
       {"base-image", &s.base_image}};
   IOStreams& io = f.io();
-  if (format != OutputFormat::table) {
-    nlohmann::ordered_json resolved = nlohmann::ordered_json::object();
-    resolved["backend"] = s.backend;
-    for (const auto& [k, v] : rows) resolved[k] = {{"value", v->value}, {"source", v->source}};
-    nlohmann::ordered_json contexts = nlohmann::ordered_json::array();
-    for (const auto& c : cfg.contexts()) contexts.push_back(context_json(c));
-    print_document(io.out, format,
-                   {{"configFile", cfg.path().string()},
-                    {"currentContext", cfg.current_context()},
-                    {"contexts", contexts},
-                    {"resolved", resolved}});
-    return 0;
-  }
-  Table t({"SETTING", "VALUE", "SOURCE"});
-  t.add_row({"backend", s.backend, "context " + s.context.value});
-  for (const auto& [k, v] : rows)
-    t.add_row({k, v->value.empty() ? "-" : v->value, v->source.empty() ? "-" : v->source});
-  std::string text = t.render(io.out_tty);
-  std::fwrite(text.data(), 1, text.size(), io.out);
+  Printable p{.kind = "Config"};
+  // Keyed by setting name, as `kinetic config set` takes them.
+  nlohmann::ordered_json resolved = nlohmann::ordered_json::object();
+  resolved["backend"] = s.backend;
+  for (const auto& [k, v] : rows) resolved[k] = {{"value", v->value}, {"source", v->source}};
+  nlohmann::ordered_json contexts = nlohmann::ordered_json::array();
+  for (const auto& c : cfg.contexts()) contexts.push_back(context_json(c));
+  p.fields = {{"config_file", cfg.path().string()},
+              {"current_context", cfg.current_context()},
+              {"contexts", contexts},
+              {"resolved", resolved}};
+  p.table = [&](bool) {
+    Table t({"SETTING", "VALUE", "SOURCE"});
+    t.add_row({"backend", s.backend, "context " + s.context.value});
+    for (const auto& [k, v] : rows)
+      t.add_row({k, v->value.empty() ? "-" : v->value, v->source.empty() ? "-" : v->source});
+    return t;
+  };
+  print(io, format, p);
+  if (format != OutputFormat::table) return 0;
   io.info("config file: " + cfg.path().string() +
           "; precedence: flag > KINETIC_* environment > context > gcloud config > default");
   return 0;
@@ -57,28 +59,26 @@ int run_get_contexts(Factory& f) {
   ConfigFile& cfg = f.config();
   const std::string current = f.settings().context.value;
   IOStreams& io = f.io();
-  if (format == OutputFormat::name) {
-    for (const auto& c : cfg.contexts()) std::fprintf(io.out, "%s\n", c.name.c_str());
-    return 0;
-  }
-  if (format != OutputFormat::table) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& c : cfg.contexts()) {
-      auto j = context_json(c);
-      j["current"] = c.name == current;
-      list.push_back(j);
-    }
-    print_document(io.out, format, {{"contexts", list}});
-    return 0;
-  }
-  Table t({"CURRENT", "NAME", "BACKEND", "PROJECT", "LOCATION", "CLUSTER"});
+  Printable p{.kind = "ContextList"};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& c : cfg.contexts()) {
-    std::string loc = !c.zone.empty() ? c.zone : c.region;
-    t.add_row({c.name == current ? "*" : "", c.name, c.backend, c.project.empty() ? "-" : c.project,
-               loc.empty() ? "-" : loc, c.cluster.empty() ? "-" : c.cluster});
+    auto j = context_json(c);
+    j["current"] = c.name == current;
+    list.push_back(j);
+    p.names.push_back(c.name);
   }
-  std::string text = t.render(io.out_tty);
-  std::fwrite(text.data(), 1, text.size(), io.out);
+  p.fields = {{"contexts", list}};
+  p.table = [&](bool) {
+    Table t({"CURRENT", "NAME", "BACKEND", "PROJECT", "LOCATION", "CLUSTER"});
+    for (const auto& c : cfg.contexts()) {
+      std::string loc = !c.zone.empty() ? c.zone : c.region;
+      t.add_row({c.name == current ? "*" : "", c.name, c.backend,
+                 c.project.empty() ? "-" : c.project, loc.empty() ? "-" : loc,
+                 c.cluster.empty() ? "-" : c.cluster});
+    }
+    return t;
+  };
+  print(io, format, p);
   return 0;
 }
 

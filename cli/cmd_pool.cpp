@@ -3,6 +3,7 @@
 #include "backend/gke/provisioner.h"
 #include "core/error.h"
 #include "render/output.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -37,51 +38,47 @@ int run_list(Factory& f) {
   gke::Provisioner provisioner(s, nullptr);
   auto rows = provisioner.list_pools();
   IOStreams& io = f.io();
-  if (format == OutputFormat::name) {
-    for (const auto& r : rows) std::fprintf(io.out, "%s\n", r.pool.name.c_str());
-    return 0;
-  }
-  if (format == OutputFormat::json || format == OutputFormat::yaml) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& r : rows) {
-      list.push_back({{"name", r.pool.name},
-                      {"accelerator", r.accelerator.empty() ? "cpu" : r.accelerator},
-                      {"machineType", r.pool.machine_type},
-                      {"spot", r.pool.spot},
-                      {"topology", r.pool.tpu_topology},
-                      {"imageStreaming", r.pool.image_streaming},
-                      {"nodes", r.nodes},
-                      {"minNodes", r.pool.min_nodes},
-                      {"maxNodes", r.pool.max_nodes},
-                      {"status", r.pool.status}});
-    }
-    print_document(io.out, format, {{"cluster", s.target.cluster}, {"pools", list}});
-    return 0;
-  }
-  const bool wide = format == OutputFormat::wide;
-  std::vector<std::string> headers = {"NAME",  "ACCELERATOR", "MACHINE", "SPOT",
-                                      "NODES", "AUTOSCALE",   "STATUS"};
-  if (wide) {
-    headers.insert(headers.begin() + 3, "TOPOLOGY");
-    headers.push_back("IMAGE STREAMING");
-  }
-  Table t(headers);
+  Printable p{.kind = "PoolList"};
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& r : rows) {
-    std::vector<std::string> row = {r.pool.name,
-                                    r.accelerator.empty() ? "-" : r.accelerator,
-                                    r.pool.machine_type,
-                                    r.pool.spot ? "yes" : "no",
-                                    std::to_string(r.nodes),
-                                    autoscaling_text(r.pool),
-                                    r.pool.status};
-    if (wide) {
-      row.insert(row.begin() + 3, r.pool.tpu_topology.empty() ? "-" : r.pool.tpu_topology);
-      row.push_back(r.pool.image_streaming ? "on" : "off");
-    }
-    t.add_row(row);
+    p.names.push_back(r.pool.name);
+    list.push_back({{"name", r.pool.name},
+                    {"accelerator", r.accelerator.empty() ? "cpu" : r.accelerator},
+                    {"machine_type", r.pool.machine_type},
+                    {"spot", r.pool.spot},
+                    {"topology", r.pool.tpu_topology},
+                    {"image_streaming", r.pool.image_streaming},
+                    {"nodes", r.nodes},
+                    {"min_nodes", r.pool.min_nodes},
+                    {"max_nodes", r.pool.max_nodes},
+                    {"status", r.pool.status}});
   }
-  std::string text = t.render(io.out_tty);
-  std::fputs(text.c_str(), io.out);
+  p.fields = {{"cluster", s.target.cluster}, {"pools", list}};
+  p.table = [&rows](bool wide) {
+    std::vector<std::string> headers = {"NAME",  "ACCELERATOR", "MACHINE", "SPOT",
+                                        "NODES", "AUTOSCALE",   "STATUS"};
+    if (wide) {
+      headers.insert(headers.begin() + 3, "TOPOLOGY");
+      headers.push_back("IMAGE STREAMING");
+    }
+    Table t(headers);
+    for (const auto& r : rows) {
+      std::vector<std::string> row = {r.pool.name,
+                                      r.accelerator.empty() ? "-" : r.accelerator,
+                                      r.pool.machine_type,
+                                      r.pool.spot ? "yes" : "no",
+                                      std::to_string(r.nodes),
+                                      autoscaling_text(r.pool),
+                                      r.pool.status};
+      if (wide) {
+        row.insert(row.begin() + 3, r.pool.tpu_topology.empty() ? "-" : r.pool.tpu_topology);
+        row.push_back(r.pool.image_streaming ? "on" : "off");
+      }
+      t.add_row(row);
+    }
+    return t;
+  };
+  print(io, format, p);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "job_lookup.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -70,66 +71,65 @@ int run_status(const StatusOptions& o, Factory& f) {
   IOStreams& io = f.io();
   const bool whole = o.job.empty() && format != OutputFormat::name;
   std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
-  switch (format) {
-    case OutputFormat::json:
-    case OutputFormat::yaml: {
-      nlohmann::ordered_json doc;
-      if (!o.job.empty()) {
-        doc = nlohmann::ordered_json::parse(to_json(jobs.front()).dump());
-      } else {
-        nlohmann::ordered_json list = nlohmann::ordered_json::array();
-        for (const auto& j : jobs) {
-          auto item = nlohmann::ordered_json::parse(to_json(j).dump());
-          if (j.backend == "gke") item["cost_usd"] = cost_of(j);
-          list.push_back(item);
-        }
-        doc = {{"context", s.context.value}, {"backend", s.backend}};
-        if (cluster) {
-          nlohmann::ordered_json pools = nlohmann::ordered_json::array();
-          for (const auto& p : cluster->pools)
-            pools.push_back({{"name", p.pool.name},
-                             {"accelerator", p.accelerator.empty() ? "cpu" : p.accelerator},
-                             {"nodes", p.nodes},
-                             {"maxNodes", p.pool.max_nodes},
-                             {"status", p.pool.status}});
-          doc["cluster"] = {
-              {"name", cluster->name}, {"location", cluster->location}, {"pools", pools}};
-        }
-        doc["jobs"] = list;
-      }
-      print_document(io.out, format, doc);
-      return 0;
+  Printable p{.kind = o.job.empty() ? "JobList" : "Job"};
+  for (const auto& j : jobs) p.names.push_back(j.id);
+  if (!o.job.empty()) {
+    p.fields = nlohmann::ordered_json::parse(to_json(jobs.front()).dump());
+    p.fields.erase("schema_version");  // document_of puts it first
+  } else {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& j : jobs) {
+      auto item = nlohmann::ordered_json::parse(to_json(j).dump());
+      item.erase("schema_version");  // the list carries it
+      if (j.backend == "gke") item["cost_usd"] = cost_of(j);
+      list.push_back(item);
     }
-    case OutputFormat::name:
-      for (const auto& j : jobs) std::fprintf(io.out, "%s\n", j.id.c_str());
-      return 0;
-    default:
-      break;
+    p.fields = {{"context", s.context.value}, {"backend", s.backend}};
+    if (cluster) {
+      nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+      for (const auto& pool : cluster->pools)
+        pools.push_back({{"name", pool.pool.name},
+                         {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
+                         {"nodes", pool.nodes},
+                         {"max_nodes", pool.pool.max_nodes},
+                         {"status", pool.pool.status}});
+      p.fields["cluster"] = {
+          {"name", cluster->name}, {"location", cluster->location}, {"pools", pools}};
+    }
+    p.fields["jobs"] = list;
   }
-  const bool wide = format == OutputFormat::wide;
-  std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
-                                      "AGE", "DURATION", "COST", "FILE"};
-  if (wide) {
-    headers.push_back("OUTPUT");
-    headers.push_back("ERROR");
+  if (format != OutputFormat::table && format != OutputFormat::wide) {
+    print(io, format, p);
+    return 0;
   }
-  Table t(headers);
-  for (const auto& j : jobs) {
-    std::vector<std::string> row = {
-        j.id,         j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j),
-        cost_text(j), j.file};
+  // The table: the cluster's pools first (on a gke context), then the jobs.
+  p.print_empty_table = !o.job.empty();
+  p.table = [&jobs](bool wide) {
+    std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
+                                        "AGE", "DURATION", "COST", "FILE"};
     if (wide) {
-      row.push_back(j.output_dir);
-      row.push_back(j.error.empty() ? "-" : j.error);
+      headers.push_back("OUTPUT");
+      headers.push_back("ERROR");
     }
-    t.add_row(row);
-  }
+    Table t(headers);
+    for (const auto& j : jobs) {
+      std::vector<std::string> row = {
+          j.id,         j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j),
+          cost_text(j), j.file};
+      if (wide) {
+        row.push_back(j.output_dir);
+        row.push_back(j.error.empty() ? "-" : j.error);
+      }
+      t.add_row(row);
+    }
+    return t;
+  };
   if (cluster) {
     io.info("cluster " + cluster->name + " (" + cluster->location + ")");
     Table pools({"POOL", "ACCELERATOR", "NODES", "MAX"});
-    for (const auto& p : cluster->pools)
-      pools.add_row({p.pool.name, p.accelerator.empty() ? "cpu" : p.accelerator,
-                     std::to_string(p.nodes), std::to_string(p.pool.max_nodes)});
+    for (const auto& pool : cluster->pools)
+      pools.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
+                     std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes)});
     std::string text = pools.render(io.out_tty);
     std::fwrite(text.data(), 1, text.size(), io.out);
     std::fputs("\n", io.out);
@@ -137,10 +137,7 @@ int run_status(const StatusOptions& o, Factory& f) {
   if (o.job.empty())
     io.info("context " + s.context.value + " (backend " + s.backend +
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
-  if (!t.empty() || !o.job.empty()) {
-    std::string text = t.render(io.out_tty);
-    std::fwrite(text.data(), 1, text.size(), io.out);
-  }
+  print(io, format, p);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "app.h"
+#include "render/printer.h"
 
 namespace kinetic::cli {
 
@@ -12,9 +13,9 @@ void add_version(CLI::App& root, Factory& f, Action& action) {
     action = [&f] {
       auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
       if (format == OutputFormat::table) {
-        std::printf("kinetic %s\n", KINETIC_VERSION);
+        std::fprintf(f.io().out, "kinetic %s\n", KINETIC_VERSION);
       } else {
-        print_document(stdout, format, {{"version", KINETIC_VERSION}});
+        print(f.io(), format, {.kind = "Version", .fields = {{"version", KINETIC_VERSION}}});
       }
       return 0;
     };

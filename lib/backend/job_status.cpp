@@ -1,5 +1,7 @@
 #include "backend/backend.h"
 
+#include "core/schema.h"
+
 namespace kinetic {
 
 bool is_terminal_state(std::string_view s) {
@@ -69,6 +71,7 @@ AttemptRecord attempt_record_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const JobStatus& s) {
   nlohmann::json j = {
+      {"schema_version", kSchemaVersion},
       {"id", s.id},
       {"state", s.state},
       {"exit_code", optional_int(s.exit_code)},

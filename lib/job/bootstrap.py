@@ -269,6 +269,7 @@ env.update(PYTHONUNBUFFERED="1", KINETIC_BACKEND="gke")
 
 started_at = time.time()
 status = dict(
+    schema_version=1,  # docs/schemas.md
     id=job_id,
     state="failed",
     exit_code=126,

@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "core/error.h"
+#include "core/schema.h"
 #include "core/strings.h"
 
 namespace kinetic {
@@ -44,6 +45,7 @@ nlohmann::json to_json(const JobSpec& s) {
   nlohmann::json env = nlohmann::json::array();
   for (const auto& [k, v] : s.env) env.push_back({{"name", k}, {"value", v}});
   nlohmann::json j = {
+      {"schema_version", kSchemaVersion},
       {"id", s.id},
       {"file", s.file},
       {"kind", job_kind_name(s.kind)},

@@ -21,6 +21,7 @@
 #include "pack/context_dir.h"
 #include "pack/pack_cache.h"
 #include "pack/requirements.h"
+#include "render/printer.h"
 #include "render/yaml.h"
 
 namespace kinetic {
@@ -340,33 +341,33 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     }
   }
   nlohmann::ordered_json plan = {
-      {"dryRun", true},
+      {"dry_run", true},
       {"job", job_id},
       {"context", s.context.value},
       {"backend", s.backend},
       {"file", r.file_rel},
-      {"kind", job_kind_name(r.kind)},
+      {"job_kind", job_kind_name(r.kind)},
       {"args", req.args},
-      {"contextDir", r.context_root.string()},
-      {"contextFiles", pack.files},
-      {"contextBytes", pack.input_bytes},
-      {"contextArchiveBytes", pack.archive_bytes},
-      {"contextSha256", pack.sha256},
+      {"context_dir", r.context_root.string()},
+      {"context_files", pack.files},
+      {"context_bytes", pack.input_bytes},
+      {"context_archive_bytes", pack.archive_bytes},
+      {"context_sha256", pack.sha256},
       {"requirements", r.requirements ? r.requirements->source.string() : ""},
-      {"imageTag", r.recipe ? r.recipe->tag : ""},
-      {"imageRecipe", r.recipe ? r.recipe->summary() : "--image " + r.custom_image},
+      {"image_tag", r.recipe ? r.recipe->tag : ""},
+      {"image_recipe", r.recipe ? r.recipe->summary() : "--image " + r.custom_image},
       {"accelerator", r.accel.name},
       {"spot", r.accel.spot},
-      {"pricePerHour", r.accel.price_per_hour},
+      {"price_per_hour", r.accel.price_per_hour},
       {"env", r.job_env.names},
-      {"timeoutSeconds",
+      {"timeout_seconds",
        req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
       {"retries", req.retries},
-      {"maxPreemptions", req.max_preemptions},
+      {"max_preemptions", req.max_preemptions},
   };
   if (gke) plan["image"] = image;
   if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
-    print_document(env.io.out, req.format, plan);
+    print(env.io, req.format, {.kind = "RunPlan", .fields = plan});
     return 0;
   }
   std::string text;
@@ -577,8 +578,9 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     backend.submit(spec, r.job_env.values);
     clock.mark("submit");
     if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
-      print_document(env.io.out, req.format,
-                     {{"id", spec.id}, {"state", "running"}, {"outputDir", spec.output_dir}});
+      print(env.io, req.format,
+            {.kind = "SubmittedJob",
+             .fields = {{"id", spec.id}, {"state", "running"}, {"output_dir", spec.output_dir}}});
     } else {
       std::fprintf(env.io.out, "%s\n", spec.id.c_str());
     }

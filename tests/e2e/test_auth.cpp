@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "schema_check.h"
 #include "fakes/fake_oauth.h"
 #include "unit/test_auth_keys.h"
 
@@ -49,6 +50,7 @@ TEST_F(AuthCliTest, ServiceAccountKeyIsExchangedForAToken) {
   auto s = sb.run({"auth", "status", "-o", "json"}, sb.root(), env);
   ASSERT_EQ(s.exit_code, 0) << s.err;
   auto doc = nlohmann::json::parse(s.out);
+  expect_schema("AuthStatus", doc);
   EXPECT_EQ(doc["account"], "runner@acme-ml.iam.gserviceaccount.com");
   EXPECT_NE(doc["source"].get<std::string>().find("sa.json"), std::string::npos);
   EXPECT_EQ(s.out.find("PRIVATE KEY"), std::string::npos);

@@ -25,7 +25,7 @@ class ConfigTest : public ::testing::Test {
 
 TEST_F(ConfigTest, FreshMachineHasTheLocalContextCurrent) {
   auto v = view();
-  EXPECT_EQ(v["currentContext"], "local");
+  EXPECT_EQ(v["current_context"], "local");
   EXPECT_EQ(v["resolved"]["backend"], "local");
   EXPECT_EQ(v["resolved"]["context"]["source"], "config file");
   EXPECT_FALSE(fs::exists(sb.config_file())) << "reading must not write";
@@ -39,7 +39,7 @@ TEST_F(ConfigTest, SetCreatesContextsAndUseContextSwitches) {
   ASSERT_EQ(sb.run({"config", "set", "contexts.acme.zone", "us-central1-a"}, proj).exit_code, 0);
   ASSERT_EQ(sb.run({"config", "use-context", "acme"}, proj).exit_code, 0);
   auto v = view();
-  EXPECT_EQ(v["currentContext"], "acme");
+  EXPECT_EQ(v["current_context"], "acme");
   EXPECT_EQ(v["resolved"]["project"]["value"], "acme-ml");
   EXPECT_EQ(v["resolved"]["project"]["source"], "context acme");
   EXPECT_EQ(v["resolved"]["region"]["value"], "us-central1");
@@ -113,8 +113,8 @@ TEST_F(ConfigTest, DryRunOnLocalDescribesThePlan) {
   auto plan = nlohmann::json::parse(r.out);
   EXPECT_EQ(plan["backend"], "local");
   EXPECT_EQ(plan["file"], "train.py");
-  EXPECT_EQ(plan["contextFiles"], 2);  // requirements.txt, train.py
-  EXPECT_EQ(plan["imageTag"].get<std::string>().rfind("cpu-", 0), 0u);
+  EXPECT_EQ(plan["context_files"], 2);  // requirements.txt, train.py
+  EXPECT_EQ(plan["image_tag"].get<std::string>().rfind("cpu-", 0), 0u);
   EXPECT_FALSE(fs::exists(sb.state() / "jobs"));
 }
 

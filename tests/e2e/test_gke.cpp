@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
+#include "schema_check.h"
 
 namespace kinetic::test {
 namespace {
@@ -62,6 +63,7 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
   auto pools = sb.run({"pool", "list", "-o", "json"}, {}, env);
   ASSERT_EQ(pools.exit_code, 0) << pools.err;
   const auto pl = nlohmann::json::parse(pools.out);
+  expect_schema("PoolList", pl);
   bool found = false;
   for (const auto& p : pl["pools"]) found = found || p["accelerator"] == "v5litepod-1";
   EXPECT_TRUE(found) << pools.out;

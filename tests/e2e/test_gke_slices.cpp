@@ -117,7 +117,7 @@ TEST_F(GkeSlices, TheCatalogAndPoolAddSayWhatASliceIs) {
   EXPECT_NE(cat.out.find("v5litepod-16\ttpu\t16\t4 (multi-host)\t"), std::string::npos) << cat.out;
   EXPECT_NE(cat.out.find("v5litepod-4\ttpu\t4\t1\t"), std::string::npos) << cat.out;
   auto json = kin({"accelerators", "-o", "json"});
-  EXPECT_NE(json.out.find("\"multiHost\": true"), std::string::npos);
+  EXPECT_NE(json.out.find("\"multi_host\": true"), std::string::npos);
   auto pool = kin({"pool", "add", "--accelerator", "v6e-16"});
   ASSERT_EQ(pool.exit_code, 0) << pool.err;
   EXPECT_NE(pool.err.find("a slice is 4 nodes, $"), std::string::npos) << pool.err;
@@ -139,7 +139,7 @@ TEST_F(GkeSlices, PoolsStreamImagesAndAVerboseRunSaysWhereItsColdStartWent) {
   EXPECT_EQ(streaming["v5litepod-1"], "on") << pools.out;
   EXPECT_EQ(streaming["default-pool"], "off") << pools.out;
   auto json = kin({"pool", "list", "-o", "json"});
-  EXPECT_NE(json.out.find("\"imageStreaming\": true"), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"image_streaming\": true"), std::string::npos) << json.out;
 
   auto r = kin({"run", "train.py", "-a", "v5litepod-16", "-v", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
