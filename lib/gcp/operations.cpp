@@ -12,6 +12,8 @@
 //   google_error() with the equivalent HTTP status so they read like the synchronous errors.
 #include "gcp/operations.h"
 
+#include "core/backoff.h"
+
 #include <algorithm>
 #include <regex>
 #include <thread>
@@ -277,9 +279,7 @@ std::string rpc_code_name(int code) {
 }
 
 Backoff::Backoff(const PollOptions& options)
-    : options_(options),
-      start_(std::chrono::steady_clock::now()),
-      next_(std::max(options.initial, std::chrono::milliseconds(1))) {}
+    : options_(options), start_(std::chrono::steady_clock::now()) {}
 
 std::chrono::milliseconds Backoff::elapsed() const {
   auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -294,16 +294,14 @@ bool Backoff::expired() const {
 bool Backoff::wait() {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(options_.deadline) - elapsed();
   if (left <= std::chrono::milliseconds(0)) return false;
-  auto delay = std::min(next_, left);
+  const BackoffCurve curve{options_.initial, options_.max, options_.factor};
+  auto delay = std::min(curve.delay(++attempt_), left);
   if (options_.sleep) {
     options_.sleep(delay);
   } else {
     std::this_thread::sleep_for(delay);
   }
   slept_ += delay;
-  auto grown = std::chrono::milliseconds(
-      static_cast<long long>(static_cast<double>(next_.count()) * std::max(options_.factor, 1.0)));
-  next_ = std::min(std::max(grown, next_), std::max(options_.max, options_.initial));
   return true;
 }
 

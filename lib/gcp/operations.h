@@ -28,7 +28,8 @@ struct PollOptions {
 class Backoff {
  public:
   explicit Backoff(const PollOptions& options);
-  // Waits the next delay (initial, then times factor, capped at max; never past the deadline).
+  // Waits the next delay of the back-off curve (core/backoff.h: initial, then times factor,
+  // capped at max), never past the deadline.
   // False, without waiting, when the deadline has passed.
   bool wait();
   bool expired() const;
@@ -39,7 +40,7 @@ class Backoff {
   PollOptions options_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::milliseconds slept_{0};
-  std::chrono::milliseconds next_;
+  int attempt_ = 0;  // waits so far
 };
 
 // The google.rpc.Code name of CODE ("RESOURCE_EXHAUSTED" for 8); "" when unknown.

@@ -8,6 +8,8 @@
 //   replayed, and a response that has started streaming to on_body is never fetched twice.
 #include "http/retry.h"
 
+#include "core/backoff.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -83,12 +85,8 @@ std::optional<std::chrono::milliseconds> parse_retry_after(
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, double random01,
                                         const std::optional<std::string>& retry_after,
                                         std::chrono::system_clock::time_point now) {
-  double base = static_cast<double>(policy.initial_backoff.count()) *
-                std::pow(policy.multiplier, std::max(0, attempt - 1));
-  double cap = static_cast<double>(policy.max_backoff.count());
-  base = std::min(base, cap);
-  random01 = std::clamp(random01, 0.0, 1.0);
-  auto delay = std::chrono::milliseconds(static_cast<int64_t>(random01 * base));
+  const BackoffCurve curve{policy.initial_backoff, policy.max_backoff, policy.multiplier};
+  auto delay = curve.jittered(attempt, random01);
   if (retry_after) {
     if (auto asked = parse_retry_after(*retry_after, now)) {
       delay = std::max(delay, std::min(*asked, policy.deadline));

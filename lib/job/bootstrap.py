@@ -111,7 +111,9 @@ token_lock = threading.Lock()
 
 
 def nap(attempt, at_least=0):
-    time.sleep(max(at_least, min(30, 2**attempt) * random.uniform(0.5, 1)))
+    # kinetic's one back-off curve (core/backoff.h): retry N = attempt + 1 waits
+    # min(30 s, 1 s * 2^(N - 1)), jittered over its upper half.
+    time.sleep(max(at_least, min(30, 1 * 2**attempt) * random.uniform(0.5, 1)))
 
 
 def bearer():

@@ -17,6 +17,8 @@
 #include <chrono>
 #include <thread>
 
+#include "core/backoff.h"
+
 namespace kinetic::k8s {
 
 TimestampedLine split_log_timestamp(std::string_view line) {
@@ -35,8 +37,8 @@ TimestampedLine split_log_timestamp(std::string_view line) {
 namespace {
 
 bool default_wait(int attempt) {
-  auto delay = std::chrono::milliseconds(250) * (1 << std::min(attempt - 1, 5));
-  std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(delay, std::chrono::seconds(5)));
+  constexpr BackoffCurve kReopen{std::chrono::milliseconds(250), std::chrono::seconds(5), 2.0};
+  std::this_thread::sleep_for(kReopen.delay(attempt));
   return true;
 }
 

@@ -1,6 +1,7 @@
 // Durations, "did you mean", job environment, exit codes.
 #include <gtest/gtest.h>
 
+#include "core/backoff.h"
 #include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -232,6 +233,28 @@ TEST(TempDir, IsRemovedWithItsFilesOnSuccessErrorAndMove) {
   moved_to.reset();
   EXPECT_FALSE(fs::exists(kept));
   EXPECT_TRUE(moved_to.path().empty());
+}
+
+}  // namespace
+}  // namespace kinetic
+
+namespace kinetic {
+namespace {
+
+TEST(BackoffCurve, GrowsByTheFactorFromInitialUpToMax) {
+  using std::chrono::milliseconds;
+  const BackoffCurve curve{milliseconds(250), milliseconds(5000), 2.0};
+  std::vector<long long> waits;
+  for (int attempt = 0; attempt <= 7; ++attempt) waits.push_back(curve.delay(attempt).count());
+  // Attempt 0 counts as 1; then 250 * 2^(n-1), capped at 5 s.
+  EXPECT_EQ(waits, (std::vector<long long>{250, 250, 500, 1000, 2000, 4000, 5000, 5000}));
+  // A factor below 1 never shrinks the wait; a max below initial never cuts initial.
+  EXPECT_EQ((BackoffCurve{milliseconds(100), milliseconds(1000), 0.5}).delay(3).count(), 100);
+  EXPECT_EQ((BackoffCurve{milliseconds(100), milliseconds(10), 2.0}).delay(3).count(), 100);
+  // Full jitter: a fraction of the wait, clamped.
+  EXPECT_EQ(curve.jittered(3, 0.5).count(), 500);
+  EXPECT_EQ(curve.jittered(3, 7.0).count(), 1000);
+  EXPECT_EQ(curve.jittered(3, -1.0).count(), 0);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "backend/gke/names.h"
+#include "core/backoff.h"
 #include "core/error.h"
 #include "http/retry.h"
 #include "http/transport.h"
@@ -45,6 +46,8 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
                                      collection.substr(collection.rfind('/') + 1) + " " + name +
                                      ") or run again");
   };
+  // A short curve: the object is usually there (or gone) a moment later.
+  constexpr BackoffCurve kRetry{std::chrono::milliseconds(200), std::chrono::seconds(2), 2.0};
   for (int attempt = 1;; ++attempt) {
     try {
       return client.create(collection, object);
@@ -53,12 +56,12 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
         if (auto found = adopt()) return *found;
         if (attempt >= attempts) throw;
         // Gone meanwhile, or ours still going away: create it again after a little while.
-        std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+        std::this_thread::sleep_for(kRetry.delay(attempt));
         continue;
       }
       if (!http::retryable_status(e.code()) || attempt >= attempts) throw;
       // The server may have acted before failing: wait a little (429: it asked), then look.
-      std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+      std::this_thread::sleep_for(kRetry.delay(attempt));
     } catch (const http::TransportError& e) {
       // The connection dropped after the request went out: it may have been created.
       if (!e.retryable() || attempt >= attempts) throw;

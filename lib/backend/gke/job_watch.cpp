@@ -11,6 +11,7 @@
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pending_reason.h"
+#include "core/backoff.h"
 #include "core/error.h"
 #include "job/spec.h"
 #include "k8s/log_follower.h"
@@ -230,8 +231,9 @@ void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::strin
   k8s::FollowOptions follow;
   follow.container = "main";
   follow.wait = [&](int attempt) {
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(std::min(2000, 100 << std::min(attempt, 4))));
+    constexpr BackoffCurve kReopen{std::chrono::milliseconds(200), std::chrono::milliseconds(1600),
+                                   2.0};
+    std::this_thread::sleep_for(kReopen.delay(attempt));
     return client.get(k8s::pod_path(o.ns, pod)).has_value();
   };
   follow.finished = [&] {
