@@ -13,7 +13,8 @@ void* LazyLibrary::handle() {
   if (handle_) return handle_;
   // RTLD_LOCAL: the library's symbols stay out of the global scope, so it never binds to the
   // forwarding functions of the same names in this binary (nor they to it by accident).
-  handle_ = ::dlopen(soname_, RTLD_NOW | RTLD_LOCAL);
+  // RTLD_LAZY: its calls bind on first use, as they did when it was linked.
+  handle_ = ::dlopen(soname_, RTLD_LAZY | RTLD_LOCAL);
   if (!handle_) {
     const char* why = ::dlerror();
     throw Error(Errc::internal, std::string("this command needs ") + soname_ +
