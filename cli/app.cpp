@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 
 #include "auth/adc.h"
 #include "auth/authed.h"
@@ -154,10 +155,10 @@ gke::Session& Factory::gke_session(bool provisioning) {
 
 namespace {
 
-std::unique_ptr<http::Transport> trace_to_stderr(std::unique_ptr<http::Transport> inner,
-                                                 int verbosity) {
-  return http::traced(std::move(inner), verbosity, [](std::string_view line) {
-    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+std::unique_ptr<http::Transport> trace_to(FILE* err, std::unique_ptr<http::Transport> inner,
+                                          int verbosity) {
+  return http::traced(std::move(inner), verbosity, [err](std::string_view line) {
+    std::fprintf(err, "%.*s\n", static_cast<int>(line.size()), line.data());
   });
 }
 
@@ -165,7 +166,7 @@ std::unique_ptr<http::Transport> trace_to_stderr(std::unique_ptr<http::Transport
 
 std::shared_ptr<http::Transport> Factory::http() {
   if (!http_)
-    http_ = trace_to_stderr(http::retried(http::make_curl_transport()), globals_.verbosity);
+    http_ = trace_to(io().err, http::retried(http::make_curl_transport()), globals_.verbosity);
   return http_;
 }
 
@@ -183,10 +184,11 @@ std::shared_ptr<http::Transport> Factory::make_cloud_transport() {
   http::RetryPolicy policy;
   policy.body_hint = [](const http::Response& r) { return gcp::retry_info_delay(r.body); };
   // No token to the storage emulator, as Google's libraries (docs/security.md).
-  return trace_to_stderr(http::retried(auth::authed(http::make_curl_transport(), credentials(),
-                                                    gcp::storage_emulator(env_)),
-                                       policy),
-                         globals_.verbosity);
+  return trace_to(io().err,
+                  http::retried(auth::authed(http::make_curl_transport(), credentials(),
+                                             gcp::storage_emulator(env_)),
+                                policy),
+                  globals_.verbosity);
 }
 
 std::shared_ptr<http::Transport> Factory::cloud() {
@@ -320,8 +322,8 @@ std::string explain_extras(CLI::App* root, const std::vector<std::string>& extra
 }
 
 // Bytes of a user's input that are not UTF-8 show as \xNN, so the line stays readable text.
-void print_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", escape_non_utf8(message).c_str());
+void print_error(FILE* err, const std::string& message) {
+  std::fprintf(err, "error: %s\n", escape_non_utf8(message).c_str());
 }
 
 }  // namespace
@@ -345,25 +347,26 @@ static void scrub_env_values(int argc, char** argv) {
   }
 }
 
-int run(int argc, char** argv) {
-  Factory f(Env::process());
+int run(Factory& f, const std::vector<std::string>& argv) {
   Action action;
   std::unique_ptr<CLI::App> app;
   bool is_run = false;
   std::vector<std::string> args;
+  // Not f.io() before parsing: its first call fixes --quiet and -v.
+  auto out = [&f] { return f.io().out; };
+  auto err = [&f] { return f.io().err; };
   try {
     app = build_app(f, action);
     // Everything after the first `--` belongs to the job (kinetic run FILE -- ARGS).
     std::vector<std::string> job_args;
     bool dashdash = false;
-    for (int i = 1; i < argc; ++i) {
-      if (!dashdash && std::strcmp(argv[i], "--") == 0) {
+    for (const auto& arg : argv) {
+      if (!dashdash && arg == "--") {
         dashdash = true;
         continue;
       }
-      (dashdash ? job_args : args).push_back(argv[i]);
+      (dashdash ? job_args : args).push_back(arg);
     }
-    scrub_env_values(argc, argv);
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     app->parse(reversed);
     CLI::App* cmd = deepest(app.get());
@@ -373,16 +376,19 @@ int run(int argc, char** argv) {
     f.globals().job_args = job_args;
     if (!action) {
       // A command group without its verb, or no command at all: show the help.
-      std::fputs(cmd->help().c_str(), stdout);
+      std::fputs(cmd->help().c_str(), out());
       return cmd == app.get() ? 0 : 2;
     }
     int code = action();
-    std::fflush(stdout);
+    std::fflush(out());
     return code;
-  } catch (const CLI::CallForHelp& e) {
-    return app->exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app->exit(e);
+  } catch (const CLI::Success& e) {
+    // --help and its kin: CLI11 writes them to the streams it is given.
+    std::ostringstream text, problems;
+    int code = app->exit(e, text, problems);
+    std::fputs(text.str().c_str(), out());
+    std::fputs(problems.str().c_str(), err());
+    return code;
   } catch (const CLI::ExtrasError& e) {
     std::string what = e.what();
     auto colon = what.find(": ");
@@ -390,22 +396,29 @@ int run(int argc, char** argv) {
     if (colon != std::string::npos)
       for (const auto& w : split(what.substr(colon + 2), ' '))
         if (!w.empty()) extras.push_back(w);
-    print_error(extras.empty() ? what : explain_extras(app.get(), extras, args));
+    print_error(err(), extras.empty() ? what : explain_extras(app.get(), extras, args));
     return exit_codes::usage;
   } catch (const CLI::ParseError& e) {
     CLI::App* cmd = app ? deepest(app.get()) : nullptr;
     std::string msg = e.what();
     if (!msg.empty() && msg.back() == '\n') msg.pop_back();
-    print_error(msg + (cmd ? " (see `" + command_path(cmd) + " --help`)" : ""));
+    print_error(err(), msg + (cmd ? " (see `" + command_path(cmd) + " --help`)" : ""));
     return exit_codes::usage;
   } catch (const Error& e) {
-    print_error(e.what());
+    print_error(err(), e.what());
     return exit_code_for(e.code(), is_run);
   } catch (const std::exception& e) {
-    print_error(std::string("internal error: ") + e.what() +
-                " (please report it with the command you ran)");
+    print_error(err(), std::string("internal error: ") + e.what() +
+                           " (please report it with the command you ran)");
     return exit_code_for(Errc::internal, is_run);
   }
+}
+
+int run(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  scrub_env_values(argc, argv);
+  Factory f(Env::process());
+  return run(f, args);
 }
 
 }  // namespace kinetic::cli

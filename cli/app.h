@@ -37,7 +37,11 @@ struct Globals {
 // config, credentials or the network.
 class Factory {
  public:
-  explicit Factory(Env env) : env_(std::move(env)), io_(IOStreams::system()) {}
+  // ENV and IO: the process's own in main(); a fixed environment and memory streams in tests.
+  explicit Factory(Env env, IOStreams io = IOStreams::system()) : env_(std::move(env)), io_(io) {}
+
+  // Tests: the backend every command uses, instead of the selected context's.
+  void use_backend(std::unique_ptr<Backend> backend) { backend_ = std::move(backend); }
 
   Globals& globals() { return globals_; }
   const Env& env() const { return env_; }
@@ -107,7 +111,10 @@ const std::vector<Command>& commands();
 // Builds the whole command tree (also used to generate completions and the man page).
 std::unique_ptr<CLI::App> build_app(Factory& f, Action& action);
 
-// Runs kinetic with ARGV and returns the exit code.
+// Runs kinetic with ARGS (argv without the program name) against F's environment and streams,
+// and returns the exit code: what main() does, callable in-process.
+int run(Factory& f, const std::vector<std::string>& args);
+// main(): the process's environment and streams; scrubs --env values from ARGV first.
 int run(int argc, char** argv);
 
 }  // namespace kinetic::cli

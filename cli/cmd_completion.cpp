@@ -17,16 +17,16 @@ const CLI::App& root_of(const CLI::App* app) {
   return *app;
 }
 
-int print(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+int print(FILE* out, const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), out);
+  return std::fflush(out) == 0 ? 0 : 1;
 }
 
-int run_completion(const CLI::App* self, const std::string& shell) {
+int run_completion(const CLI::App* self, const std::string& shell, FILE* out) {
   const CLI::App& root = root_of(self);
-  if (shell == "bash") return print(bash_completion(root));
-  if (shell == "zsh") return print(zsh_completion(root));
-  if (shell == "fish") return print(fish_completion(root));
+  if (shell == "bash") return print(out, bash_completion(root));
+  if (shell == "zsh") return print(out, zsh_completion(root));
+  if (shell == "fish") return print(out, fish_completion(root));
   auto near = closest_matches(shell, completion_shells(), 1);
   throw Error(Errc::usage, "unknown shell '" + shell + "' for `kinetic completion`" +
                                (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
@@ -49,15 +49,17 @@ void add_completion(CLI::App& root, Factory& f, Action& action) {
       "  kinetic completion zsh > \"${fpath[1]}/_kinetic\"\n"
       "  kinetic completion fish > ~/.config/fish/completions/kinetic.fish\n"
       "\nCompletes commands, flags, accelerators, contexts, output formats and job ids.");
-  c->callback([c, shell, &action] { action = [c, shell] { return run_completion(c, *shell); }; });
+  c->callback([c, shell, &f, &action] {
+    action = [c, shell, &f] { return run_completion(c, *shell, f.io().out); };
+  });
 }
 
 void add_man(CLI::App& root, Factory& f, Action& action) {
-  (void)f;
   CLI::App* c = root.add_subcommand("man", "Print kinetic's man page (roff), as in man/kinetic.1");
   c->group("");  // hidden: for packagers and scripts/gen-docs.sh
   c->footer("Examples:\n  kinetic man | man -l -");
-  c->callback([c, &action] { action = [c] { return print(man_page(root_of(c))); }; });
+  c->callback(
+      [c, &f, &action] { action = [c, &f] { return print(f.io().out, man_page(root_of(c))); }; });
 }
 
 }  // namespace kinetic::cli

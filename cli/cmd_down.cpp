@@ -19,12 +19,12 @@ struct DownFlags {
   bool keep_images = false;
 };
 
-bool confirm(const gke::Target& t) {
-  std::fprintf(stderr,
+bool confirm(const gke::Target& t, FILE* err) {
+  std::fprintf(err,
                "Delete cluster %s (%s) in project %s, with its node pools, image repository and "
                "jobs bucket? [y/N] ",
                t.cluster.c_str(), t.location.c_str(), t.project.c_str());
-  std::fflush(stderr);
+  std::fflush(err);
   std::string answer;
   if (!std::getline(std::cin, answer)) return false;
   return answer == "y" || answer == "Y" || answer == "yes";
@@ -37,7 +37,8 @@ int run_down(const DownFlags& flags, Factory& f) {
                 "refusing to delete cloud resources without confirmation; pass --yes");
   gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic down");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
-  if (!flags.yes && !confirm(session.target)) throw Error(Errc::refused, "nothing deleted");
+  if (!flags.yes && !confirm(session.target, f.io().err))
+    throw Error(Errc::refused, "nothing deleted");
   IOStreams& io = f.io();
   gke::Provisioner provisioner(session, f.change_printer());
   auto changes = provisioner.down({flags.keep_bucket, flags.keep_images});

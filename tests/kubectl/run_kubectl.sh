@@ -39,7 +39,7 @@ TOKEN=fidelity-token
 
 "$FAKE" --ca-file "$WORK/ca.pem" --token "$TOKEN" --grace 5 >"$WORK/port" 2>"$WORK/server.log" &
 SERVER_PID=$!
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1200); do  # a bound (60 s), not a timing
   [ -s "$WORK/port" ] && break
   kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
   sleep 0.05
@@ -220,7 +220,7 @@ contains "orphaned pods stay" "pod/failing-" "$out"
 "$FAKE" --ca-file "$WORK/fresh-ca.pem" --token "$TOKEN" --no-jobset >"$WORK/fresh-port" \
   2>"$WORK/fresh.log" &
 FRESH_PID=$!
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1200); do  # a bound (60 s), not a timing
   [ -s "$WORK/fresh-port" ] && break
   sleep 0.05
 done
