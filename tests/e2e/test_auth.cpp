@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
-#include "schema_check.h"
 #include "fakes/fake_oauth.h"
+#include "schema_check.h"
 #include "unit/test_auth_keys.h"
 
 namespace kinetic::test {
