@@ -488,110 +488,101 @@ class StepClock {
 
 }  // namespace
 
-int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
-  const bool local = env.settings.backend == "local";
-  StepClock clock(env.io);
-  // 1 resolve
-  Resolved r = resolve(req, env, local);
-  clock.mark("resolve");
-  for (const auto& w : r.job_env.warnings) env.io.warn(w);
-  // A dry run asks the preview, a run the backend (cli/cmd_run.cpp).
-  if (req.dry_run ? !env.preview : !env.backend) throw Error(Errc::internal, "run: no backend");
+namespace {
 
-  // 2 package
-  // --output inside the context is left out of it (./kinetic-out is a default exclude).
-  const fs::path explicit_output =
-      req.output.empty()
-          ? fs::path()
-          : (fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output);
+// Step 2's result: the context archive, packed now (in TEMP until staged) or found already
+// staged at URI (CACHED) by the fingerprint of an unchanged tree.
+struct StagedContext {
+  Packaged pkg;
+  bool cached = false;
+  std::string uri;
+  std::string signature;  // the tree's fingerprint (pack_cache.h); empty on a dry run
+  double newest = 0;      // its latest change
+};
+
+// --output, made absolute; empty when not given.
+fs::path explicit_output_dir(const RunRequest& req, const RunEnvironment& env) {
+  if (req.output.empty()) return {};
+  return fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output;
+}
+
+// 2 package. An unchanged tree whose archive the backend already holds is neither packed nor
+// staged again: its fingerprint (stat calls only) names the archive it packed into last time.
+StagedContext package_context(const RunRequest& req, const RunEnvironment& env, const Resolved& r) {
   // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
   const bool gzip = req.dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
   const Compression compression = gzip ? Compression::gzip : Compression::zstd;
-  const IgnoreRules rules = context_rules(r, env, explicit_output);
-  // An unchanged tree whose archive the backend already holds is neither packed nor staged
-  // again: its fingerprint (stat calls only) names the archive it packed into last time.
-  std::string signature;
-  double newest = 0;
-  std::optional<PackResult> cached;
-  std::string context_uri;
+  // --output inside the context is left out of it (./kinetic-out is a default exclude).
+  const IgnoreRules rules = context_rules(r, env, explicit_output_dir(req, env));
+  StagedContext c;
   if (!req.dry_run) {
-    signature = tree_signature(r.context_root, rules, compression, &newest);
-    cached = pack_cache_lookup(env.state_dir, signature);
-    if (cached) {
-      if (auto uri = env.backend->staged_context(cached->sha256)) {
-        context_uri = *uri;
-      } else {
-        cached.reset();
+    c.signature = tree_signature(r.context_root, rules, compression, &c.newest);
+    if (auto hit = pack_cache_lookup(env.state_dir, c.signature)) {
+      if (auto uri = env.backend->staged_context(hit->sha256)) {
+        c.pkg.result = *hit;
+        c.cached = true;
+        c.uri = *uri;
+        return c;
       }
     }
   }
-  Packaged pkg;
-  if (cached) {
-    pkg.result = *cached;
-  } else {
-    pkg = package(r, env, rules, compression);
-  }
-  clock.mark("package");
-  if (req.dry_run) {
-    pkg.temp_dir.reset();
-    return dry_run(req, env, r, pkg.result);
-  }
-  Backend& backend = *env.backend;
+  c.pkg = package(r, env, rules, compression);
+  return c;
+}
 
-  // 3 image: the local backend runs on the host's own tools, so there is nothing to build.
-  if (local && r.requirements && env.io.verbosity > 0)
+// What the local backend leaves out of a run, said once rather than silently ignored.
+void note_what_local_ignores(const RunRequest& req, const RunEnvironment& env, const Resolved& r) {
+  if (r.requirements && env.io.verbosity > 0)
     env.io.info("kinetic: local backend: " + display_path(r.requirements->source, env.cwd) +
                 " is not installed; the job uses the host's python3");
-  if (local && !r.custom_image.empty())
+  if (!r.custom_image.empty())
     env.io.info("kinetic: local backend: --image " + r.custom_image +
                 " is not used; the job runs with this machine's tools");
-  if (local && !req.python.empty())
+  if (!req.python.empty())
     env.io.info("kinetic: local backend: --python " + req.python +
                 " is not used; the job runs with this machine's python3");
+}
+
+// 3 image: the local backend runs on the host's own tools, so there is nothing to build.
+std::string prepare_image(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+                          bool local) {
+  if (local) note_what_local_ignores(req, env, r);
   if (!local && r.recipe && env.io.verbosity > 0)
     for (const auto& note : r.recipe->notes) env.io.info("kinetic: image: " + note);
-  std::string image = r.custom_image;
-  if (r.recipe) image = backend.prepare_image(*r.recipe);
-  clock.mark("image");
+  return r.recipe ? env.backend->prepare_image(*r.recipe) : r.custom_image;
+}
 
-  // 4 stage
+// 4 stage: the archive goes to the backend's store, and the tree's fingerprint is remembered.
+// Returns whether bytes were uploaded (false: the store had it, or the tree was unchanged).
+bool stage_context(const RunEnvironment& env, StagedContext& c) {
+  if (c.cached) return false;
   bool uploaded = false;
-  if (!cached) {
-    context_uri = backend.stage_context(pkg.archive, pkg.result.sha256, &uploaded);
-    pkg.temp_dir.reset();
-    pack_cache_remember(env.state_dir, signature, pkg.result, newest, env.now());
+  c.uri = env.backend->stage_context(c.pkg.archive, c.pkg.result.sha256, &uploaded);
+  c.pkg.temp_dir.reset();
+  pack_cache_remember(env.state_dir, c.signature, c.pkg.result, c.newest, env.now());
+  return uploaded;
+}
+
+// --detach: submitted; the id on stdout (or a SubmittedJob document), and how to follow it.
+int report_detached(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec) {
+  if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
+    print(env.io, req.format,
+          {.kind = "SubmittedJob",
+           .fields = {{"id", spec.id}, {"state", "running"}, {"output_dir", spec.output_dir}}});
+  } else {
+    std::fprintf(env.io.out, "%s\n", spec.id.c_str());
   }
-  clock.mark("stage");
+  env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " + spec.id +
+              "`");
+  return 0;
+}
 
-  // 5 submit
-  JobSpec spec = job_spec(req, env, r, new_job_id(), pkg.result.sha256, context_uri, image);
-  fs::path out_dir = req.output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
-  spec.output_dir = out_dir.lexically_normal().string();
-  spec.created = rfc3339(env.now());
-  if (env.io.err_tty && !env.io.quiet)
-    env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
-                " via " + env.settings.context.value + " (" + std::to_string(pkg.result.files) +
-                " files, " + format_bytes(pkg.result.input_bytes) +
-                (uploaded ? "" : ", context cached") + ")");
-
-  if (req.detach) {
-    backend.submit(spec, r.job_env.values);
-    clock.mark("submit");
-    if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
-      print(env.io, req.format,
-            {.kind = "SubmittedJob",
-             .fields = {{"id", spec.id}, {"state", "running"}, {"output_dir", spec.output_dir}}});
-    } else {
-      std::fprintf(env.io.out, "%s\n", spec.id.c_str());
-    }
-    env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " + spec.id +
-                "`");
-    return 0;
-  }
-
-  // 6-7 watch and stream, with Ctrl-C cancelling the job.
+// 6-7 watch and stream until the job ends, with Ctrl-C cancelling it.
+void follow(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec,
+            const std::map<std::string, std::string>& secrets, StepClock& clock) {
+  Backend& backend = *env.backend;
   SignalGuard signals;
-  backend.submit(spec, r.job_env.values);
+  backend.submit(spec, secrets);
   clock.mark("submit");
   bool interrupted = false;
   Interrupt intr{
@@ -604,15 +595,10 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   TerminalSink sink(env.io);
   backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
   clock.mark("watch+stream");
+}
 
-  // 8 collect, 9 clean
-  JobStatus st = backend.collect(spec);
-  clock.mark("collect");
-  backend.clean(spec);
-  clock.mark("clean");
-
-  int code = exit_code_of(st);
-  std::string where = display_path(spec.output_dir, env.cwd);
+// The run's last line: how it ended, after how many attempts, and where its outputs are.
+std::string summary_line(const JobStatus& st, const JobSpec& spec, const RunEnvironment& env) {
   std::string summary =
       "kinetic: " + spec.id + " " + st.state + " in " + format_duration(st.duration_seconds);
   if (st.attempts > 1) {
@@ -622,9 +608,62 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     if (preempted > 0) summary += " (" + std::to_string(preempted) + " preempted)";
   }
   if (st.state != kSucceeded && !st.error.empty()) summary += ": " + st.error;
-  summary += "; outputs in " + where + "/";
-  env.io.info(summary);
-  return code;
+  return summary + "; outputs in " + display_path(spec.output_dir, env.cwd) + "/";
+}
+
+}  // namespace
+
+int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
+  const bool local = env.settings.backend == "local";
+  StepClock clock(env.io);
+  // 1 resolve
+  Resolved r = resolve(req, env, local);
+  clock.mark("resolve");
+  for (const auto& w : r.job_env.warnings) env.io.warn(w);
+  // A dry run asks the preview, a run the backend (cli/cmd_run.cpp).
+  if (req.dry_run ? !env.preview : !env.backend) throw Error(Errc::internal, "run: no backend");
+
+  // 2 package
+  StagedContext context = package_context(req, env, r);
+  clock.mark("package");
+  if (req.dry_run) {
+    context.pkg.temp_dir.reset();
+    return dry_run(req, env, r, context.pkg.result);
+  }
+
+  // 3 image, 4 stage
+  const std::string image = prepare_image(req, env, r, local);
+  clock.mark("image");
+  const bool uploaded = stage_context(env, context);
+  clock.mark("stage");
+
+  // 5 submit
+  JobSpec spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, image);
+  const fs::path explicit_output = explicit_output_dir(req, env);
+  const fs::path out_dir =
+      explicit_output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
+  spec.output_dir = out_dir.lexically_normal().string();
+  spec.created = rfc3339(env.now());
+  if (env.io.err_tty && !env.io.quiet)
+    env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
+                " via " + env.settings.context.value + " (" +
+                std::to_string(context.pkg.result.files) + " files, " +
+                format_bytes(context.pkg.result.input_bytes) +
+                (uploaded ? "" : ", context cached") + ")");
+  if (req.detach) {
+    env.backend->submit(spec, r.job_env.values);
+    clock.mark("submit");
+    return report_detached(req, env, spec);
+  }
+
+  // 6-7 watch and stream, 8 collect, 9 clean
+  follow(req, env, spec, r.job_env.values, clock);
+  JobStatus st = env.backend->collect(spec);
+  clock.mark("collect");
+  env.backend->clean(spec);
+  clock.mark("clean");
+  env.io.info(summary_line(st, spec, env));
+  return exit_code_of(st);
 }
 
 }  // namespace kinetic
