@@ -1,9 +1,6 @@
 // kinetic logs JOB [-f]: the job's output, following it while it runs.
-#include <unistd.h>
-
-#include <cerrno>
-
 #include "app.h"
+#include "backend/stream_sink.h"
 #include "job_lookup.h"
 
 namespace kinetic::cli {
@@ -16,29 +13,10 @@ struct LogsOptions {
   bool all_hosts = false;
 };
 
-// stdout to stdout, stderr to stderr, kinetic's own notes marked as such.
-class StdSink : public LogSink {
- public:
-  void write(LogStream stream, std::string_view data) override {
-    int fd = stream == LogStream::out ? 1 : 2;
-    std::string buf;
-    if (stream == LogStream::system) {
-      buf = "kinetic: " + std::string(data);
-      data = buf;
-    }
-    while (!data.empty()) {
-      ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      data.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-};
-
 int run_logs(const LogsOptions& o, Factory& f) {
   Backend& b = f.backend("logs");
   require_job(b, o.job);
-  StdSink sink;
+  StreamSink sink(f.io());
   b.stream_logs(o.job, {.follow = o.follow, .all_hosts = o.all_hosts}, sink, nullptr);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backend/stream_sink.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -429,28 +430,6 @@ class SignalGuard {
   struct sigaction old_[NSIG] {};
 };
 
-// The job's output, as it comes, on the run's own stdout and stderr (IOStreams: the process's
-// in the CLI, string buffers in tests), flushed at once so it shows as the job writes it.
-class TerminalSink : public LogSink {
- public:
-  explicit TerminalSink(const IOStreams& io) : io_(io) {}
-  void write(LogStream stream, std::string_view data) override {
-    if (stream == LogStream::system) {
-      write_all(io_.err, "kinetic: " + std::string(data));
-      return;
-    }
-    write_all(stream == LogStream::out ? io_.out : io_.err, data);
-  }
-
- private:
-  // Unchecked: what a reader that went away (EPIPE) misses is still in the job's record.
-  static void write_all(FILE* to, std::string_view data) {
-    std::fwrite(data.data(), 1, data.size(), to);
-    std::fflush(to);
-  }
-  const IOStreams& io_;
-};
-
 int exit_code_of(const JobStatus& st) {
   if (st.state == kSucceeded) return exit_codes::ok;
   if (st.state == kTimedOut) return exit_codes::timeout;
@@ -592,7 +571,7 @@ void follow(const RunRequest& req, const RunEnvironment& env, const JobSpec& spe
         interrupted = true;
         backend.request_cancel(spec.id);
       }};
-  TerminalSink sink(env.io);
+  StreamSink sink(env.io);
   backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
   clock.mark("watch+stream");
 }
