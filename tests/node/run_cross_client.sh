@@ -16,14 +16,8 @@ TMP=$(mktemp -d)
 "$FAKE" --bucket cross >"$TMP/port" 2>"$TMP/fake.log" &
 PID=$!
 trap 'kill "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT INT TERM
-i=0
-# A bound against a fake that never starts (60 s: a loaded machine starts it late), not a timing.
-while [ ! -s "$TMP/port" ] && [ $i -lt 1200 ]; do
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.05
-  i=$((i + 1))
-done
-[ -s "$TMP/port" ] || { echo "the fake GCS did not start:"; cat "$TMP/fake.log"; exit 1; }
+. "$HERE/wait_for_fake.sh"
+wait_for_fake "$TMP/port" "$PID" "$TMP/fake.log"
 URL="http://127.0.0.1:$(head -n1 "$TMP/port")"
 
 head -c 1500000 /dev/urandom > "$TMP/from-node"

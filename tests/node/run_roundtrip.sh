@@ -14,14 +14,8 @@ TMP=$(mktemp -d)
 PID=$!
 # No wait: the fake lingers up to its 5 s keep-alive timeout while idle sockets drain.
 trap 'kill "$PID" 2>/dev/null; rm -rf "$TMP"' EXIT INT TERM
-i=0
-# A bound against a fake that never starts (60 s: a loaded machine starts it late), not a timing.
-while [ ! -s "$TMP/port" ] && [ $i -lt 1200 ]; do
-  kill -0 "$PID" 2>/dev/null || break
-  sleep 0.05
-  i=$((i + 1))
-done
-[ -s "$TMP/port" ] || { echo "the fake GCS did not start:"; cat "$TMP/fake.log"; exit 1; }
+. "$HERE/wait_for_fake.sh"
+wait_for_fake "$TMP/port" "$PID" "$TMP/fake.log"
 PORT=$(head -n1 "$TMP/port")
 [ -n "$PORT" ] || { echo "fake GCS did not start"; cat "$TMP/fake.log"; exit 1; }
 node "$HERE/gcs_roundtrip.mjs" "http://127.0.0.1:$PORT"
