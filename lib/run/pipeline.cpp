@@ -465,10 +465,6 @@ class StepClock {
   std::string text_;
 };
 
-}  // namespace
-
-namespace {
-
 // Step 2's result: the context archive, packed now (in TEMP until staged) or found already
 // staged at URI (CACHED) by the fingerprint of an unchanged tree.
 struct StagedContext {

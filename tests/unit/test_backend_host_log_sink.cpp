@@ -7,6 +7,7 @@
 
 #include "backend/host_log_sink.h"
 #include "backend/stream_sink.h"
+#include "unit/memory_streams.h"
 
 namespace kinetic {
 namespace {
@@ -69,22 +70,14 @@ namespace kinetic {
 namespace {
 
 TEST(StreamSink, EachStreamToItsOwnAndKineticsNotesMarked) {
-  char *out_buf = nullptr, *err_buf = nullptr;
-  size_t out_len = 0, err_len = 0;
-  IOStreams io;
-  io.out = ::open_memstream(&out_buf, &out_len);
-  io.err = ::open_memstream(&err_buf, &err_len);
-  StreamSink sink(io);
+  test::CapturedIO captured;
+  StreamSink sink(captured.io);
   sink.write(LogStream::out, "to stdout\n");
   sink.write(LogStream::err, "to stderr\n");
   sink.write(LogStream::system, "attempt 2/3\n");
-  // Flushed at every write: the text is there before the streams are closed.
-  EXPECT_EQ(std::string(out_buf, out_len), "to stdout\n");
-  EXPECT_EQ(std::string(err_buf, err_len), "to stderr\nkinetic: attempt 2/3\n");
-  std::fclose(io.out);
-  std::fclose(io.err);
-  std::free(out_buf);
-  std::free(err_buf);
+  // Flushed at every write: the text is there without anyone flushing the streams.
+  EXPECT_EQ(captured.out_stream.flushed(), "to stdout\n");
+  EXPECT_EQ(captured.err_stream.flushed(), "to stderr\nkinetic: attempt 2/3\n");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "core/fs.h"
+#include "unit/memory_streams.h"
 
 namespace kinetic::cli {
 namespace {
@@ -19,26 +20,6 @@ namespace {
 struct CliCase {
   const char* name;
   std::vector<std::string> args;
-};
-
-// A memory stream that gives back what was written.
-class MemoryStream {
- public:
-  MemoryStream() : file_(::open_memstream(&buf_, &len_)) {}
-  ~MemoryStream() {
-    std::fclose(file_);
-    std::free(buf_);
-  }
-  FILE* file() const { return file_; }
-  std::string text() {
-    std::fflush(file_);
-    return {buf_, len_};
-  }
-
- private:
-  char* buf_ = nullptr;
-  size_t len_ = 0;
-  FILE* file_;
 };
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
@@ -59,11 +40,8 @@ TEST_P(CliGolden, MatchesItsGoldenOutput) {
                            {"XDG_CONFIG_HOME", r + "/config"},
                            {"CLOUDSDK_CONFIG", r + "/gcloud"},
                            {"PATH", "/usr/bin:/bin"}});
-  MemoryStream out, err;
-  IOStreams io;
-  io.out = out.file();
-  io.err = err.file();
-  Factory f(env, io);
+  test::CapturedIO captured;
+  Factory f(env, captured.io);
   // Commands that read the current directory see the sandbox.
   const fs::path before = fs::current_path();
   fs::current_path(root.path());
@@ -72,8 +50,8 @@ TEST_P(CliGolden, MatchesItsGoldenOutput) {
 
   std::string command = "$ kinetic";
   for (const auto& a : c.args) command += " " + a;
-  std::string got = command + "\nexit " + std::to_string(code) + "\n--- stdout\n" + out.text() +
-                    "--- stderr\n" + err.text();
+  std::string got = command + "\nexit " + std::to_string(code) + "\n--- stdout\n" + captured.out() +
+                    "--- stderr\n" + captured.err();
   got = replace_all(replace_all(got, r, "$ROOT"), KINETIC_VERSION, "$VERSION");
 
   const fs::path golden =

@@ -13,6 +13,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "unit/memory_streams.h"
 
 namespace kinetic {
 namespace {
@@ -77,36 +78,6 @@ class FakeBackend : public Backend {
   }
 };
 
-// stdout and stderr as strings: the pipeline's IOStreams point at memory streams.
-class Captured {
- public:
-  Captured() {
-    io.out = ::open_memstream(&out_buf_, &out_len_);
-    io.err = ::open_memstream(&err_buf_, &err_len_);
-  }
-  ~Captured() {
-    std::fclose(io.out);
-    std::fclose(io.err);
-    std::free(out_buf_);
-    std::free(err_buf_);
-  }
-  std::string out() {
-    std::fflush(io.out);
-    return {out_buf_, out_len_};
-  }
-  std::string err() {
-    std::fflush(io.err);
-    return {err_buf_, err_len_};
-  }
-  IOStreams io;
-
- private:
-  char* out_buf_ = nullptr;
-  size_t out_len_ = 0;
-  char* err_buf_ = nullptr;
-  size_t err_len_ = 0;
-};
-
 class Pipeline : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -141,7 +112,7 @@ class Pipeline : public ::testing::Test {
   fs::path project;
   Settings settings;
   Env vars = Env::from_map({{"SECRET_TOKEN", "s3cr3t"}});
-  Captured io;
+  test::CapturedIO io;  // the pipeline's stdout and stderr
   FakeBackend backend;
   RunRequest request;
   double (*clock)() = now_unix;
