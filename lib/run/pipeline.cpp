@@ -568,8 +568,28 @@ void follow(const RunRequest& req, const RunEnvironment& env, const JobSpec& spe
         backend.request_cancel(spec.id);
       }};
   StreamSink sink(env.io);
-  backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
+  try {
+    backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
+  } catch (const Error& e) {
+    // The job was submitted and may still be running (a cut stream says nothing of the job):
+    // it is neither collected nor cleaned here, and the user is told how to get back to it.
+    throw Error(e.code(), std::string(e.what()) + "; " + spec.id +
+                              " may still be running: follow it with `kinetic logs -f " + spec.id +
+                              "`, stop it with `kinetic cancel " + spec.id + "`");
+  }
   clock.mark("watch+stream");
+}
+
+// 9 clean: the job has ended and its record (status, logs, outputs) stays in the backend, so a
+// clean-up that fails costs the user nothing but a warning; the job's exit code stands, and
+// `kinetic cleanup` removes what is left.
+void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
+  try {
+    env.backend->clean(spec);
+  } catch (const Error& e) {
+    env.io.warn("kinetic: could not clean up " + spec.id + " (" + e.what() +
+                "); `kinetic cleanup` removes what is left");
+  }
 }
 
 // The run's last line: how it ended, after how many attempts, and where its outputs are.
@@ -633,9 +653,17 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
 
   // 6-7 watch and stream, 8 collect, 9 clean
   follow(req, env, spec, r.job_env.values, clock);
-  JobStatus st = env.backend->collect(spec);
+  JobStatus st;
+  try {
+    st = env.backend->collect(spec);
+  } catch (const Error&) {
+    // The job has ended: its Job, pods and Secret go even when its outputs could not be fetched
+    // (they stay in its record; the error says where).
+    clean_or_warn(env, spec);
+    throw;
+  }
   clock.mark("collect");
-  env.backend->clean(spec);
+  clean_or_warn(env, spec);
   clock.mark("clean");
   env.io.info(summary_line(st, spec, env));
   return exit_code_of(st);

@@ -169,6 +169,53 @@ TEST_F(Pipeline, AStepThatFailsEndsTheJourneyThereAndLeavesNothingInTmp) {
   }
 }
 
+// After submit the job exists, so what a failure leaves depends on whether the job has ended.
+TEST_F(Pipeline, ACutStreamLeavesTheJobAloneAndSaysHowToGetBackToIt) {
+  backend.fail_at = "stream_logs";
+  try {
+    run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    ASSERT_TRUE(backend.submitted);
+    const std::string id = backend.submitted->id;
+    EXPECT_EQ(e.code(), Errc::api);
+    EXPECT_NE(std::string(e.what()).find("stream_logs failed (injected)"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("`kinetic logs -f " + id + "`"), std::string::npos)
+        << e.what();
+  }
+  // The job may still be running: neither collected nor cleaned.
+  EXPECT_EQ(backend.calls,
+            (std::vector<std::string>{"prepare_image", "stage_context", "submit", "stream_logs"}));
+}
+
+TEST_F(Pipeline, AFailedCollectStillCleansTheEndedJobAndReportsTheCollectError) {
+  backend.fail_at = "collect";
+  try {
+    run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::api);
+    EXPECT_NE(std::string(e.what()).find("collect failed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"prepare_image", "stage_context", "submit",
+                                                     "stream_logs", "collect", "clean"}));
+}
+
+TEST_F(Pipeline, AFailedCleanIsAWarningAndTheJobsExitCodeStands) {
+  backend.fail_at = "clean";
+  backend.outcome.state = kFailed;
+  backend.outcome.exit_code = 7;
+  EXPECT_EQ(run(), 7);
+  ASSERT_TRUE(backend.submitted);
+  const std::string id = backend.submitted->id;
+  EXPECT_NE(io.err().find("could not clean up " + id + " (clean failed (injected))"),
+            std::string::npos)
+      << io.err();
+  EXPECT_NE(io.err().find("`kinetic cleanup`"), std::string::npos);
+  // The summary line still follows: the run's outcome is the job's.
+  EXPECT_NE(io.err().find("kinetic: " + id + " failed"), std::string::npos) << io.err();
+}
+
 TEST_F(Pipeline, ADetachedRunStopsAfterSubmitAndPrintsTheId) {
   request.detach = true;
   EXPECT_EQ(run(), 0);

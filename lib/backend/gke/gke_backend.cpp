@@ -220,7 +220,7 @@ std::string GkeBackend::prepare_image(const ImageRecipe& recipe) {
 }
 
 std::optional<std::string> GkeBackend::staged_context(const std::string& sha256) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   auto object = storage.get_object(bucket, context_object(sha256));
   if (!object) return std::nullopt;
@@ -230,7 +230,7 @@ std::optional<std::string> GkeBackend::staged_context(const std::string& sha256)
 
 std::string GkeBackend::stage_context(const fs::path& archive, const std::string& sha256,
                                       bool* uploaded) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   const std::string object = context_object(sha256);
   const std::string uri = "gs://" + bucket + "/" + object;
@@ -261,7 +261,7 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
   specs_[spec.id] = spec;
   submitted_at_[spec.id] = now_unix();
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   storage.upload_string(bucket, spec_object(spec.id), spec_document(spec),
                         {.content_type = "application/json"});
@@ -393,7 +393,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
 }
 
 bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   auto parts = recorded_log_parts(storage, bucket, id, host);
   if (parts.empty()) return false;
@@ -414,7 +414,7 @@ std::optional<JobSpec> GkeBackend::spec_for(const std::string& id) {
 }
 
 bool GkeBackend::has_checkpoint(const std::string& id) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   try {
     return !storage.list(session_.bucket(), results_prefix(id) + "checkpoints/").objects.empty();
   } catch (const Error&) {
@@ -423,7 +423,7 @@ bool GkeBackend::has_checkpoint(const std::string& id) {
 }
 
 std::optional<JobStatus> GkeBackend::results_status(const std::string& id, int host) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   try {
     return job_status_from_json(json::parse(
         storage.download_string(session_.bucket(), host_prefix(id, host) + "status.json")));
@@ -436,7 +436,7 @@ std::optional<JobStatus> GkeBackend::results_status(const std::string& id, int h
 }
 
 std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   auto parts = recorded_log_parts(storage, bucket, id, host);
   if (parts.empty()) return {};
@@ -544,7 +544,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
 
   // Outputs, then status.json beside them.
   make_dirs(spec.output_dir, 0755);
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
   TempDir dir(session_.state_dir / "tmp", "collect-");
@@ -561,7 +561,9 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
       session_.io->warn("left out of the outputs: unsafe symlinks " + names);
     }
   } catch (const Error& e) {
-    if (e.code() != Errc::not_found) throw;
+    if (e.code() != Errc::not_found)
+      throw Error(e.code(), "could not fetch the outputs of " + spec.id + " (they stay at gs://" +
+                                bucket + "/" + outputs + "): " + e.what());
   }
   dir.reset();
   atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644,
@@ -584,7 +586,7 @@ void GkeBackend::clean(const JobSpec& spec) {
   // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
   // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
   // serve only a run that is over.
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   for (const auto& o : storage.list(bucket, results_prefix(spec.id) + "checkpoints/").objects)
     storage.delete_object(bucket, o.name);
@@ -632,7 +634,7 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
 }
 
 std::optional<JobSpec> GkeBackend::get_spec(const std::string& id) {
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   try {
     return job_spec_from_json(
         json::parse(storage.download_string(session_.bucket(), spec_object(id))));
@@ -656,7 +658,7 @@ std::vector<JobStatus> GkeBackend::list() {
   // Finished jobs whose Job is gone live on in the bucket: the newest kRecordedJobsListed.
   std::set<std::string> known;
   for (const auto& st : out) known.insert(st.id);
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   std::vector<std::pair<std::string, std::string>> recorded;  // updated, object
   // Only the jobs' status objects: a long job leaves thousands of log parts under jobs/.
@@ -714,7 +716,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
     if (!dry_run) k.remove(k8s::secret_path(ns, s["metadata"].value("name", "")));
   }
 
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
     for (const auto& o : storage.list(bucket, prefix).objects) {

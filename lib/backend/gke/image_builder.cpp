@@ -72,7 +72,7 @@ std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool
     TempDir dir(session.state_dir / "tmp", "build-");
     fs::path source = dir / "source.tar.gz";
     write_build_source(source, recipe.build_files());
-    gcp::StorageClient storage = session.storage();
+    gcp::StorageClient& storage = session.storage();
     storage.upload_file(bucket, object, source, {.content_type = "application/gzip"});
   }
 
@@ -110,7 +110,7 @@ std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool
   std::string log_object = std::string(kBuildsPrefix) + "logs/log-" + build.id + ".txt";
   std::string why;
   try {
-    gcp::StorageClient storage = session.storage();
+    gcp::StorageClient& storage = session.storage();
     why = log_excerpt(storage.download_string(bucket, log_object));
   } catch (const Error&) {
     // No log (yet): Cloud Build's own words will do.

@@ -112,7 +112,7 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   record(changes, {"repository", t.region + "-docker.pkg.dev/" + t.project + "/" + kRepository,
                    created ? "created" : "exists"});
 
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   const bool had_bucket = storage.get_bucket(bucket).has_value();
   BucketInfo info = storage.ensure_bucket(t.project, bucket, t.region, lifecycle_rules());
@@ -227,7 +227,7 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
       record(changes, {"repository", repo_name, "deleted"});
   }
 
-  gcp::StorageClient storage = session_.storage();
+  gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   if (options.keep_bucket) {
     record(changes, {"bucket", "gs://" + bucket, "kept"});

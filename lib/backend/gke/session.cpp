@@ -12,8 +12,9 @@ std::string Session::endpoint(const char* service) const {
   return gcp::api_endpoint(service, *env);
 }
 
-gcp::StorageClient Session::storage() const {
-  return gcp::StorageClient(*cloud, endpoint("storage"));
+gcp::StorageClient& Session::storage() const {
+  if (!storage_) storage_ = std::make_shared<gcp::StorageClient>(*cloud, endpoint("storage"));
+  return *storage_;
 }
 
 std::string Session::bucket() const {

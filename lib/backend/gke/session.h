@@ -44,9 +44,13 @@ struct Session {
   // reported.
   std::shared_ptr<StatusLine> progress;
 
+ private:
+  mutable std::shared_ptr<gcp::StorageClient> storage_;
+
+ public:
   std::string endpoint(const char* service) const;
-  // The job bucket's API on CLOUD (this thread's transport).
-  gcp::StorageClient storage() const;
+  // The job bucket's API on CLOUD (this thread's transport), built once per session.
+  gcp::StorageClient& storage() const;
   std::string bucket() const;
 };
 
