@@ -379,7 +379,9 @@ int run(Factory& f, const std::vector<std::string>& argv) {
       std::fputs(cmd->help().c_str(), out());
       return cmd == app.get() ? 0 : 2;
     }
-    int code = action();
+    action->complete(f);
+    action->validate();
+    int code = action->run(f);
     std::fflush(out());
     return code;
   } catch (const CLI::Success& e) {

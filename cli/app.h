@@ -97,8 +97,29 @@ class Factory {
   std::optional<gke::Session> gke_session_;
 };
 
-// What a parsed command does, set by its callback and run after parsing.
-using Action = std::function<int()>;
+// A parsed command, in kubectl's three phases, which cli::run calls in order once the command
+// line is parsed: every command checks its input before it reads a credential, sends a request
+// or changes anything, and a test can reach each phase.
+class CommandOptions {
+ public:
+  virtual ~CommandOptions() = default;
+  // Fills in what the flags leave to the factory and costs nothing: the -o format (a usage
+  // error when the command does not print it), the job's arguments after --.
+  virtual void complete(Factory&) {}
+  // Checks the options alone: throws Error(Errc::usage) naming the flag and how to fix it.
+  // Reads no config, credentials, file or network.
+  virtual void validate() const {}
+  // Does the work.
+  virtual int run(Factory& f) = 0;
+};
+
+// The command the parser reached, set by its callback (null: a group without its verb).
+using Action = std::shared_ptr<CommandOptions>;
+
+// Makes OPTIONS the action when the parser reaches COMMAND.
+inline void on_parse(CLI::App* command, Action& action, Action options) {
+  command->callback([&action, options] { action = options; });
+}
 
 struct Command {
   const char* name;

@@ -31,9 +31,16 @@ std::string price_text(double p) {
   return buf;
 }
 
-int run_accelerators(Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                                OutputFormat::yaml, OutputFormat::name});
+struct Accelerators : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                       OutputFormat::yaml, OutputFormat::name});
+  }
+  int run(Factory& f) override;
+};
+
+int Accelerators::run(Factory& f) {
   IOStreams& io = f.io();
   const auto& all = accelerator_catalog();
   Printable p{.kind = "AcceleratorList"};
@@ -79,7 +86,7 @@ int run_accelerators(Factory& f) {
 
 }  // namespace
 
-void add_accelerators(CLI::App& root, Factory& f, Action& action) {
+void add_accelerators(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand(
       "accelerators",
       "List the accelerators kinetic knows: name, family, chips, hosts, machine "
@@ -89,7 +96,7 @@ void add_accelerators(CLI::App& root, Factory& f, Action& action) {
       "  kinetic accelerators\n"
       "  kinetic accelerators -o wide\n"
       "  kinetic accelerators -o json | jq '.accelerators[] | select(.family==\"tpu\")'");
-  c->callback([&f, &action] { action = [&f] { return run_accelerators(f); }; });
+  on_parse(c, action, std::make_shared<Accelerators>());
 }
 
 }  // namespace kinetic::cli

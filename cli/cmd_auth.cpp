@@ -20,16 +20,25 @@ std::string utc_time(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-int print_access_token(Factory& f) {
-  auto cache = f.credentials();
-  std::string token = cache->token();
-  std::fprintf(f.io().out, "%s\n", token.c_str());
-  std::fflush(f.io().out);
-  return 0;
-}
+struct PrintAccessToken : CommandOptions {
+  int run(Factory& f) override {
+    auto cache = f.credentials();
+    std::string token = cache->token();
+    std::fprintf(f.io().out, "%s\n", token.c_str());
+    std::fflush(f.io().out);
+    return 0;
+  }
+};
 
-int status(Factory& f) {
-  auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+struct AuthStatus : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+  }
+  int run(Factory& f) override;
+};
+
+int AuthStatus::run(Factory& f) {
   auto cache = f.credentials();
   auth::SourceInfo info = cache->source().describe();
   FILE* out = f.io().out;
@@ -51,7 +60,7 @@ int status(Factory& f) {
 
 }  // namespace
 
-void add_auth(CLI::App& root, Factory& f, Action& action) {
+void add_auth(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand("auth", "Show the Google credentials kinetic uses");
   c->require_subcommand(0, 1);
   c->footer(
@@ -63,10 +72,10 @@ void add_auth(CLI::App& root, Factory& f, Action& action) {
       "  curl -H \"Authorization: Bearer $(kinetic auth print-access-token)\" ...");
   CLI::App* token = c->add_subcommand("print-access-token",
                                       "Print the access token kinetic would use, as gcloud does");
-  token->callback([&f, &action] { action = [&f]() -> int { return print_access_token(f); }; });
+  on_parse(token, action, std::make_shared<PrintAccessToken>());
   CLI::App* st = c->add_subcommand(
       "status", "Say which credential source is in use and for which account (never the secret)");
-  st->callback([&f, &action] { action = [&f]() -> int { return status(f); }; });
+  on_parse(st, action, std::make_shared<AuthStatus>());
 }
 
 }  // namespace kinetic::cli

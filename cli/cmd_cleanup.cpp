@@ -7,19 +7,25 @@ namespace kinetic::cli {
 
 namespace {
 
-struct CleanupOptions {
+struct CleanupOptions : CommandOptions {
   // A finished job's record (status, logs, outputs in the store or bucket) is kept a week by
   // default, so `logs` and `status` work after the fact (issue #8).
   std::string older_than = "7d";
   bool dry_run = false;
+  OutputFormat format = OutputFormat::table;
+
+  void complete(Factory& f) override {
+    format =
+        f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
+  }
+  void validate() const override { parse_duration(older_than, "--older-than"); }
+  int run(Factory& f) override;
 };
 
-int run_cleanup(const CleanupOptions& o, Factory& f) {
-  const auto format =
-      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
-  long older = parse_duration(o.older_than, "--older-than");
+int CleanupOptions::run(Factory& f) {
+  long older = parse_duration(older_than, "--older-than");
   Backend& b = f.backend("cleanup");
-  auto items = b.cleanup(older, o.dry_run);
+  auto items = b.cleanup(older, dry_run);
   IOStreams& io = f.io();
   Printable p{.kind = "CleanupList", .print_empty_table = false};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -29,7 +35,7 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
     p.names.push_back(i.kind + "/" + i.name);
     total += i.bytes;
   }
-  p.fields = {{"dry_run", o.dry_run}, {"items", list}};
+  p.fields = {{"dry_run", dry_run}, {"items", list}};
   p.table = [&items](bool) {
     Table t({"KIND", "NAME", "SIZE", "DETAIL"});
     for (const auto& i : items) t.add_row({i.kind, i.name, format_bytes(i.bytes), i.detail});
@@ -37,14 +43,14 @@ int run_cleanup(const CleanupOptions& o, Factory& f) {
   };
   print(io, format, p);
   if (format != OutputFormat::table) return 0;
-  io.info(std::string(o.dry_run ? "would remove " : "removed ") + std::to_string(items.size()) +
+  io.info(std::string(dry_run ? "would remove " : "removed ") + std::to_string(items.size()) +
           (items.size() == 1 ? " item" : " items") + " (" + format_bytes(total) + ")");
   return 0;
 }
 
 }  // namespace
 
-void add_cleanup(CLI::App& root, Factory& f, Action& action) {
+void add_cleanup(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<CleanupOptions>();
   CLI::App* c = root.add_subcommand("cleanup", "Remove what finished jobs left behind");
   c->add_option("--older-than", o->older_than,
@@ -56,7 +62,7 @@ void add_cleanup(CLI::App& root, Factory& f, Action& action) {
       "files (on gke also finished Jobs, orphaned Secrets and staging objects). Outputs already "
       "delivered to kinetic-out/ are never touched.\n\n"
       "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 0s");
-  c->callback([o, &f, &action] { action = [o, &f] { return run_cleanup(*o, f); }; });
+  on_parse(c, action, o);
 }
 
 }  // namespace kinetic::cli

@@ -1,5 +1,6 @@
 // kinetic completion bash|zsh|fish, and the hidden kinetic man: shell completion and the man
 // page, generated from the command tree (docgen.h). Neither reads the config or the network.
+#include <algorithm>
 #include <cstdio>
 
 #include "app.h"
@@ -22,25 +23,40 @@ int print(FILE* out, const std::string& text) {
   return std::fflush(out) == 0 ? 0 : 1;
 }
 
-int run_completion(const CLI::App* self, const std::string& shell, FILE* out) {
-  const CLI::App& root = root_of(self);
-  if (shell == "bash") return print(out, bash_completion(root));
-  if (shell == "zsh") return print(out, zsh_completion(root));
-  if (shell == "fish") return print(out, fish_completion(root));
-  auto near = closest_matches(shell, completion_shells(), 1);
-  throw Error(Errc::usage, "unknown shell '" + shell + "' for `kinetic completion`" +
-                               (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
-                               " (choose " + join_or(completion_shells()) + ")");
-}
+struct Completion : CommandOptions {
+  const CLI::App* self = nullptr;
+  std::string shell;
+
+  void validate() const override {
+    const auto shells = completion_shells();
+    if (std::find(shells.begin(), shells.end(), shell) != shells.end()) return;
+    auto near = closest_matches(shell, shells, 1);
+    throw Error(Errc::usage, "unknown shell '" + shell + "' for `kinetic completion`" +
+                                 (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
+                                 " (choose " + join_or(shells) + ")");
+  }
+  int run(Factory& f) override {
+    const CLI::App& root = root_of(self);
+    FILE* out = f.io().out;
+    if (shell == "bash") return print(out, bash_completion(root));
+    if (shell == "zsh") return print(out, zsh_completion(root));
+    return print(out, fish_completion(root));
+  }
+};
+
+struct Man : CommandOptions {
+  const CLI::App* self = nullptr;
+  int run(Factory& f) override { return print(f.io().out, man_page(root_of(self))); }
+};
 
 }  // namespace
 
-void add_completion(CLI::App& root, Factory& f, Action& action) {
-  (void)f;
-  auto shell = std::make_shared<std::string>();
+void add_completion(CLI::App& root, Factory&, Action& action) {
+  auto o = std::make_shared<Completion>();
   CLI::App* c =
       root.add_subcommand("completion", "Print the shell completion script for bash, zsh or fish");
-  c->add_option("shell", *shell, "bash, zsh or fish")->required();
+  c->add_option("shell", o->shell, "bash, zsh or fish")->required();
+  o->self = c;
   c->footer(
       "Examples:\n"
       "  source <(kinetic completion bash)         # bash, this shell\n"
@@ -49,17 +65,16 @@ void add_completion(CLI::App& root, Factory& f, Action& action) {
       "  kinetic completion zsh > \"${fpath[1]}/_kinetic\"\n"
       "  kinetic completion fish > ~/.config/fish/completions/kinetic.fish\n"
       "\nCompletes commands, flags, accelerators, contexts, output formats and job ids.");
-  c->callback([c, shell, &f, &action] {
-    action = [c, shell, &f] { return run_completion(c, *shell, f.io().out); };
-  });
+  on_parse(c, action, o);
 }
 
-void add_man(CLI::App& root, Factory& f, Action& action) {
+void add_man(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand("man", "Print kinetic's man page (roff), as in man/kinetic.1");
   c->group("");  // hidden: for packagers and scripts/gen-docs.sh
   c->footer("Examples:\n  kinetic man | man -l -");
-  c->callback(
-      [c, &f, &action] { action = [c, &f] { return print(f.io().out, man_page(root_of(c))); }; });
+  auto o = std::make_shared<Man>();
+  o->self = c;
+  on_parse(c, action, o);
 }
 
 }  // namespace kinetic::cli

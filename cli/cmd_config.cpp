@@ -19,8 +19,15 @@ nlohmann::ordered_json context_json(const Context& c) {
   return j;
 }
 
-int run_view(Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+struct ConfigView : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+  }
+  int run(Factory& f) override;
+};
+
+int ConfigView::run(Factory& f) {
   ConfigFile& cfg = f.config();
   const Settings& s = f.settings();
   std::vector<std::pair<std::string, const Setting*>> rows = {
@@ -53,9 +60,16 @@ int run_view(Factory& f) {
   return 0;
 }
 
-int run_get_contexts(Factory& f) {
-  const auto format =
-      f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
+struct ConfigGetContexts : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+  void complete(Factory& f) override {
+    format =
+        f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
+  }
+  int run(Factory& f) override;
+};
+
+int ConfigGetContexts::run(Factory& f) {
   ConfigFile& cfg = f.config();
   const std::string current = f.settings().context.value;
   IOStreams& io = f.io();
@@ -90,34 +104,57 @@ int run_use_context(Factory& f, const std::string& name) {
   return 0;
 }
 
-int run_set(Factory& f, const std::string& key, const std::string& value) {
-  ConfigFile& cfg = f.config();
-  if (key == "current-context") return run_use_context(f, value);
-  std::string context = f.settings().context.value;
-  std::string field = key;
-  if (starts_with(key, "contexts.")) {
+struct ConfigUseContext : CommandOptions {
+  std::string name;
+  int run(Factory& f) override { return run_use_context(f, name); }
+};
+
+struct ConfigSet : CommandOptions {
+  std::string key;
+  std::string value;
+
+  // contexts.NAME.KEY split into NAME and KEY; no NAME for a key of the current context.
+  std::pair<std::string, std::string> target() const {
+    if (!starts_with(key, "contexts.")) return {"", key};
     auto parts = split(key, '.');
     if (parts.size() != 3 || parts[1].empty())
       throw Error(Errc::usage, "bad key '" + key +
                                    "'; use contexts.NAME.KEY, e.g. "
                                    "contexts.acme.project");
-    context = parts[1];
-    field = parts[2];
+    return {parts[1], parts[2]};
   }
-  if (context == kLocalContext && field == "backend" && value != "local")
-    throw Error(Errc::usage,
-                "the built-in local context always uses the local backend; "
-                "create another one, e.g. `kinetic config set contexts.NAME."
-                "backend gke`");
-  cfg.set(context, field, value);
-  cfg.save();
-  f.io().info("set " + field + " = " + value + " on context \"" + context + "\"");
-  return 0;
-}
+
+  void validate() const override {
+    if (key == "current-context") return;
+    const auto [context, field] = target();
+    if (!context.empty()) refuse_local_backend(context, field);
+  }
+
+  // The current context is known only once the config is read (run).
+  void refuse_local_backend(const std::string& context, const std::string& field) const {
+    if (context == kLocalContext && field == "backend" && value != "local")
+      throw Error(Errc::usage,
+                  "the built-in local context always uses the local backend; "
+                  "create another one, e.g. `kinetic config set contexts.NAME."
+                  "backend gke`");
+  }
+
+  int run(Factory& f) override {
+    if (key == "current-context") return run_use_context(f, value);
+    auto [context, field] = target();
+    if (context.empty()) context = f.settings().context.value;
+    refuse_local_backend(context, field);
+    ConfigFile& cfg = f.config();
+    cfg.set(context, field, value);
+    cfg.save();
+    f.io().info("set " + field + " = " + value + " on context \"" + context + "\"");
+    return 0;
+  }
+};
 
 }  // namespace
 
-void add_config(CLI::App& root, Factory& f, Action& action) {
+void add_config(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand("config", "View and change contexts and settings");
   c->require_subcommand(0, 1);
   c->footer(
@@ -132,25 +169,24 @@ void add_config(CLI::App& root, Factory& f, Action& action) {
       c->add_subcommand("view",
                         "Show each setting, its value and where it came from (flag, environment, "
                         "context, gcloud config)");
-  view->callback([&f, &action] { action = [&f] { return run_view(f); }; });
+  on_parse(view, action, std::make_shared<ConfigView>());
 
   CLI::App* get = c->add_subcommand("get-contexts", "List the contexts; * marks the current one");
-  get->callback([&f, &action] { action = [&f] { return run_get_contexts(f); }; });
+  on_parse(get, action, std::make_shared<ConfigGetContexts>());
 
-  auto name = std::make_shared<std::string>();
+  auto use_options = std::make_shared<ConfigUseContext>();
   CLI::App* use = c->add_subcommand("use-context", "Make NAME the current context");
-  use->add_option("name", *name, "Context name")->required();
-  use->callback([&f, &action, name] { action = [&f, name] { return run_use_context(f, *name); }; });
+  use->add_option("name", use_options->name, "Context name")->required();
+  on_parse(use, action, use_options);
 
-  auto kv = std::make_shared<std::pair<std::string, std::string>>();
+  auto set_options = std::make_shared<ConfigSet>();
   CLI::App* set = c->add_subcommand(
       "set",
       "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
       "zone, region, cluster, namespace, base-image) or contexts.NAME.KEY (creates NAME)");
-  set->add_option("key", kv->first, "Key")->required();
-  set->add_option("value", kv->second, "Value")->required();
-  set->callback(
-      [&f, &action, kv] { action = [&f, kv] { return run_set(f, kv->first, kv->second); }; });
+  set->add_option("key", set_options->key, "Key")->required();
+  set->add_option("value", set_options->value, "Value")->required();
+  on_parse(set, action, set_options);
 }
 
 }  // namespace kinetic::cli

@@ -13,10 +13,18 @@ namespace kinetic::cli {
 
 namespace {
 
-struct DownFlags {
+struct DownFlags : CommandOptions {
   bool yes = false;
   bool keep_bucket = false;
   bool keep_images = false;
+
+  // Scripts get the refusal before anything else is looked at.
+  void validate() const override {
+    if (!yes && ::isatty(0) != 1)
+      throw Error(Errc::refused,
+                  "refusing to delete cloud resources without confirmation; pass --yes");
+  }
+  int run(Factory& f) override;
 };
 
 bool confirm(const gke::Target& t, FILE* err) {
@@ -30,18 +38,13 @@ bool confirm(const gke::Target& t, FILE* err) {
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-int run_down(const DownFlags& flags, Factory& f) {
-  // Scripts get the refusal before anything else is looked at.
-  if (!flags.yes && ::isatty(0) != 1)
-    throw Error(Errc::refused,
-                "refusing to delete cloud resources without confirmation; pass --yes");
+int DownFlags::run(Factory& f) {
   gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic down");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
-  if (!flags.yes && !confirm(session.target, f.io().err))
-    throw Error(Errc::refused, "nothing deleted");
+  if (!yes && !confirm(session.target, f.io().err)) throw Error(Errc::refused, "nothing deleted");
   IOStreams& io = f.io();
   gke::Provisioner provisioner(session, f.change_printer());
-  auto changes = provisioner.down({flags.keep_bucket, flags.keep_images});
+  auto changes = provisioner.down({keep_bucket, keep_images});
   int deleted = 0;
   for (const auto& c : changes) deleted += c.action == "deleted";
   io.info(deleted == 0 ? "kinetic down: nothing to delete in project " + session.target.project
@@ -52,7 +55,7 @@ int run_down(const DownFlags& flags, Factory& f) {
 
 }  // namespace
 
-void add_down(CLI::App& root, Factory& f, Action& action) {
+void add_down(CLI::App& root, Factory&, Action& action) {
   auto flags = std::make_shared<DownFlags>();
   CLI::App* c = root.add_subcommand("down", "Delete what `up` created and report it");
   c->add_flag("-y,--yes", flags->yes,
@@ -63,7 +66,7 @@ void add_down(CLI::App& root, Factory& f, Action& action) {
       "Examples:\n"
       "  kinetic down --yes\n"
       "  kinetic down --yes --keep-images     # the next `up` reuses built images");
-  c->callback([&f, &action, flags] { action = [&f, flags] { return run_down(*flags, f); }; });
+  on_parse(c, action, flags);
 }
 
 }  // namespace kinetic::cli

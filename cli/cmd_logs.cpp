@@ -1,29 +1,32 @@
 // kinetic logs JOB [-f]: the job's output, following it while it runs.
 #include "app.h"
 #include "backend/stream_sink.h"
+#include "job/spec.h"
 #include "job_lookup.h"
 
 namespace kinetic::cli {
 
 namespace {
 
-struct LogsOptions {
+struct LogsOptions : CommandOptions {
   std::string job;
   bool follow = false;
   bool all_hosts = false;
-};
 
-int run_logs(const LogsOptions& o, Factory& f) {
-  Backend& b = f.backend("logs");
-  require_job(b, o.job);
-  StreamSink sink(f.io());
-  b.stream_logs(o.job, {.follow = o.follow, .all_hosts = o.all_hosts}, sink, nullptr);
-  return 0;
-}
+  void validate() const override { require_job_id(job); }
+
+  int run(Factory& f) override {
+    Backend& b = f.backend("logs");
+    require_job(b, job);
+    StreamSink sink(f.io());
+    b.stream_logs(job, {.follow = follow, .all_hosts = all_hosts}, sink, nullptr);
+    return 0;
+  }
+};
 
 }  // namespace
 
-void add_logs(CLI::App& root, Factory& f, Action& action) {
+void add_logs(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<LogsOptions>();
   CLI::App* c = root.add_subcommand("logs", "Print a job's logs, following them with -f");
   c->add_option("job", o->job, "Job id (see `kinetic status`)")->required();
@@ -35,7 +38,7 @@ void add_logs(CLI::App& root, Factory& f, Action& action) {
       "  kinetic logs job-1a2b3c4d\n"
       "  kinetic logs -f job-1a2b3c4d\n"
       "  kinetic logs --all-hosts job-1a2b3c4d   # a v5litepod-16's four hosts");
-  c->callback([o, &f, &action] { action = [o, &f] { return run_logs(*o, f); }; });
+  on_parse(c, action, o);
 }
 
 }  // namespace kinetic::cli

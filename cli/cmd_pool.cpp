@@ -9,15 +9,6 @@ namespace kinetic::cli {
 
 namespace {
 
-struct PoolFlags {
-  std::string accelerator;
-  bool spot = false;
-  std::string reservation;
-  int min_nodes = 0;
-  std::optional<int> max_nodes;
-  std::string name;
-};
-
 gke::Session& cluster_session(Factory& f, const std::string& command) {
   if (f.settings().backend != "gke")
     throw Error(Errc::usage, "`kinetic " + command + "` works on a gke context; context '" +
@@ -31,9 +22,42 @@ std::string autoscaling_text(const gcp::NodePoolInfo& p) {
   return std::to_string(p.min_nodes) + "-" + std::to_string(p.max_nodes);
 }
 
-int run_list(Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                                OutputFormat::yaml, OutputFormat::name});
+struct PoolAdd : CommandOptions {
+  std::string accelerator;
+  gke::PoolOptions pool;
+
+  // Bad sizes and unknown accelerators fail before any call.
+  void validate() const override { gke::node_pool_request(resolve_accelerator(accelerator), pool); }
+  int run(Factory& f) override {
+    gke::Session& s = cluster_session(f, "pool add");
+    gke::Provisioner provisioner(s, f.change_printer());
+    provisioner.add_pool(resolve_accelerator(accelerator), pool);
+    return 0;
+  }
+};
+
+struct PoolRemove : CommandOptions {
+  std::string name;
+
+  int run(Factory& f) override {
+    gke::Session& s = cluster_session(f, "pool remove");
+    gke::Provisioner provisioner(s, f.change_printer());
+    provisioner.remove_pool(name);
+    return 0;
+  }
+};
+
+struct PoolList : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                       OutputFormat::yaml, OutputFormat::name});
+  }
+  int run(Factory& f) override;
+};
+
+int PoolList::run(Factory& f) {
   gke::Session& s = cluster_session(f, "pool list");
   gke::Provisioner provisioner(s, nullptr);
   auto rows = provisioner.list_pools();
@@ -84,8 +108,7 @@ int run_list(Factory& f) {
 
 }  // namespace
 
-void add_pool(CLI::App& root, Factory& f, Action& action) {
-  auto flags = std::make_shared<PoolFlags>();
+void add_pool(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand("pool", "Manage the accelerator node pools of the cluster");
   c->require_subcommand(1, 1);
   c->footer(
@@ -93,38 +116,22 @@ void add_pool(CLI::App& root, Factory& f, Action& action) {
       "  kinetic pool add --accelerator v5litepod-4 --spot\n"
       "  kinetic pool list\n"
       "  kinetic pool remove v5litepod-4-spot");
+  auto a = std::make_shared<PoolAdd>();
   CLI::App* add = c->add_subcommand("add", "Add a node pool for an accelerator");
-  add->add_option("-a,--accelerator", flags->accelerator, "Accelerator, e.g. v5litepod-4")
-      ->required();
-  add->add_flag("--spot", flags->spot, "Spot nodes");
-  add->add_option("--reservation", flags->reservation, "Consume this reservation");
-  add->add_option("--min-nodes", flags->min_nodes, "Minimum nodes (default 0)");
-  add->add_option("--max-nodes", flags->max_nodes,
+  add->add_option("-a,--accelerator", a->accelerator, "Accelerator, e.g. v5litepod-4")->required();
+  add->add_flag("--spot", a->pool.spot, "Spot nodes");
+  add->add_option("--reservation", a->pool.reservation, "Consume this reservation");
+  add->add_option("--min-nodes", a->pool.min_nodes, "Minimum nodes (default 0)");
+  add->add_option("--max-nodes", a->pool.max_nodes,
                   "Maximum nodes (default: one slice for multi-host TPUs, else 4)");
-  add->callback([&f, &action, flags] {
-    action = [&f, flags]() -> int {
-      Accelerator a = resolve_accelerator(flags->accelerator);
-      gke::PoolOptions options{flags->spot, flags->reservation, flags->min_nodes, flags->max_nodes};
-      gke::node_pool_request(a, options);  // bad sizes fail before any call
-      gke::Session& s = cluster_session(f, "pool add");
-      gke::Provisioner provisioner(s, f.change_printer());
-      provisioner.add_pool(a, options);
-      return 0;
-    };
-  });
+  on_parse(add, action, a);
+  auto r = std::make_shared<PoolRemove>();
   CLI::App* remove = c->add_subcommand("remove", "Delete a node pool");
-  remove->add_option("name", flags->name, "Pool name (see `kinetic pool list`)")->required();
-  remove->callback([&f, &action, flags] {
-    action = [&f, flags]() -> int {
-      gke::Session& s = cluster_session(f, "pool remove");
-      gke::Provisioner provisioner(s, f.change_printer());
-      provisioner.remove_pool(flags->name);
-      return 0;
-    };
-  });
+  remove->add_option("name", r->name, "Pool name (see `kinetic pool list`)")->required();
+  on_parse(remove, action, r);
   CLI::App* list =
       c->add_subcommand("list", "List the node pools with their accelerators and sizes");
-  list->callback([&f, &action] { action = [&f] { return run_list(f); }; });
+  on_parse(list, action, std::make_shared<PoolList>());
 }
 
 }  // namespace kinetic::cli

@@ -9,55 +9,57 @@ namespace kinetic::cli {
 
 namespace {
 
-struct RunOptions {
+struct RunOptions : CommandOptions {
   RunRequest req;
   std::string timeout;
   std::string checkpoint_interval;
   std::vector<std::string> data;
-};
 
-int run_run(RunOptions& o, Factory& f) {
-  o.req.args = f.globals().job_args;
-  if (!o.timeout.empty()) {
-    long t = parse_duration(o.timeout, "--timeout");
-    if (t <= 0) throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
-    o.req.timeout_seconds = t;
+  void complete(Factory& f) override {
+    req.args = f.globals().job_args;
+    req.format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+    req.format_given = !f.globals().format.empty();
   }
-  if (o.req.retries < 0 || o.req.retries > 100)
-    throw Error(Errc::usage, "--retries must be between 0 and 100");
-  if (o.req.max_preemptions < 0 || o.req.max_preemptions > 1000)
-    throw Error(Errc::usage, "--max-preemptions must be between 0 and 1000");
-  if (!o.checkpoint_interval.empty()) {
-    long t = parse_duration(o.checkpoint_interval, "--checkpoint-interval");
-    if (t <= 0)
+
+  void validate() const override {
+    if (!timeout.empty() && parse_duration(timeout, "--timeout") <= 0)
+      throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
+    if (req.retries < 0 || req.retries > 100)
+      throw Error(Errc::usage, "--retries must be between 0 and 100");
+    if (req.max_preemptions < 0 || req.max_preemptions > 1000)
+      throw Error(Errc::usage, "--max-preemptions must be between 0 and 1000");
+    if (!checkpoint_interval.empty() &&
+        parse_duration(checkpoint_interval, "--checkpoint-interval") <= 0)
       throw Error(Errc::usage,
                   "--checkpoint-interval must be at least 1s, e.g. --checkpoint-interval 30s");
-    o.req.checkpoint_interval_seconds = t;
+    if (!data.empty())
+      throw Error(Errc::unsupported,
+                  "--data is not supported by this build of kinetic yet; put the data in the "
+                  "context directory, or fetch it from the job");
   }
-  if (!o.data.empty())
-    throw Error(Errc::unsupported,
-                "--data is not supported by this build of kinetic yet; put the data in the "
-                "context directory, or fetch it from the job");
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json,
-                                             OutputFormat::yaml};
-  o.req.format = f.format(formats);
-  o.req.format_given = !f.globals().format.empty();
-  // A dry run asks what the backend would do: it needs neither credentials nor a cluster.
-  std::unique_ptr<SubmissionPreview> preview;
-  Backend* backend = nullptr;
-  if (o.req.dry_run) {
-    preview = f.submission_preview("run --dry-run");
-  } else {
-    backend = &f.backend("run");
+
+  int run(Factory& f) override {
+    if (!timeout.empty()) req.timeout_seconds = parse_duration(timeout, "--timeout");
+    if (!checkpoint_interval.empty())
+      req.checkpoint_interval_seconds =
+          parse_duration(checkpoint_interval, "--checkpoint-interval");
+    // A dry run asks what the backend would do: it needs neither credentials nor a cluster.
+    std::unique_ptr<SubmissionPreview> preview;
+    Backend* backend = nullptr;
+    if (req.dry_run) {
+      preview = f.submission_preview("run --dry-run");
+    } else {
+      backend = &f.backend("run");
+    }
+    RunEnvironment env{f.settings(), f.env(),           f.io(),  f.state_dir(),
+                       f.cwd(),      home_dir(f.env()), backend, preview.get()};
+    return run_pipeline(req, env);
   }
-  RunEnvironment env{f.settings(), f.env(),           f.io(),  f.state_dir(),
-                     f.cwd(),      home_dir(f.env()), backend, preview.get()};
-  return run_pipeline(o.req, env);
-}
+};
 
 }  // namespace
 
-void add_run(CLI::App& root, Factory& f, Action& action) {
+void add_run(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* c = root.add_subcommand(
       "run",
@@ -117,7 +119,7 @@ void add_run(CLI::App& root, Factory& f, Action& action) {
       "\nExit code: the job's own; 124 --timeout reached, 125 kinetic failed, 126 the job could "
       "not start, 127 FILE or its interpreter not found, 130 interrupted, 197 preempted more than "
       "--max-preemptions times.");
-  c->callback([o, &f, &action] { action = [o, &f] { return run_run(*o, f); }; });
+  on_parse(c, action, o);
 }
 
 }  // namespace kinetic::cli

@@ -3,6 +3,7 @@
 #include "backend/gke/provisioner.h"
 #include "core/duration.h"
 #include "core/error.h"
+#include "job/spec.h"
 #include "job_lookup.h"
 #include "render/printer.h"
 
@@ -10,8 +11,18 @@ namespace kinetic::cli {
 
 namespace {
 
-struct StatusOptions {
+struct StatusOptions : CommandOptions {
   std::string job;
+  OutputFormat format = OutputFormat::table;
+
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                       OutputFormat::yaml, OutputFormat::name});
+  }
+  void validate() const override {
+    if (!job.empty()) require_job_id(job);
+  }
+  int run(Factory& f) override;
 };
 
 std::string exit_text(const JobStatus& s) {
@@ -57,23 +68,21 @@ std::string duration_text(const JobStatus& s) {
   return format_duration(s.duration_seconds);
 }
 
-int run_status(const StatusOptions& o, Factory& f) {
-  const auto format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                                OutputFormat::yaml, OutputFormat::name});
+int StatusOptions::run(Factory& f) {
   Backend& b = f.backend("status");
   const Settings& s = f.settings();
   std::vector<JobStatus> jobs;
-  if (!o.job.empty()) {
-    jobs.push_back(require_job(b, o.job));
+  if (!job.empty()) {
+    jobs.push_back(require_job(b, job));
   } else {
     jobs = b.list();
   }
   IOStreams& io = f.io();
-  const bool whole = o.job.empty() && format != OutputFormat::name;
+  const bool whole = job.empty() && format != OutputFormat::name;
   std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
-  Printable p{.kind = o.job.empty() ? "JobList" : "Job"};
+  Printable p{.kind = job.empty() ? "JobList" : "Job"};
   for (const auto& j : jobs) p.names.push_back(j.id);
-  if (!o.job.empty()) {
+  if (!job.empty()) {
     p.fields = nlohmann::ordered_json::parse(to_json(jobs.front()).dump());
     p.fields.erase("schema_version");  // document_of puts it first
   } else {
@@ -103,7 +112,7 @@ int run_status(const StatusOptions& o, Factory& f) {
     return 0;
   }
   // The table: the cluster's pools first (on a gke context), then the jobs.
-  p.print_empty_table = !o.job.empty();
+  p.print_empty_table = !job.empty();
   p.table = [&jobs](bool wide) {
     std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
                                         "AGE", "DURATION", "COST", "FILE"};
@@ -134,7 +143,7 @@ int run_status(const StatusOptions& o, Factory& f) {
     std::fwrite(text.data(), 1, text.size(), io.out);
     std::fputs("\n", io.out);
   }
-  if (o.job.empty())
+  if (job.empty())
     io.info("context " + s.context.value + " (backend " + s.backend +
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   print(io, format, p);
@@ -143,7 +152,7 @@ int run_status(const StatusOptions& o, Factory& f) {
 
 }  // namespace
 
-void add_status(CLI::App& root, Factory& f, Action& action) {
+void add_status(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<StatusOptions>();
   CLI::App* c = root.add_subcommand("status", "Show running and recent jobs");
   c->add_option("job", o->job, "Show only this job");
@@ -152,7 +161,7 @@ void add_status(CLI::App& root, Factory& f, Action& action) {
       "  kinetic status\n"
       "  kinetic status job-1a2b3c4d -o json\n"
       "  kinetic status -o name            # job ids, one per line");
-  c->callback([o, &f, &action] { action = [o, &f] { return run_status(*o, f); }; });
+  on_parse(c, action, o);
 }
 
 }  // namespace kinetic::cli

@@ -12,7 +12,7 @@ namespace kinetic::cli {
 
 namespace {
 
-struct UpFlags {
+struct UpFlags : CommandOptions {
   std::vector<std::string> accelerators;
   bool spot = false;
   std::string reservation;
@@ -22,25 +22,36 @@ struct UpFlags {
   std::string release_channel = "regular";
   std::string context_name;
   std::string jobset_manifests;
+
+  void validate() const override {
+    // Every pool request is checked before anything is touched, so a bad --min-nodes or an
+    // unknown accelerator fails fast.
+    const gke::UpOptions o = up_options();
+    for (const auto& a : o.accelerators) gke::node_pool_request(a, o.pool);
+  }
+  int run(Factory& f) override;
+
+  gke::UpOptions up_options() const {
+    gke::UpOptions o;
+    for (const auto& a : accelerators) o.accelerators.push_back(resolve_accelerator(a));
+    o.pool.spot = spot;
+    o.pool.reservation = reservation;
+    o.pool.min_nodes = min_nodes;
+    o.pool.max_nodes = max_nodes;
+    o.default_machine_type = machine_type;
+    o.release_channel = to_lower(release_channel);
+    for (auto& c : o.release_channel) c = static_cast<char>(std::toupper(c));
+    return o;
+  }
 };
 
-int run_up(const UpFlags& flags, Factory& f) {
+int UpFlags::run(Factory& f) {
   gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic up");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
   IOStreams& io = f.io();
 
-  gke::UpOptions options;
-  for (const auto& a : flags.accelerators) options.accelerators.push_back(resolve_accelerator(a));
-  options.pool.spot = flags.spot;
-  options.pool.reservation = flags.reservation;
-  options.pool.min_nodes = flags.min_nodes;
-  options.pool.max_nodes = flags.max_nodes;
-  options.default_machine_type = flags.machine_type;
-  options.jobset_manifests = gke::jobset_manifests_source(flags.jobset_manifests, f.env());
-  options.release_channel = to_lower(flags.release_channel);
-  for (auto& c : options.release_channel) c = static_cast<char>(std::toupper(c));
-  // Check every pool request before touching anything, so a bad --min-nodes fails fast.
-  for (const auto& a : options.accelerators) gke::node_pool_request(a, options.pool);
+  gke::UpOptions options = up_options();
+  options.jobset_manifests = gke::jobset_manifests_source(jobset_manifests, f.env());
 
   const gke::Target& t = session.target;
   io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
@@ -49,7 +60,7 @@ int run_up(const UpFlags& flags, Factory& f) {
 
   // Record the context and make it current.
   ConfigFile& config = f.config();
-  std::string name = flags.context_name;
+  std::string name = context_name;
   if (name.empty()) name = t.cluster == gke::kDefaultCluster ? t.project : t.cluster;
   Context& ctx = config.upsert(name);
   ctx.backend = "gke";
@@ -69,7 +80,7 @@ int run_up(const UpFlags& flags, Factory& f) {
 
 }  // namespace
 
-void add_up(CLI::App& root, Factory& f, Action& action) {
+void add_up(CLI::App& root, Factory&, Action& action) {
   auto flags = std::make_shared<UpFlags>();
   CLI::App* c = root.add_subcommand(
       "up", "Provision (or reconcile) a GKE cluster for kinetic and make it the current context");
@@ -97,7 +108,7 @@ void add_up(CLI::App& root, Factory& f, Action& action) {
       "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
       "Running it again reconciles: what exists is reported and left alone. Multi-host TPU\n"
       "slices run as JobSets: up installs the JobSet controller (a pinned release) once.");
-  c->callback([&f, &action, flags] { action = [&f, flags] { return run_up(*flags, f); }; });
+  on_parse(c, action, flags);
 }
 
 }  // namespace kinetic::cli

@@ -6,20 +6,29 @@
 
 namespace kinetic::cli {
 
-void add_version(CLI::App& root, Factory& f, Action& action) {
+namespace {
+
+struct Version : CommandOptions {
+  OutputFormat format = OutputFormat::table;
+  void complete(Factory& f) override {
+    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
+  }
+  int run(Factory& f) override {
+    if (format == OutputFormat::table) {
+      std::fprintf(f.io().out, "kinetic %s\n", KINETIC_VERSION);
+    } else {
+      print(f.io(), format, {.kind = "Version", .fields = {{"version", KINETIC_VERSION}}});
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+void add_version(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand("version", "Print kinetic's version");
   c->footer("Examples:\n  kinetic version\n  kinetic version -o json");
-  c->callback([&f, &action] {
-    action = [&f] {
-      auto format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
-      if (format == OutputFormat::table) {
-        std::fprintf(f.io().out, "kinetic %s\n", KINETIC_VERSION);
-      } else {
-        print(f.io(), format, {.kind = "Version", .fields = {{"version", KINETIC_VERSION}}});
-      }
-      return 0;
-    };
-  });
+  on_parse(c, action, std::make_shared<Version>());
 }
 
 }  // namespace kinetic::cli
