@@ -5,14 +5,18 @@
 //
 //   eval "$(kinetic_fake_cloud --enable-all | sed '/^$/q')"
 //   kinetic up --project demo --zone us-central1-a --accelerator v5litepod-1
+//
+// --round-trip-ms MS delays every request by MS (fake_latency.h), for bench/.
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
 #include "fakes/fake_cloud.h"
+#include "fakes/fake_latency.h"
 
 namespace {
 volatile sig_atomic_t g_stop = 0;
@@ -26,8 +30,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--enable-all") == 0) {
       options.all_services_enabled = true;
+    } else if (std::strcmp(argv[i], "--round-trip-ms") == 0 && i + 1 < argc) {
+      kinetic::fakes::set_round_trip_ms(std::atoi(argv[++i]));
     } else {
-      std::cerr << "usage: kinetic_fake_cloud [--enable-all]\n";
+      std::cerr << "usage: kinetic_fake_cloud [--enable-all] [--round-trip-ms MS]\n";
       return 2;
     }
   }

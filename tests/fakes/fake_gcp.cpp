@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "fakes/fake_gcp_internal.h"
+#include "fakes/fake_latency.h"
 
 namespace kinetic::fakes {
 
@@ -260,6 +261,7 @@ void FakeGcp::Impl::start(const std::string& service) {
   s->http.set_keep_alive_max_count(1000);
   s->http.new_task_queue = [] { return new httplib::ThreadPool(16); };
   s->http.set_tcp_nodelay(true);  // else every small answer waits ~40 ms for Nagle
+  simulate_round_trips(s->http);
   s->port = s->http.bind_to_any_port("127.0.0.1");
   if (s->port <= 0) throw std::runtime_error("FakeGcp: cannot bind 127.0.0.1 for " + service);
   auto* http = &s->http;

@@ -1,6 +1,7 @@
 #include "fakes/fake_gcs.h"
 
 #include "fakes/fake_encoding.h"
+#include "fakes/fake_latency.h"
 
 #include <httplib.h>
 
@@ -1319,6 +1320,7 @@ FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
   // many sockets (the Node client's deleteFiles runs 10 at once) would stall on a small pool.
   impl->server.new_task_queue = [] { return new httplib::ThreadPool(64); };
   impl->server.set_tcp_nodelay(true);  // else every small answer waits ~40 ms for Nagle
+  simulate_round_trips(impl->server);
   if (port == 0) {
     impl->port = impl->server.bind_to_any_port(impl->host);
   } else {

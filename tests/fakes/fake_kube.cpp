@@ -3,6 +3,7 @@
 #include "fakes/fake_kube.h"
 
 #include "fakes/fake_encoding.h"
+#include "fakes/fake_latency.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -1801,6 +1802,7 @@ FakeKube::FakeKube(FakeKubeOptions options) : impl_(std::make_unique<Impl>()) {
   impl->server->set_keep_alive_timeout(2);
   impl->server->new_task_queue = [] { return new httplib::ThreadPool(64); };
   impl->server->set_tcp_nodelay(true);
+  simulate_round_trips(*impl->server);
   impl->port = impl->server->bind_to_any_port("127.0.0.1");
   if (impl->port <= 0) throw std::runtime_error("FakeKube: cannot bind 127.0.0.1");
 
