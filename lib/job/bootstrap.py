@@ -27,7 +27,9 @@
 #      Job).
 #   3. Downloads the spec and the context, checks the sha256 of each (a spec or context changed
 #      in the bucket after kinetic wrote it never runs: exit 126) and unpacks the context safely;
-#      downloads the checkpoints under RESULTS_URI + "checkpoints/".
+#      a later attempt downloads the checkpoints under RESULTS_URI + "checkpoints/". The first
+#      attempt claims number 1 while the spec and context download, all at once (one round
+#      trip; issue #14).
 #   4. Runs the job in its own process group (python3 -u FILE, bash FILE, g++ then the binary,
 #      or FILE itself) with stdout and stderr on one pipe: every byte goes on to the container's
 #      stdout at once and into the attempt's log, uploaded in parts every
@@ -35,7 +37,7 @@
 #      spec.checkpoint_sync_seconds once stable for one interval, and at once on SIGTERM.
 #   5. Whatever happened: uploads the checkpoints, the outputs (unsafe symlinks left out with a
 #      warning), the attempt's last log part and record, and status.json with the attempt
-#      history.
+#      history, all at once (status.json again if one of the others failed, with its error).
 #
 # Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
 #   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
@@ -315,6 +317,28 @@ for s in (signal.SIGTERM, signal.SIGINT):
     signal.signal(s, on_signal)
 
 
+def at_once(*steps):
+    # Runs STEPS each in a thread of its own and waits for all: requests that do not depend on
+    # each other cost one round trip, not one each. The first step's error (in argument order)
+    # is raised, as if they had run one after another.
+    errors = [None] * len(steps)
+
+    def run_step(i):
+        try:
+            steps[i]()
+        except BaseException as e:
+            errors[i] = e
+
+    threads = [threading.Thread(target=run_step, args=(i,), daemon=True) for i in range(len(steps))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for e in errors:
+        if e is not None:
+            raise e
+
+
 # ---- attempts -----------------------------------------------------------------------------
 
 
@@ -322,8 +346,8 @@ def attempt_uri(number):
     return "%sattempts/%d/" % (results, number)
 
 
-def record_attempt(state, exit_code=None, error="", finished=""):
-    record = dict(
+def attempt_record(state, exit_code=None, error="", finished=""):
+    return dict(
         attempt=attempt["number"],
         attempts=attempt["number"],
         pod=pod_name,
@@ -333,9 +357,11 @@ def record_attempt(state, exit_code=None, error="", finished=""):
         started=status["started"],
         finished=finished,
     )
+
+
+def record_attempt(record):
     upload_bytes(attempt_uri(attempt["number"]) + "status.json", json.dumps(record).encode(),
                  "application/json")
-    return record
 
 
 def earlier_attempts():
@@ -363,15 +389,20 @@ def preempted(record):
         record.get("preempted"))
 
 
+def try_claim(number):
+    # Records attempt NUMBER as running, unless another pod already has it.
+    record = dict(attempt=number, attempts=number, pod=pod_name, state="running",
+                  started=status["started"])
+    if upload_bytes(attempt_uri(number) + "status.json", json.dumps(record).encode(),
+                    "application/json", only_if_absent=True):
+        attempt["number"] = number
+        return True
+    return False
+
+
 def claim_attempt(history):
     number = max([r["attempt"] for r in history] + [0]) + 1
-    while True:
-        record = dict(attempt=number, attempts=number, pod=pod_name, state="running",
-                      started=status["started"])
-        if upload_bytes(attempt_uri(number) + "status.json", json.dumps(record).encode(),
-                        "application/json", only_if_absent=True):
-            attempt["number"] = number
-            return
+    while not try_claim(number):
         number += 1
 
 
@@ -648,14 +679,27 @@ def load_spec():
 
 
 def run_job():
-    load_spec()
-    status.update(file=spec.get("file", ""), args=spec.get("args", []),
-                  accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
+    # The first attempt (the common case) claims number 1 outright, so the spec, the claim, the
+    # context's last-use mark and its download go at once: one round trip instead of five. Only
+    # a later attempt reads the history, and only it can have checkpoints to resume from.
+    first = {"claimed": False}
+
+    def claim_first():
+        first["claimed"] = try_claim(1)
+
+    try:
+        at_once(load_spec, claim_first, touch_context, unpack_context)
+    finally:
+        # What the spec says is in the status even when the context could not be fetched.
+        status.update(file=spec.get("file", ""), args=spec.get("args", []),
+                      accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
     for variable in spec.get("env", []):
         env.setdefault(variable["name"], variable["value"])
 
-    history = earlier_attempts()
-    claim_attempt(history)
+    history = []
+    if not first["claimed"]:
+        history = earlier_attempts()
+        claim_attempt(history)
     status["attempts"] = attempt["number"]
     status["attempt_history"] = [history_entry(r) for r in history]
     limit = int(spec.get("max_preemptions", 10))
@@ -665,10 +709,9 @@ def run_job():
         raise Failure(RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
                       % (times, "" if times == 1 else "s", limit))
 
-    touch_context()
-    unpack_context()
     try:
-        fetch_checkpoints()
+        if history:
+            fetch_checkpoints()
     except NETWORK_ERRORS as e:
         raise Failure(126, "cannot fetch the checkpoints in %scheckpoints/: %s" % (results, e))
 
@@ -759,19 +802,8 @@ def upload_outputs():
     upload(results + "outputs.tar.gz", work + "/outputs.tar.gz", "application/gzip")
 
 
-if job_ran:
-    keep_going("checkpoints", lambda: sync_checkpoints(final=True))
-# An attempt whose job never ran (the preemption cap, a lost context) has nothing to add: it must
-# not replace what an earlier attempt delivered.
-if job_ran or attempt["number"] <= 1:
-    keep_going("outputs", upload_outputs)
 finished = now()
 status.update(finished=finished, duration_seconds=round(time.time() - started_at, 3))
-if attempt["number"]:
-    keep_going("the log", lambda: log.flush(final=True))
-    keep_going("the attempt record", lambda: status.setdefault("attempt_history", []).append(
-        history_entry(record_attempt(status["state"], status["exit_code"], status["error"],
-                                     finished), current=True)))
 
 
 def upload_status():
@@ -780,7 +812,34 @@ def upload_status():
     upload(results + "status.json", work + "/status.json", "application/json")
 
 
-keep_going("status.json", upload_status)
+def record_this_attempt():
+    record_attempt(attempt_record(status["state"], status["exit_code"], status["error"], finished))
+
+
+# The record's last pieces go at once (one round trip): the checkpoints, the outputs, the
+# attempt's last log part and record, and status.json, which already holds this attempt's entry.
+# An upload that fails changes the verdict (its error), so the two records are sent again.
+if attempt["number"]:
+    status.setdefault("attempt_history", []).append(history_entry(attempt_record(
+        status["state"], status["exit_code"], status["error"], finished), current=True))
+verdict = status["error"]
+uploads = []
+if job_ran:
+    uploads.append(lambda: keep_going("checkpoints", lambda: sync_checkpoints(final=True)))
+# An attempt whose job never ran (the preemption cap, a lost context) has nothing to add: it must
+# not replace what an earlier attempt delivered.
+if job_ran or attempt["number"] <= 1:
+    uploads.append(lambda: keep_going("outputs", upload_outputs))
+if attempt["number"]:
+    uploads.append(lambda: keep_going("the log", lambda: log.flush(final=True)))
+    uploads.append(lambda: keep_going("the attempt record", record_this_attempt))
+uploads.append(lambda: keep_going("status.json", upload_status))
+at_once(*uploads)
+if status["error"] != verdict:
+    if attempt["number"]:
+        status["attempt_history"][-1]["error"] = status["error"]
+        keep_going("the attempt record", record_this_attempt)
+    keep_going("status.json", upload_status)
 shutil.rmtree(work, ignore_errors=True)
 code = status["exit_code"]
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.

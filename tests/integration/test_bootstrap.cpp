@@ -571,7 +571,8 @@ TEST_F(BootstrapTest, MissingSpecStillUploadsAStatusThatSaysSo) {
   EXPECT_NE(error.find("cannot download " + results_uri() + "spec.json"), std::string::npos)
       << error;
   EXPECT_NE(error.find("404"), std::string::npos) << error;
-  EXPECT_EQ(gcs.request_count("objects.download"), 1);  // a 404 is not retried
+  // The spec (a 404 is not retried) and the context, fetched at once.
+  EXPECT_EQ(gcs.request_count("objects.download"), 2);
 }
 
 TEST_F(BootstrapTest, MissingContextStillUploadsAStatusThatSaysSo) {
@@ -626,6 +627,9 @@ TEST_F(BootstrapTest, CheckpointsAreRestoredAndOnlyChangesUploaded) {
   gcs.put_object(kBucket, ck + "model/weights.bin", random_bytes(3000, 7));
   for (int i = 0; i < 1000; ++i) gcs.put_object(kBucket, ck + "shards/" + std::to_string(i), "s");
   gcs.put_object(kBucket, results_prefix() + "checkpointsX/not-mine", "x");  // prefix lookalike
+  // Checkpoints come from an earlier attempt: this one is the second.
+  gcs.put_object(kBucket, results_prefix() + "attempts/1/status.json",
+                 R"({"attempt": 1, "state": "running", "pod": "p1"})");
   stage_context({{"resume.py",
                   {R"PY(import os
 ck = os.environ["KINETIC_CHECKPOINT_DIR"]
@@ -651,8 +655,9 @@ open(os.path.join(ck, "new", "opt.bin"), "w").write("adam")
   EXPECT_EQ(gcs.object_data(kBucket, ck + "new/opt.bin").value_or(""), "adam");
   EXPECT_EQ(gcs.object_data(kBucket, ck + "model/weights.bin").value_or(""), random_bytes(3000, 7));
   // step, new/opt.bin, outputs.tar.gz and status.json, plus the attempt's record (claimed, then
-  // final) and its one log part: unchanged checkpoints are not re-sent.
-  EXPECT_EQ(gcs.request_count("upload.media") + gcs.request_count("upload.resumable.start"), 7);
+  // final), its one log part and the claim of number 1 that attempt 1 already held (412):
+  // unchanged checkpoints are not re-sent.
+  EXPECT_EQ(gcs.request_count("upload.media") + gcs.request_count("upload.resumable.start"), 8);
 }
 
 TEST_F(BootstrapTest, RetriesTransientErrorsAndResumesADroppedUpload) {
