@@ -461,11 +461,40 @@ std::optional<ObjectInfo> StorageClient::get_object(const std::string& bucket,
   return object_from_json(parse_json(r, "reading " + gs(bucket, name)));
 }
 
+namespace {
+
+// What a media download's answer says of its object. Without x-goog-generation (a proxy that
+// drops it) the generation is 0, and a resume looks the object up first.
+ObjectInfo object_from_download(const std::string& bucket, const std::string& name,
+                                const http::Response& r, uint64_t received) {
+  ObjectInfo o;
+  o.bucket = bucket;
+  o.name = name;
+  try {
+    o.generation = std::stoll(r.header("x-goog-generation").value_or("0"));
+    o.size =
+        std::stoull(r.header("x-goog-stored-content-length").value_or(std::to_string(received)));
+  } catch (const std::exception&) {
+    o.size = received;
+  }
+  o.content_type = r.header("content-type").value_or("");
+  o.crc32c = crc_from_hash_header(r.header("x-goog-hash"));
+  return o;
+}
+
+}  // namespace
+
 ObjectInfo StorageClient::download_file(const std::string& bucket, const std::string& name,
                                         const fs::path& file, const TransferProgress& progress) {
   const std::string what = "downloading " + gs(bucket, name);
-  auto meta = get_object(bucket, name);
-  if (!meta) throw Error(Errc::not_found, what + ": no such object");
+  // A progress display needs the size up front; otherwise the object's generation, size and
+  // checksum come with its data (x-goog-generation, x-goog-stored-content-length, x-goog-hash):
+  // one round trip instead of two.
+  std::optional<ObjectInfo> meta;
+  if (progress) {
+    meta = get_object(bucket, name);
+    if (!meta) throw Error(Errc::not_found, what + ": no such object");
+  }
   make_dirs(file.parent_path(), 0755);
   fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".part");
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -473,17 +502,23 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
     throw Error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
   uint64_t written = 0;
   uint32_t crc = 0;
-  std::string server_crc = meta->crc32c;
+  std::string server_crc = meta ? meta->crc32c : "";
   int stalls = 0;
   // A transfer corrupted on the way (the checksum does not match) is fetched again from the
   // start, a few times, before the caller hears of it.
   for (int corrupted = 0;; ++corrupted) {
     for (;;) {
       http::Request req;
-      // Pinned to the generation we looked at, so a resume never splices two versions.
+      // Pinned to the generation we saw, so a resume never splices two versions; a transfer
+      // cut before the first answer told it looks it up.
+      if ((!meta || meta->generation == 0) && written > 0) {
+        meta = get_object(bucket, name);
+        if (!meta) throw Error(Errc::not_found, what + ": no such object");
+      }
       req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
-                encode_object_name(name) +
-                "?alt=media&generation=" + std::to_string(meta->generation);
+                encode_object_name(name) + "?alt=media";
+      if (meta && meta->generation > 0)
+        req.url += "&generation=" + std::to_string(meta->generation);
       if (written > 0) req.headers = {{"Range", "bytes=" + std::to_string(written) + "-"}};
       uint64_t before = written;
       bool write_failed = false;
@@ -494,16 +529,21 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
         }
         crc = crc32c_extend(crc, chunk.data(), chunk.size());
         written += chunk.size();
-        if (progress) progress(written, meta->size);
+        if (progress) progress(written, meta->size);  // meta is known with a progress display
         return true;
       };
       try {
         auto r = transport_.send(req);
-        if (r.status == 416 && written == meta->size) break;  // nothing left to fetch
+        if (r.status == 416 && meta && written == meta->size) break;  // nothing left to fetch
+        if (!meta && r.status == 404) {
+          ::unlink(tmp.c_str());
+          throw Error(Errc::not_found, what + ": no such object");
+        }
         if (!ok(r.status)) {
           ::unlink(tmp.c_str());
           fail(r, what);
         }
+        if (!meta) meta = object_from_download(bucket, name, r, written);
         if (r.status == 200 && before > 0)
           throw Error(Errc::api, what + ": the server ignored the Range of a resumed download");
         std::string h = crc_from_hash_header(r.header("x-goog-hash"));
@@ -536,7 +576,7 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
     }
     written = 0;
     crc = 0;
-    server_crc = meta->crc32c;
+    server_crc = meta ? meta->crc32c : "";
   }
   if (::fsync(fd.get()) != 0 || ::rename(tmp.c_str(), file.c_str()) != 0) {
     ::unlink(tmp.c_str());

@@ -123,6 +123,32 @@ TEST_F(StorageTest, ACorruptedDownloadIsFetchedAgainThenGivenUpOn) {
   EXPECT_FALSE(fs::exists(dir / "again.bin"));
 }
 
+// Issue #14: a download without a progress display is one request; the object's generation,
+// size and checksum come with its data.
+TEST_F(StorageTest, ADownloadIsOneRequestAndTheAnswerDescribesTheObject) {
+  fake.create_bucket("b");
+  const std::string data = random_bytes(70000, 5);
+  const auto put = fake.put_object("b", "d/o.bin", data);
+  fake.reset_counters();
+  ObjectInfo got = client.download_file("b", "d/o.bin", dir / "o.bin");
+  EXPECT_EQ(fake.request_count("objects.download"), 1);
+  EXPECT_EQ(fake.request_count("objects.get"), 0);
+  EXPECT_EQ(read_file(dir / "o.bin").value_or(""), data);
+  EXPECT_EQ(got.size, data.size());
+  EXPECT_EQ(got.generation, std::stoll(put["generation"].get<std::string>()));
+  EXPECT_EQ(got.crc32c, crc32c_base64(crc32c(data)));
+  // A missing object is not_found, and leaves no partial file.
+  try {
+    client.download_file("b", "d/missing.bin", dir / "missing.bin");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::not_found);
+    EXPECT_NE(std::string(e.what()).find("no such object"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "missing.bin"));
+  EXPECT_FALSE(fs::exists(dir / ".missing.bin.part"));
+}
+
 TEST_F(StorageTest, MatchGlobListsOnlyTheMatchingObjects) {
   fake.create_bucket("b");
   for (auto n : {"jobs/a/results/status.json", "jobs/a/results/attempts/1/log/000001",

@@ -355,6 +355,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   // is announced by one line before its wait for a node and its log.
   std::vector<AttemptRecord>& seen = attempts_[id];
   seen.clear();
+  const bool single_host = spec && resolve_accelerator(spec->accelerator).hosts == 1;
   const int retries = spec ? spec->retries : 0;
   // A foreground run is followed: the pod stops it once nobody refreshes the follower object.
   std::optional<FollowerHeartbeat> heartbeat;
@@ -378,17 +379,22 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
     }
     if (!pod) return;
     FirstLineClock clock(lead);
+    std::optional<json> ended;
     {
       InterruptWatcher watcher(interrupt);
       SliceFollowers others(session_, o.ns, k, *pod, hosts, by_host ? &*by_host : nullptr);
-      stream_pod_log(k, o, *pod, clock);
+      ended = stream_pod_log(k, o, *pod, clock);
     }
     // -v 2: where the first attempt's start went (docs/multihost.md, bench/cold_start.sh).
     if (seen.empty() && session_.verbosity >= 2 && submitted_at_.count(id))
-      if (auto p = k.get(k8s::pod_path(o.ns, *pod)))
+      if (auto p = ended ? ended : k.get(k8s::pod_path(o.ns, *pod)))
         session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
     o.skip_pods.insert(*pod);
-    seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1));
+    seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1, ended));
+    // A single-host Job whose pod succeeded is complete: no other attempt can follow, so the
+    // job's pods and Job need not be listed again (issue #14). A slice's other hosts decide its
+    // fate too, and a failed pod may be retried: those ask the cluster.
+    if (single_host && seen.back().state == "succeeded") return;
   }
 }
 
@@ -492,11 +498,22 @@ void GkeBackend::blame_failing_host(const JobSpec& spec, int hosts, bool host0_r
 
 JobStatus GkeBackend::collect(const JobSpec& spec) {
   const bool jobset = resolve_accelerator(spec.accelerator).hosts > 1;
-  std::optional<json> workload =
-      wait_for_workload(kube(), session_.target.ns, spec.id, jobset, kVerdictTimeoutSeconds);
+  // A single-host job whose last pod was seen succeed, and whose record says so, has its
+  // verdict: the Job need not be waited for (issue #14). Anything else waits for the
+  // workload's verdict first (a deadline, a retry), then reads the record.
+  const std::vector<AttemptRecord>& observed = attempts_[spec.id];
+  std::optional<JobStatus> reported;
+  std::optional<json> workload;
+  if (!jobset && !observed.empty() && observed.back().state == "succeeded")
+    reported = results_status(spec.id);
+  const bool settled = reported && reported->state == kSucceeded;
+  if (!settled) {
+    workload =
+        wait_for_workload(kube(), session_.target.ns, spec.id, jobset, kVerdictTimeoutSeconds);
+    reported = results_status(spec.id);
+  }
 
   JobStatus st = initial_status(spec);
-  const std::optional<JobStatus> reported = results_status(spec.id);
   const bool host0_reported = reported.has_value();
   if (reported) {
     st.state = reported->state;
@@ -571,18 +588,21 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   return st;
 }
 
-void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<bool> jobset) {
+void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<bool> jobset,
+                                        bool secret) {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(id);
   if (jobset != true) k.remove(k8s::job_path(ns, name));
   if (jobset != false) k.remove(k8s::jobset_path(ns, name));  // false without the CRD, too
-  k.remove(k8s::secret_path(ns, name));
+  if (secret) k.remove(k8s::secret_path(ns, name));
 }
 
 void GkeBackend::clean(const JobSpec& spec) {
   if (spec.keep) return;
-  delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1);
+  // A job without --env values has no Secret (manifest.h build_secret): nothing to delete.
+  delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1,
+                         !spec.secret_env.empty());
   // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
   // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
   // serve only a run that is over.

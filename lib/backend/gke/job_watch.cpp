@@ -226,8 +226,9 @@ void print_pod_log(k8s::Client& client, const std::string& ns, const std::string
   if (!partial.empty()) write_log_line(sink, partial + "\n");
 }
 
-void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::string& pod,
-                    LogSink& sink) {
+std::optional<json> stream_pod_log(k8s::Client& client, const WatchOptions& o,
+                                   const std::string& pod, LogSink& sink) {
+  std::optional<json> last;
   k8s::FollowOptions follow;
   follow.container = "main";
   follow.wait = [&](int attempt) {
@@ -236,22 +237,27 @@ void stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::strin
     std::this_thread::sleep_for(kReopen.delay(attempt));
     return client.get(k8s::pod_path(o.ns, pod)).has_value();
   };
-  follow.finished = [&] {
-    auto p = client.get(k8s::pod_path(o.ns, pod));
-    if (!p) return true;
-    const std::string phase = (*p)["status"].value("phase", "");
+  auto ended = [](const std::optional<json>& p) {
+    const std::string phase = p ? (*p)["status"].value("phase", "") : "";
     return phase == "Succeeded" || phase == "Failed";
+  };
+  follow.finished = [&] {
+    last = client.get(k8s::pod_path(o.ns, pod));
+    return !last || ended(last);
   };
   k8s::follow_pod_log(client, o.ns, pod, follow,
                       [&](std::string_view text) { write_log_line(sink, text); });
+  // Only an ended pod says how the attempt ended; anything else is read again by the caller.
+  if (!ended(last)) return std::nullopt;
+  return last;
 }
 
 AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,
-                              int attempt) {
+                              int attempt, const std::optional<json>& ended) {
   AttemptRecord a;
   a.attempt = attempt;
   a.pod = pod;
-  std::optional<json> p = client.get(k8s::pod_path(ns, pod));
+  std::optional<json> p = ended ? ended : client.get(k8s::pod_path(ns, pod));
   if (!p) {
     // Pods of a live Job are removed only with their node (pod garbage collection).
     a.state = "preempted";

@@ -52,15 +52,17 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
                    LogSink& sink);
 
-// Follows POD's log into SINK until the container ends.
-void stream_pod_log(k8s::Client& client, const WatchOptions& options, const std::string& pod,
-                    LogSink& sink);
+// Follows POD's log into SINK until the container ends. Returns the pod as last read, once
+// ended (nullopt when it is gone).
+std::optional<nlohmann::json> stream_pod_log(k8s::Client& client, const WatchOptions& options,
+                                             const std::string& pod, LogSink& sink);
 
 // How one attempt (pod) ended, read from the pod once its log has ended: the container's exit
 // code, and whether it was disrupted (the DisruptionTarget condition: Spot reclaim, maintenance,
-// scale-down) or vanished with its node, which counts as a preemption too.
+// scale-down) or vanished with its node, which counts as a preemption too. ENDED is the pod as
+// stream_pod_log last read it; without it, the pod is read again.
 AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,
-                              int attempt);
+                              int attempt, const std::optional<nlohmann::json>& ended = {});
 
 // Waits for the workload (Job or JobSet, found by the job label) to finish; returns it, or
 // nullopt when it no longer exists.
