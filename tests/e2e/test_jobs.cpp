@@ -44,7 +44,8 @@ TEST_F(JobsTest, DetachThenLogsFollowThenStatusJson) {
   // The job looks for `go` in its own work dir: the test creates it there once it has seen the
   // first line through `logs -f`.
   std::string id = detach("slow.sh");
-  EXPECT_EQ(status(id)["state"], "running");
+  // Submitted; the runner may not have started it yet (pending), and nothing ends it.
+  EXPECT_TRUE(eventually([&] { return status(id)["state"] == "running"; }));
 
   fs::path out = sb.root() / "logs.out", err = sb.root() / "logs.err";
   int follower = sb.spawn({"logs", "-f", id}, proj, out, err);
