@@ -113,6 +113,20 @@ class CommandOptions {
   virtual int run(Factory& f) = 0;
 };
 
+// A command that prints with -o: complete() parses it against the formats the command supports
+// (the first is the default).
+class PrintingOptions : public CommandOptions {
+ public:
+  explicit PrintingOptions(std::vector<OutputFormat> allowed) : allowed_(std::move(allowed)) {}
+  void complete(Factory& f) override { format = f.format(allowed_); }
+
+ protected:
+  OutputFormat format = OutputFormat::table;
+
+ private:
+  std::vector<OutputFormat> allowed_;
+};
+
 // The command the parser reached, set by its callback (null: a group without its verb).
 using Action = std::shared_ptr<CommandOptions>;
 

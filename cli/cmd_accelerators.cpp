@@ -31,12 +31,10 @@ std::string price_text(double p) {
   return buf;
 }
 
-struct Accelerators : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                       OutputFormat::yaml, OutputFormat::name});
-  }
+struct Accelerators : PrintingOptions {
+  Accelerators()
+      : PrintingOptions({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                         OutputFormat::yaml, OutputFormat::name}) {}
   int run(Factory& f) override;
 };
 

@@ -30,11 +30,8 @@ struct PrintAccessToken : CommandOptions {
   }
 };
 
-struct AuthStatus : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
-  }
+struct AuthStatus : PrintingOptions {
+  AuthStatus() : PrintingOptions({OutputFormat::table, OutputFormat::json, OutputFormat::yaml}) {}
   int run(Factory& f) override;
 };
 

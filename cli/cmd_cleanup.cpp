@@ -7,17 +7,14 @@ namespace kinetic::cli {
 
 namespace {
 
-struct CleanupOptions : CommandOptions {
+struct CleanupOptions : PrintingOptions {
+  CleanupOptions()
+      : PrintingOptions(
+            {OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name}) {}
   // A finished job's record (status, logs, outputs in the store or bucket) is kept a week by
   // default, so `logs` and `status` work after the fact (issue #8).
   std::string older_than = "7d";
   bool dry_run = false;
-  OutputFormat format = OutputFormat::table;
-
-  void complete(Factory& f) override {
-    format =
-        f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
-  }
   void validate() const override { parse_duration(older_than, "--older-than"); }
   int run(Factory& f) override;
 };

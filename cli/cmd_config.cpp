@@ -19,11 +19,8 @@ nlohmann::ordered_json context_json(const Context& c) {
   return j;
 }
 
-struct ConfigView : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
-  }
+struct ConfigView : PrintingOptions {
+  ConfigView() : PrintingOptions({OutputFormat::table, OutputFormat::json, OutputFormat::yaml}) {}
   int run(Factory& f) override;
 };
 
@@ -60,12 +57,10 @@ int ConfigView::run(Factory& f) {
   return 0;
 }
 
-struct ConfigGetContexts : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-  void complete(Factory& f) override {
-    format =
-        f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name});
-  }
+struct ConfigGetContexts : PrintingOptions {
+  ConfigGetContexts()
+      : PrintingOptions(
+            {OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name}) {}
   int run(Factory& f) override;
 };
 

@@ -47,13 +47,10 @@ struct PoolRemove : CommandOptions {
   }
 };
 
-struct PoolList : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                       OutputFormat::yaml, OutputFormat::name});
-  }
+struct PoolList : PrintingOptions {
+  PoolList()
+      : PrintingOptions({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                         OutputFormat::yaml, OutputFormat::name}) {}
   int run(Factory& f) override;
 };
 

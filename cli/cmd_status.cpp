@@ -11,14 +11,11 @@ namespace kinetic::cli {
 
 namespace {
 
-struct StatusOptions : CommandOptions {
+struct StatusOptions : PrintingOptions {
+  StatusOptions()
+      : PrintingOptions({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
+                         OutputFormat::yaml, OutputFormat::name}) {}
   std::string job;
-  OutputFormat format = OutputFormat::table;
-
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
-                       OutputFormat::yaml, OutputFormat::name});
-  }
   void validate() const override {
     if (!job.empty()) require_job_id(job);
   }

@@ -8,11 +8,8 @@ namespace kinetic::cli {
 
 namespace {
 
-struct Version : CommandOptions {
-  OutputFormat format = OutputFormat::table;
-  void complete(Factory& f) override {
-    format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
-  }
+struct Version : PrintingOptions {
+  Version() : PrintingOptions({OutputFormat::table, OutputFormat::json, OutputFormat::yaml}) {}
   int run(Factory& f) override {
     if (format == OutputFormat::table) {
       std::fprintf(f.io().out, "kinetic %s\n", KINETIC_VERSION);

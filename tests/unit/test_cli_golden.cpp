@@ -12,6 +12,7 @@
 
 #include "app.h"
 #include "core/fs.h"
+#include "unit/cli_sandbox.h"
 #include "unit/memory_streams.h"
 
 namespace kinetic::cli {
@@ -33,20 +34,12 @@ class CliGolden : public ::testing::TestWithParam<CliCase> {};
 
 TEST_P(CliGolden, MatchesItsGoldenOutput) {
   const CliCase& c = GetParam();
-  TempDir root(fs::temp_directory_path(), "kinetic-cli-golden-");
-  const std::string r = root.path().string();
-  Env env = Env::from_map({{"HOME", r + "/home"},
-                           {"KINETIC_HOME", r + "/state"},
-                           {"XDG_CONFIG_HOME", r + "/config"},
-                           {"CLOUDSDK_CONFIG", r + "/gcloud"},
-                           {"PATH", "/usr/bin:/bin"}});
+  test::CliSandbox sandbox("kinetic-cli-golden-");
+  const std::string r = sandbox.root().string();
   test::CapturedIO captured;
-  Factory f(env, captured.io);
+  Factory f(sandbox.env(), captured.io);
   // Commands that read the current directory see the sandbox.
-  const fs::path before = fs::current_path();
-  fs::current_path(root.path());
-  const int code = run(f, c.args);
-  fs::current_path(before);
+  const int code = sandbox.run(f, c.args);
 
   std::string command = "$ kinetic";
   for (const auto& a : c.args) command += " " + a;

@@ -15,6 +15,7 @@
 #include "app.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "unit/cli_sandbox.h"
 #include "unit/memory_streams.h"
 
 namespace kinetic::cli {
@@ -71,21 +72,12 @@ TEST_P(CommandsValidateFirst, BeforeAnythingIsReadOrChanged) {
   const ValidateCase& c = GetParam();
   if (c.args.front() == "down" && ::isatty(0) == 1)
     GTEST_SKIP() << "down asks for confirmation on a terminal";
-  TempDir root(fs::temp_directory_path(), "kinetic-cli-validate-");
-  const std::string r = root.path().string();
-  Env env = Env::from_map({{"HOME", r + "/home"},
-                           {"KINETIC_HOME", r + "/state"},
-                           {"XDG_CONFIG_HOME", r + "/config"},
-                           {"CLOUDSDK_CONFIG", r + "/gcloud"},
-                           {"PATH", "/usr/bin:/bin"}});
+  test::CliSandbox sandbox("kinetic-cli-validate-");
   test::CapturedIO captured;
-  Factory f(env, captured.io);
+  Factory f(sandbox.env(), captured.io);
   std::vector<std::string> calls;
   f.use_backend(std::make_unique<RecordingBackend>(calls));
-  const fs::path before = fs::current_path();
-  fs::current_path(root.path());
-  const int code = run(f, c.args);
-  fs::current_path(before);
+  const int code = sandbox.run(f, c.args);
 
   const std::string err = captured.err();
   EXPECT_EQ(code, c.exit_code) << err;
@@ -95,7 +87,7 @@ TEST_P(CommandsValidateFirst, BeforeAnythingIsReadOrChanged) {
   EXPECT_EQ(captured.out(), "");
   // Nothing written: no config file, no state directory, no gcloud config.
   std::vector<std::string> written;
-  for (const auto& e : fs::directory_iterator(root.path()))
+  for (const auto& e : fs::directory_iterator(sandbox.root()))
     written.push_back(e.path().filename().string());
   EXPECT_TRUE(written.empty()) << written.front();
 }
