@@ -15,14 +15,18 @@ struct CleanupOptions : PrintingOptions {
   // default, so `logs` and `status` work after the fact (issue #8).
   std::string older_than = "7d";
   bool dry_run = false;
-  void validate() const override { parse_duration(older_than, "--older-than"); }
+  long older_than_seconds = 0;
+
+  void complete(Factory& f) override {
+    PrintingOptions::complete(f);
+    older_than_seconds = parse_duration(older_than, "--older-than");
+  }
   int run(Factory& f) override;
 };
 
 int CleanupOptions::run(Factory& f) {
-  long older = parse_duration(older_than, "--older-than");
   Backend& b = f.backend("cleanup");
-  auto items = b.cleanup(older, dry_run);
+  auto items = b.cleanup(older_than_seconds, dry_run);
   IOStreams& io = f.io();
   Printable p{.kind = "CleanupList", .print_empty_table = false};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();

@@ -19,17 +19,20 @@ struct RunOptions : CommandOptions {
     req.args = f.globals().job_args;
     req.format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
     req.format_given = !f.globals().format.empty();
+    if (!timeout.empty()) req.timeout_seconds = parse_duration(timeout, "--timeout");
+    if (!checkpoint_interval.empty())
+      req.checkpoint_interval_seconds =
+          parse_duration(checkpoint_interval, "--checkpoint-interval");
   }
 
   void validate() const override {
-    if (!timeout.empty() && parse_duration(timeout, "--timeout") <= 0)
+    if (req.timeout_seconds && *req.timeout_seconds <= 0)
       throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
     if (req.retries < 0 || req.retries > 100)
       throw Error(Errc::usage, "--retries must be between 0 and 100");
     if (req.max_preemptions < 0 || req.max_preemptions > 1000)
       throw Error(Errc::usage, "--max-preemptions must be between 0 and 1000");
-    if (!checkpoint_interval.empty() &&
-        parse_duration(checkpoint_interval, "--checkpoint-interval") <= 0)
+    if (req.checkpoint_interval_seconds && *req.checkpoint_interval_seconds <= 0)
       throw Error(Errc::usage,
                   "--checkpoint-interval must be at least 1s, e.g. --checkpoint-interval 30s");
     if (!data.empty())
@@ -39,10 +42,6 @@ struct RunOptions : CommandOptions {
   }
 
   int run(Factory& f) override {
-    if (!timeout.empty()) req.timeout_seconds = parse_duration(timeout, "--timeout");
-    if (!checkpoint_interval.empty())
-      req.checkpoint_interval_seconds =
-          parse_duration(checkpoint_interval, "--checkpoint-interval");
     // A dry run asks what the backend would do: it needs neither credentials nor a cluster.
     std::unique_ptr<SubmissionPreview> preview;
     Backend* backend = nullptr;

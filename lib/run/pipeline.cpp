@@ -571,8 +571,11 @@ void follow(const RunRequest& req, const RunEnvironment& env, const JobSpec& spe
   try {
     backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
   } catch (const Error& e) {
-    // The job was submitted and may still be running (a cut stream says nothing of the job):
-    // it is neither collected nor cleaned here, and the user is told how to get back to it.
+    // A job that could not start was stopped by the backend, and its error says why.
+    if (e.code() == Errc::job_start) throw;
+    // Otherwise the job was submitted and may still be running (a cut stream says nothing of
+    // the job): it is neither collected nor cleaned here, and the user is told how to get back
+    // to it.
     throw Error(e.code(), std::string(e.what()) + "; " + spec.id +
                               " may still be running: follow it with `kinetic logs -f " + spec.id +
                               "`, stop it with `kinetic cancel " + spec.id + "`");

@@ -22,7 +22,8 @@ namespace {
 class FakeBackend : public Backend {
  public:
   std::vector<std::string> calls;
-  std::string fail_at;                        // a step name below: it throws Error(Errc::api)
+  std::string fail_at;  // a step name below: it throws Error(fail_code)
+  Errc fail_code = Errc::api;
   JobStatus outcome;                          // what collect reports
   std::map<std::string, std::string> staged;  // sha256 -> uri
   std::optional<JobSpec> submitted;
@@ -74,7 +75,7 @@ class FakeBackend : public Backend {
  private:
   void step(const std::string& name) {
     calls.push_back(name);
-    if (name == fail_at) throw Error(Errc::api, name + " failed (injected)");
+    if (name == fail_at) throw Error(fail_code, name + " failed (injected)");
   }
 };
 
@@ -186,6 +187,20 @@ TEST_F(Pipeline, ACutStreamLeavesTheJobAloneAndSaysHowToGetBackToIt) {
   // The job may still be running: neither collected nor cleaned.
   EXPECT_EQ(backend.calls,
             (std::vector<std::string>{"prepare_image", "stage_context", "submit", "stream_logs"}));
+}
+
+TEST_F(Pipeline, AJobThatCouldNotStartIsReportedAsTheBackendSaidIt) {
+  // The backend stopped it (an unschedulable pod, an image that cannot be pulled): there is
+  // nothing to follow or cancel.
+  backend.fail_at = "stream_logs";
+  backend.fail_code = Errc::job_start;
+  try {
+    run();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::job_start);
+    EXPECT_EQ(std::string(e.what()), "stream_logs failed (injected)");
+  }
 }
 
 TEST_F(Pipeline, AFailedCollectStillCleansTheEndedJobAndReportsTheCollectError) {

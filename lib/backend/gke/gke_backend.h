@@ -44,7 +44,6 @@ class GkeBackend : public Backend {
   void blame_failing_host(const JobSpec& spec, int hosts, bool host0_reported, JobStatus& st);
   // The last LINES lines of host HOST's latest recorded attempt.
   std::string host_log_tail(const std::string& id, int host, int lines);
-  // The Job (JOBSET false), the JobSet (true) or both (unknown), and the Secret.
   // The job's Job or JobSet (both when JOBSET is unknown) and, with SECRET, its Secret.
   void delete_runtime_objects(const std::string& id, std::optional<bool> jobset = std::nullopt,
                               bool secret = true);

@@ -43,15 +43,13 @@ struct Session {
   // The current line of a long wait (operations being polled); cleared before a change is
   // reported.
   std::shared_ptr<StatusLine> progress;
-
- private:
-  mutable std::shared_ptr<gcp::StorageClient> storage_;
-
- public:
   std::string endpoint(const char* service) const;
   // The job bucket's API on CLOUD (this thread's transport), built once per session.
   gcp::StorageClient& storage() const;
   std::string bucket() const;
+
+ private:
+  mutable std::shared_ptr<gcp::StorageClient> storage_;  // storage(), built on first use
 };
 
 // Shows the state of a polled GKE or long-running operation on PROGRESS: "CREATE_CLUSTER:
