@@ -202,17 +202,19 @@ class TracingTransport final : public Transport {
           return n;
         };
       }
-      if (request.on_body) {
-        traced_request.on_body = [&received, &request](std::string_view chunk) {
-          received += chunk.size();
-          return request.on_body(chunk);
-        };
-      }
       emit("> " + method_url);
       for (const auto& [name, value] : redact_headers(request.headers)) {
         emit("> " + name + ": " + value);
       }
       if (!request.body_source && !request.body.empty()) emit("> " + body_text(request.body));
+    }
+    bool stopped = false;  // the caller had what it wanted from a stream and ended it
+    if (request.on_body) {
+      traced_request.on_body = [&received, &stopped, &request](std::string_view chunk) {
+        received += chunk.size();
+        stopped = !request.on_body(chunk);
+        return !stopped;
+      };
     }
     auto start = std::chrono::steady_clock::now();
     auto elapsed = [&start] {
@@ -225,7 +227,12 @@ class TracingTransport final : public Transport {
       response = inner_->send(traced_request);
     } catch (const std::exception& e) {
       if (full && request.body_source) emit("> <streamed " + std::to_string(sent) + " bytes>");
-      emit(method_url + " failed in " + elapsed() + " ms: " + redact(e.what()));
+      if (stopped) {
+        emit(method_url + " ended by kinetic after " + elapsed() + " ms (" +
+             std::to_string(received) + " bytes read)");
+      } else {
+        emit(method_url + " failed in " + elapsed() + " ms: " + redact(e.what()));
+      }
       throw;
     }
     std::string summary =

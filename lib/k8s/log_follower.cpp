@@ -8,6 +8,8 @@
 //   the container finished) is a last line without '\n' delivered, with '\n' added.
 // - Reconnect on: a dropped connection (retryable TransportError), a clean end while the
 //   container still runs (FollowOptions::finished false), and 400 "... is waiting to start".
+// - A log the caller knows complete (FollowOptions::complete, kinetic's end-of-log lines) ends
+//   the follow at its last line: the stream is dropped, nothing after it is delivered.
 // - A clean end with the container finished is confirmed by one plain (non-follow) read from the
 //   position: a stream cut cleanly after the container exited (log rotation, a proxy) would
 //   otherwise lose the rest of the log while the run reports success (issue #8).
@@ -69,6 +71,7 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
     bool skipping = last.has_value();
     size_t skipped_at_last = 0;
     bool progressed = false;
+    bool done = false;  // COMPLETE said so: nothing after this line is read
     std::string buffer;
 
     auto handle = [&](std::string_view raw) {
@@ -85,6 +88,7 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
       out += '\n';
       on_line(out);
       progressed = true;
+      if (options.complete && options.complete()) done = true;
       if (line.time) {
         if (last && *line.time == *last) {
           ++delivered_at_last;
@@ -107,12 +111,14 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
       client.logs(ns, pod, log, [&](std::string_view chunk) {
         buffer.append(chunk);
         size_t start = 0;
-        for (size_t nl; (nl = buffer.find('\n', start)) != std::string::npos; start = nl + 1) {
+        for (size_t nl; !done && (nl = buffer.find('\n', start)) != std::string::npos;
+             start = nl + 1) {
           handle(std::string_view(buffer).substr(start, nl - start));
         }
         buffer.erase(0, start);
-        return true;
+        return !done;
       });
+      if (done) return;
       ended_cleanly = true;
     } catch (const ApiError& e) {
       // The pod went away after its container ended (its Job was deleted): nothing more to read.

@@ -24,6 +24,10 @@ struct FollowOptions {
   // reconnect. After true, one plain read from the last position confirms the end (a cleanly
   // cut stream loses nothing). Null: a clean end is the end.
   std::function<bool()> finished;
+  // Asked after each delivered line: true when the caller knows the log is complete (kinetic's
+  // bootstrap ends it with lines of its own, lib/backend/gke/log_end.h). The follow then ends at
+  // once, the stream dropped: no FINISHED check, no confirming read. Null: never.
+  std::function<bool()> complete;
 };
 
 // One line of a timestamps=true log: "2025-01-02T03:04:05.123456789Z text". Without a valid
@@ -36,7 +40,8 @@ struct TimestampedLine {
 TimestampedLine split_log_timestamp(std::string_view line);
 
 // Delivers each complete line (with its '\n', without the timestamp prefix) to ON_LINE, in
-// order, exactly once. Returns when the container has exited and its log is drained.
+// order, exactly once. Returns when the container has exited and its log is drained, or when
+// COMPLETE says so.
 void follow_pod_log(Client& client, const std::string& ns, const std::string& pod,
                     const FollowOptions& options,
                     const std::function<void(std::string_view line)>& on_line);

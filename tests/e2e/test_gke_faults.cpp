@@ -120,6 +120,12 @@ std::vector<FaultCase> fault_cases() {
        // Past the first ten lines, which the job prints before it waits for the test.
        [](FaultSite& s) { s.cloud.kube().end_next_log_stream_after_exit(600); },
        nullptr},
+      {"LogStreamHeldOpenAfterExit",
+       "stream",
+       {},
+       // A kubelet slow to notice the exit: the bootstrap's end-of-log lines end the follow.
+       [](FaultSite& s) { s.cloud.kube().hold_next_log_stream_open(); },
+       nullptr},
       {"LogRequest503",
        "stream",
        {},

@@ -53,6 +53,24 @@ TEST_F(GkeRecord, ALogStreamEndedCleanlyAfterTheJobExitedLosesNoLine) {
   EXPECT_EQ(r.out, numbered(50)) << r.err;
 }
 
+TEST_F(GkeRecord, TheBootstrapsEndOfLogEndsTheRunWithoutWaitingForTheKubelet) {
+  // The kubelet is slow to notice the container's exit: the log stream stays open after the
+  // last byte. The bootstrap's end lines say the log is complete (lib/backend/gke/log_end.h):
+  // the run drops the stream and goes on, without reading the pod or the log again, and no end
+  // line shows.
+  sb.write("proj/both.sh", "echo out line\necho err line >&2\n");
+  cloud_->kube().hold_next_log_stream_open();
+  cloud_->kube().reset_counters();
+  auto r = kin({"run", "both.sh", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "out line\nerr line\n") << r.err;
+  EXPECT_EQ(r.err.find("end of the log"), std::string::npos) << r.err;
+  EXPECT_EQ(cloud_->kube().held_log_streams_ended(), 0) << "the run waited for the stream's end";
+  auto counts = cloud_->kube().request_counts();
+  EXPECT_EQ(counts["GET /api/v1/namespaces/{ns}/pods/{name}/log"], 1);
+  EXPECT_EQ(counts["GET /api/v1/namespaces/{ns}/pods/{name}"], 0);
+}
+
 TEST_F(GkeRecord, EveryAttemptIsStreamedAnnouncedAndRecorded) {
   // Fails once after saving a checkpoint; the retry resumes from it.
   sb.write("proj/flaky.py",

@@ -1718,6 +1718,7 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
     std::size_t sent = 0;
     std::optional<std::size_t> cut;
     std::optional<std::size_t> end_after_exit;
+    bool hold = false;
   };
   auto st = std::make_shared<State>();
   st->next = start;
@@ -1725,6 +1726,8 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
   cut_log_after.reset();
   st->end_after_exit = end_log_after_exit;
   end_log_after_exit.reset();
+  st->hold = hold_log_after_exit;
+  hold_log_after_exit = false;
   res.set_chunked_content_provider(
       "text/plain", [this, st, prt, render, limit, since](std::size_t, httplib::DataSink& sink) {
         std::string out;
@@ -1737,6 +1740,13 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
               out += render(prt->log[st->next]);
             }
             if (!out.empty()) break;
+            if (prt->log_done && st->hold && !stopping) {
+              // Held open: nothing more to send, and no end either. (A client that drops the
+              // stream is not seen here: this httplib cannot tell.)
+              changed.wait_for(lock, std::chrono::seconds(60), [&] { return stopping; });
+              if (!stopping) ++held_log_streams_ended;
+              st->hold = false;
+            }
             if (prt->log_done || stopping) {
               done = true;
               break;
@@ -1901,6 +1911,16 @@ void FakeKube::end_next_log_stream_after_exit(std::size_t bytes) {
   impl_->end_log_after_exit = bytes;
 }
 
+void FakeKube::hold_next_log_stream_open() {
+  std::lock_guard lock(impl_->mu);
+  impl_->hold_log_after_exit = true;
+}
+
+int FakeKube::held_log_streams_ended() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->held_log_streams_ended;
+}
+
 void FakeKube::cut_next_log_stream_after(std::size_t bytes) {
   std::lock_guard lock(impl_->mu);
   impl_->cut_log_after = bytes;
@@ -1924,7 +1944,7 @@ int FakeKube::pending_faults() const {
   std::lock_guard lock(impl_->mu);
   return static_cast<int>(impl_->failures.size() + impl_->lost_responses.size()) +
          (impl_->cut_log_after ? 1 : 0) + (impl_->end_log_after_exit ? 1 : 0) +
-         impl_->expire_next_watches;
+         (impl_->hold_log_after_exit ? 1 : 0) + impl_->expire_next_watches;
 }
 
 void FakeKube::clear_faults() {
@@ -1933,6 +1953,7 @@ void FakeKube::clear_faults() {
   impl_->lost_responses.clear();
   impl_->cut_log_after.reset();
   impl_->end_log_after_exit.reset();
+  impl_->hold_log_after_exit = false;
   impl_->pod_create_failure.clear();
   impl_->expire_next_watches = 0;
   impl_->kick();

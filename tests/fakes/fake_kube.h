@@ -97,6 +97,11 @@ class FakeKube {
   // an API server restart or log rotation ends it) after BYTES bytes of body, but only once the
   // container has exited: the race "the container ends before the stream is cut", ordered.
   void end_next_log_stream_after_exit(std::size_t bytes);
+  // The next follow=true log stream stays open once the container has exited and its log is
+  // drained (a kubelet slow to notice the exit), sending nothing, for 60 s; it then ends
+  // cleanly and counts in held_log_streams_ended (a client that waited for the end).
+  void hold_next_log_stream_open();
+  int held_log_streams_ended() const;
   // The node running pod NS/NAME is reclaimed (a Spot preemption, as GKE's graceful node
   // shutdown does it): every pod on it gets the DisruptionTarget condition (TerminationByKubelet),
   // SIGTERM and its termination grace, then ends Failed with reason Terminated whatever its exit

@@ -432,6 +432,11 @@ TEST_F(BootstrapTest, ExitCodePassesThroughAndResultsAreUploadedOnFailure) {
   EXPECT_EQ(st["exit_code"], 3);
   EXPECT_EQ(st["error"], "job exited with code 3");
   EXPECT_EQ(slurp(outputs() / "partial.txt"), "partial\n");
+  // The last line of each stream says the log is complete, with the exit code
+  // (lib/backend/gke/log_end.h), after the record was uploaded.
+  const std::string end = ", exit 3, spec " + spec_sha + "\n";
+  EXPECT_TRUE(child->out().ends_with("\nkinetic: end of the log on stdout" + end)) << child->out();
+  EXPECT_TRUE(child->err().ends_with("kinetic: end of the log on stderr" + end)) << child->err();
 }
 
 TEST_F(BootstrapTest, OtherHostsOfASliceReportUnderTheirOwnPrefix) {
@@ -861,8 +866,13 @@ TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
 TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {
   stage_context({{"t.py", {"raise SystemExit(197)\n", 0644}}});
   stage_spec("t.py", JobKind::python);
-  EXPECT_EQ(start()->wait(), 1);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 1);
   EXPECT_EQ(status_json()["exit_code"], 197);
+  // The end lines carry the code the container exits with.
+  EXPECT_TRUE(
+      child->out().ends_with("kinetic: end of the log on stdout, exit 1, spec " + spec_sha + "\n"))
+      << child->out();
 }
 
 TEST_F(BootstrapTest, UnsafeOutputSymlinksAreLeftOutWithAWarning) {

@@ -206,3 +206,25 @@ TEST(TraceTransport, TransportFailureIsTraced) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_TRUE(lines[0].starts_with("GET https://h/x?access_token=REDACTED failed in ")) << lines[0];
 }
+
+TEST(TraceTransport, AStreamTheCallerEndedIsNoFailure) {
+  // The caller had what it wanted (a log's end) and stopped reading: the transport reports an
+  // abort, the trace says who ended it.
+  struct Streaming : Transport {
+    Response send(const Request& request) override {
+      if (!request.on_body("12345"))
+        throw kinetic::http::TransportError("cannot reach https://h/log: aborted", false);
+      return Response{};
+    }
+  };
+  std::vector<std::string> lines;
+  auto t = kinetic::http::traced(std::make_unique<Streaming>(), 6,
+                                 [&lines](std::string_view l) { lines.emplace_back(l); });
+  Request r;
+  r.url = "https://h/log";
+  r.on_body = [](std::string_view) { return false; };
+  EXPECT_THROW(t->send(r), kinetic::http::TransportError);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(lines[0].starts_with("GET https://h/log ended by kinetic after ")) << lines[0];
+  EXPECT_TRUE(lines[0].ends_with(" ms (5 bytes read)")) << lines[0];
+}

@@ -608,6 +608,46 @@ TEST(K8sFollowLog, CleanEndAfterTheContainerExitedIsConfirmedByAPlainRead) {
   EXPECT_FALSE(query_param(t.requests[1].url, "sinceTime").empty());
 }
 
+TEST(K8sFollowLog, ALogTheCallerKnowsCompleteEndsAtItsLastLineWithoutAskingMore) {
+  // The stream goes on past the end line (the container's exit not yet noticed): nothing after
+  // it is delivered, and neither FINISHED nor a confirming read is asked for.
+  FakeTransport t;
+  t.answers.push_back({200, ts(1, 0) + " a\n" + ts(1, 1) + " END\n" + ts(1, 2) + " after\n", {5}});
+  Client c(t, "https://h");
+  FollowOptions o;
+  o.wait = [](int) {
+    ADD_FAILURE() << "no reconnect";
+    return false;
+  };
+  int finished_calls = 0;
+  o.finished = [&] { return ++finished_calls > 0; };
+  std::vector<std::string> lines;
+  o.complete = [&] { return !lines.empty() && lines.back() == "END\n"; };
+  follow_pod_log(c, "d", "p", o, [&](std::string_view line) { lines.emplace_back(line); });
+  EXPECT_EQ(lines, (std::vector<std::string>{"a\n", "END\n"}));
+  EXPECT_EQ(finished_calls, 0);
+  EXPECT_EQ(t.requests.size(), 1u);
+}
+
+TEST(K8sFollowLog, ACutStreamIsResumedUntilTheLogIsComplete) {
+  // Cut before the end line: the follow reconnects from its position and stops at the end.
+  FakeTransport t;
+  const std::string log = ts(1, 0) + " a\n" + ts(1, 1) + " b\n" + ts(1, 2) + " END\n";
+  t.answers.push_back({200, log, {}, log.find(" b")});
+  t.answers.push_back({200, log});
+  Client c(t, "https://h");
+  FollowOptions o;
+  o.wait = [](int) { return true; };
+  o.finished = [] { return true; };
+  std::vector<std::string> lines;
+  o.complete = [&] { return !lines.empty() && lines.back() == "END\n"; };
+  follow_pod_log(c, "d", "p", o, [&](std::string_view line) { lines.emplace_back(line); });
+  EXPECT_EQ(lines, (std::vector<std::string>{"a\n", "b\n", "END\n"}));
+  ASSERT_EQ(t.requests.size(), 2u);
+  EXPECT_EQ(query_param(t.requests[1].url, "sinceTime"), ts(1, 0));
+  EXPECT_EQ(query_param(t.requests[1].url, "follow"), "true");
+}
+
 TEST(K8sFollowLog, ConfirmingReadOfAPodThatIsGoneEnds) {
   FakeTransport t;
   t.answers.push_back({200, ts(1, 0) + " a\n"});

@@ -23,9 +23,10 @@ FollowerHeartbeat::FollowerHeartbeat(const Session& session, const std::string& 
     : session_(session), job_id_(job_id) {
   if (!session_.new_cloud) return;
   transport_ = session_.new_cloud();
-  beat();
   const auto interval = std::chrono::duration<double>(interval_seconds);
+  // The first beat too goes from the thread: the follower need not wait for it (issue #14).
   thread_ = std::thread([this, interval] {
+    beat();
     std::unique_lock lock(mu_);
     while (!wake_.wait_for(lock, interval, [this] { return stop_; })) {
       lock.unlock();

@@ -16,9 +16,9 @@ namespace kinetic::gke {
 
 class FollowerHeartbeat {
  public:
-  // Writes gs://BUCKET/jobs/ID/follower at once, then every INTERVAL_SECONDS from a thread of
-  // its own (with its own transport) until destroyed. Failures are retried on the next beat:
-  // one missed beat is far from the pod's timeout.
+  // Writes gs://BUCKET/jobs/ID/follower at once, then every INTERVAL_SECONDS, from a thread of
+  // its own (with its own transport) until destroyed; the constructor does not wait for it.
+  // Failures are retried on the next beat: one missed beat is far from the pod's timeout.
   FollowerHeartbeat(const Session& session, const std::string& job_id, double interval_seconds);
   ~FollowerHeartbeat();
   FollowerHeartbeat(const FollowerHeartbeat&) = delete;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -23,6 +24,7 @@
 #include "job/manifest.h"
 #include "job/spec.h"
 #include "pack/archive.h"
+#include "pack/sha256.h"
 #include "render/status_line.h"
 
 namespace kinetic::gke {
@@ -79,6 +81,19 @@ std::map<int, std::vector<std::string>> recorded_log_parts(gcp::StorageClient& s
   }
   for (auto& [attempt, names] : parts) std::sort(names.begin(), names.end());
   return parts;
+}
+
+// Downloads a job's outputs archive OBJECT to PATH; false when there is none (a job that never
+// started). No metadata probe first: download_file reads what it needs from the media answer.
+bool download_outputs(gcp::StorageClient& storage, const std::string& bucket,
+                      const std::string& object, const fs::path& path) {
+  try {
+    storage.download_file(bucket, object, path);
+    return true;
+  } catch (const Error& e) {
+    if (e.code() == Errc::not_found) return false;
+    throw;
+  }
 }
 
 // A pod's host in its slice: its completion index (0 for a single-host Job's pod).
@@ -140,11 +155,11 @@ std::string cold_start_line(const json& pod, double submitted, std::optional<dou
 // pods end with the slice.
 class SliceFollowers {
  public:
-  SliceFollowers(const Session& session, const std::string& ns, k8s::Client& lead_client,
+  SliceFollowers(const Session& session, const WatchOptions& lead, k8s::Client& lead_client,
                  const std::string& lead_pod, int hosts, HostLogSink* sinks)
-      : session_(session), ns_(ns), sinks_(sinks) {
+      : session_(session), ns_(lead.ns), spec_sha256_(lead.spec_sha256), sinks_(sinks) {
     if (sinks == nullptr || hosts < 2) return;
-    auto pod = lead_client.get(k8s::pod_path(ns, lead_pod));
+    auto pod = lead_client.get(k8s::pod_path(ns_, lead_pod));
     if (!pod) return;
     const json labels = (*pod)["metadata"].value("labels", json::object());
     job_uid_ = labels.value("batch.kubernetes.io/controller-uid", "");
@@ -170,6 +185,7 @@ class SliceFollowers {
           ",batch.kubernetes.io/job-completion-index=" + std::to_string(host);
       WatchOptions o;
       o.ns = ns_;
+      o.spec_sha256 = spec_sha256_;
       for (;;) {
         k8s::ObjectList pods = client.list(k8s::pods_path(ns_), selector);
         std::optional<json> newest;
@@ -198,6 +214,7 @@ class SliceFollowers {
 
   const Session& session_;
   const std::string ns_;
+  const std::string spec_sha256_;
   HostLogSink* sinks_;
   std::string job_uid_, job_name_;  // the slice's Job of this attempt
   std::atomic<bool> lead_done_{false};
@@ -263,7 +280,9 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
   submitted_at_[spec.id] = now_unix();
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
-  storage.upload_string(bucket, spec_object(spec.id), spec_document(spec),
+  const std::string document = spec_document(spec);
+  spec_sha256_[spec.id] = sha256_hex(document);
+  storage.upload_string(bucket, spec_object(spec.id), document,
                         {.content_type = "application/json"});
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
@@ -316,6 +335,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
       seconds_from_env(*session_.env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
   o.failed_create_grace_seconds =
       seconds_from_env(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
+  if (auto sha = spec_sha256_.find(id); sha != spec_sha256_.end()) o.spec_sha256 = sha->second;
   if (!request.follow) {
     // A finished job's log is its record in the bucket (every attempt, whether or not its pods
     // still exist); a running one's, its pods' (oldest attempt first).
@@ -340,12 +360,14 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
       if (host == 0 && pods.size() > 1)
         sink.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
       print_pod_log(k, o.ns, pod["metadata"].value("name", ""),
-                    by_host ? by_host->host(host) : sink);
+                    by_host ? by_host->host(host) : sink, o.spec_sha256);
     }
     return;
   }
-  // Following a job that already finished and was cleaned up: its record is all there is.
-  if (list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
+  // Following a job that already finished and was cleaned up: its record is all there is. (One
+  // this process just submitted is there.)
+  if (!submitted_at_.count(id) &&
+      list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
       list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
     print_recorded_log(id, lead);
     for (int host = 1; host < hosts; ++host) print_recorded_log(id, by_host->host(host), host);
@@ -379,18 +401,38 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
     }
     if (!pod) return;
     FirstLineClock clock(lead);
-    std::optional<json> ended;
+    PodLogEnd ended;
     {
       InterruptWatcher watcher(interrupt);
-      SliceFollowers others(session_, o.ns, k, *pod, hosts, by_host ? &*by_host : nullptr);
-      ended = stream_pod_log(k, o, *pod, clock);
+      SliceFollowers others(session_, o, k, *pod, hosts, by_host ? &*by_host : nullptr);
+      // The log streams on a connection of its own: ended early (at the bootstrap's end-of-log
+      // lines), it drops that connection, not the one the next requests reuse.
+      KubeConnection stream = connect_kube(session_, cluster_access(session_));
+      ended = stream_pod_log(*stream.client, o, *pod, clock);
     }
     // -v 2: where the first attempt's start went (docs/multihost.md, bench/cold_start.sh).
     if (seen.empty() && session_.verbosity >= 2 && submitted_at_.count(id))
-      if (auto p = ended ? ended : k.get(k8s::pod_path(o.ns, *pod)))
+      if (auto p = ended.pod ? ended.pod : k.get(k8s::pod_path(o.ns, *pod)))
         session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
     o.skip_pods.insert(*pod);
-    seen.push_back(observe_attempt(k, o.ns, *pod, static_cast<int>(seen.size()) + 1, ended));
+    const int number = static_cast<int>(seen.size()) + 1;
+    if (!ended.pod && ended.reported_exit == 0) {
+      // The bootstrap said the job succeeded and its record is uploaded: the pod need not be
+      // read. (A failure is read from the pod: a preemption shows only there.)
+      AttemptRecord a;
+      a.attempt = number;
+      a.pod = *pod;
+      a.state = "succeeded";
+      a.exit_code = 0;
+      seen.push_back(a);
+    } else {
+      AttemptRecord a = observe_attempt(k, o.ns, *pod, number, ended.pod);
+      if (!a.exit_code && a.state == "failed" && ended.reported_exit) {
+        a.exit_code = ended.reported_exit;  // the pod was slow to say it
+        a.error = "exited " + std::to_string(*a.exit_code);
+      }
+      seen.push_back(a);
+    }
     // A single-host Job whose pod succeeded is complete: no other attempt can follow, so the
     // job's pods and Job need not be listed again (issue #14). A slice's other hosts decide its
     // fate too, and a failed pod may be retried: those ask the cluster.
@@ -498,14 +540,27 @@ void GkeBackend::blame_failing_host(const JobSpec& spec, int hosts, bool host0_r
 
 JobStatus GkeBackend::collect(const JobSpec& spec) {
   const bool jobset = resolve_accelerator(spec.accelerator).hosts > 1;
+  gcp::StorageClient& storage = session_.storage();
+  const std::string bucket = session_.bucket();
+  const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
+  TempDir dir(session_.state_dir / "tmp", "collect-");
+  const fs::path archive = dir / "outputs.tar.gz";
   // A single-host job whose last pod was seen succeed, and whose record says so, has its
-  // verdict: the Job need not be waited for (issue #14). Anything else waits for the
-  // workload's verdict first (a deadline, a retry), then reads the record.
+  // verdict: the Job need not be waited for (issue #14), and its outputs, final, download while
+  // the record is read (one round trip, not two). Anything else waits for the workload's
+  // verdict first (a deadline, a retry), then reads the record and the outputs.
   const std::vector<AttemptRecord>& observed = attempts_[spec.id];
+  const bool seen_succeed = !jobset && !observed.empty() && observed.back().state == "succeeded";
+  std::future<bool> early_outputs;
+  if (seen_succeed && session_.new_cloud)
+    early_outputs = std::async(std::launch::async, [this, &bucket, &outputs, &archive] {
+      const std::shared_ptr<http::Transport> own = session_.new_cloud();
+      gcp::StorageClient storage(*own, session_.endpoint("storage"));
+      return download_outputs(storage, bucket, outputs, archive);
+    });
   std::optional<JobStatus> reported;
   std::optional<json> workload;
-  if (!jobset && !observed.empty() && observed.back().state == "succeeded")
-    reported = results_status(spec.id);
+  if (seen_succeed) reported = results_status(spec.id);
   const bool settled = reported && reported->state == kSucceeded;
   if (!settled) {
     workload =
@@ -561,26 +616,32 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
 
   // Outputs, then status.json beside them.
   make_dirs(spec.output_dir, 0755);
-  gcp::StorageClient& storage = session_.storage();
-  const std::string bucket = session_.bucket();
-  const std::string outputs = results_prefix(spec.id) + "outputs.tar.gz";
-  TempDir dir(session_.state_dir / "tmp", "collect-");
   try {
-    // No metadata probe first: download_file reads it anyway, and a job that never started has
-    // no outputs (not_found).
-    storage.download_file(bucket, outputs, dir / "outputs.tar.gz");
-    // The job wrote these: a link to /etc/passwd is left out, not a reason to lose the rest.
-    std::vector<std::string> unsafe;
-    unpack_archive(dir / "outputs.tar.gz", spec.output_dir, UnsafeLinks::skip, &unsafe);
-    if (!unsafe.empty()) {
-      std::string names;
-      for (const auto& u : unsafe) names += (names.empty() ? "" : ", ") + u;
-      session_.io->warn("left out of the outputs: unsafe symlinks " + names);
+    bool fetched = false;
+    if (settled && early_outputs.valid()) {
+      fetched = early_outputs.get();
+    } else {
+      if (early_outputs.valid()) {
+        try {
+          early_outputs.get();  // from before a verdict that was not final: fetched again
+        } catch (const Error&) {
+        }
+      }
+      fetched = download_outputs(storage, bucket, outputs, archive);
+    }
+    if (fetched) {
+      // The job wrote these: a link to /etc/passwd is left out, not a reason to lose the rest.
+      std::vector<std::string> unsafe;
+      unpack_archive(archive, spec.output_dir, UnsafeLinks::skip, &unsafe);
+      if (!unsafe.empty()) {
+        std::string names;
+        for (const auto& u : unsafe) names += (names.empty() ? "" : ", ") + u;
+        session_.io->warn("left out of the outputs: unsafe symlinks " + names);
+      }
     }
   } catch (const Error& e) {
-    if (e.code() != Errc::not_found)
-      throw Error(e.code(), "could not fetch the outputs of " + spec.id + " (they stay at gs://" +
-                                bucket + "/" + outputs + "): " + e.what());
+    throw Error(e.code(), "could not fetch the outputs of " + spec.id + " (they stay at gs://" +
+                              bucket + "/" + outputs + "): " + e.what());
   }
   dir.reset();
   atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644,
@@ -600,16 +661,30 @@ void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<boo
 
 void GkeBackend::clean(const JobSpec& spec) {
   if (spec.keep) return;
+  // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
+  // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
+  // serve only a run that is over. They go while the cluster's objects are deleted (one round
+  // trip for the common run, which saved none; issue #14).
+  const std::string bucket = session_.bucket();
+  const std::string checkpoints = results_prefix(spec.id) + "checkpoints/";
+  auto delete_checkpoints = [&](gcp::StorageClient& storage) {
+    for (const auto& o : storage.list(bucket, checkpoints).objects)
+      storage.delete_object(bucket, o.name);
+  };
+  std::future<void> bucket_side;
+  if (session_.new_cloud)
+    bucket_side = std::async(std::launch::async, [&] {
+      const std::shared_ptr<http::Transport> own = session_.new_cloud();
+      gcp::StorageClient storage(*own, session_.endpoint("storage"));
+      delete_checkpoints(storage);
+    });
   // A job without --env values has no Secret (manifest.h build_secret): nothing to delete.
   delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1,
                          !spec.secret_env.empty());
-  // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
-  // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
-  // serve only a run that is over.
-  gcp::StorageClient& storage = session_.storage();
-  const std::string bucket = session_.bucket();
-  for (const auto& o : storage.list(bucket, results_prefix(spec.id) + "checkpoints/").objects)
-    storage.delete_object(bucket, o.name);
+  if (bucket_side.valid())
+    bucket_side.get();
+  else
+    delete_checkpoints(session_.storage());
 }
 
 JobStatus GkeBackend::cancel(const std::string& id) {
@@ -656,8 +731,10 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
 std::optional<JobSpec> GkeBackend::get_spec(const std::string& id) {
   gcp::StorageClient& storage = session_.storage();
   try {
-    return job_spec_from_json(
-        json::parse(storage.download_string(session_.bucket(), spec_object(id))));
+    const std::string document = storage.download_string(session_.bucket(), spec_object(id));
+    JobSpec spec = job_spec_from_json(json::parse(document));
+    spec_sha256_[id] = sha256_hex(document);  // what the pod's bootstrap was given
+    return spec;
   } catch (const Error& e) {
     if (e.code() == Errc::not_found) return std::nullopt;
     throw;

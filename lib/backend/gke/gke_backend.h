@@ -58,7 +58,9 @@ class GkeBackend : public Backend {
   bool has_checkpoint(const std::string& id);
   // What this process saw of each job's attempts while following it (stream_logs), for collect.
   std::map<std::string, std::vector<AttemptRecord>> attempts_;
-  std::map<std::string, JobSpec> specs_;        // jobs submitted by this process
+  std::map<std::string, JobSpec> specs_;  // jobs submitted by this process
+  // The sha256 of each known job's spec.json, which ends its pods' logs (log_end.h).
+  std::map<std::string, std::string> spec_sha256_;
   std::map<std::string, double> submitted_at_;  // when (unix seconds), for the cold-start line
 };
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/gke/job_state.h"
+#include "backend/gke/log_end.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pending_reason.h"
 #include "core/backoff.h"
@@ -207,33 +208,38 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
 }
 
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
-                   LogSink& sink) {
+                   LogSink& sink, const std::string& spec_sha256) {
   k8s::LogOptions lo;
   lo.container = "main";
+  LogEnd end(spec_sha256);
+  auto write = [&](std::string_view line) {
+    if (!end.take(line)) write_log_line(sink, line);
+  };
   std::string partial;
   try {
     client.logs(ns, pod, lo, [&](std::string_view chunk) {
       partial.append(chunk);
       size_t start = 0;
       for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
-        write_log_line(sink, std::string_view(partial).substr(start, nl - start + 1));
+        write(std::string_view(partial).substr(start, nl - start + 1));
       partial.erase(0, start);
       return true;
     });
   } catch (const k8s::ApiError& e) {
     if (e.code() != 400) throw;  // a container that has not started has no log yet
   }
-  if (!partial.empty()) write_log_line(sink, partial + "\n");
+  if (!partial.empty()) write(partial + "\n");
 }
 
-std::optional<json> stream_pod_log(k8s::Client& client, const WatchOptions& o,
-                                   const std::string& pod, LogSink& sink) {
+PodLogEnd stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::string& pod,
+                         LogSink& sink) {
   std::optional<json> last;
+  LogEnd end(o.spec_sha256);
+  constexpr BackoffCurve kReopen{std::chrono::milliseconds(200), std::chrono::milliseconds(1600),
+                                 2.0};
   k8s::FollowOptions follow;
   follow.container = "main";
   follow.wait = [&](int attempt) {
-    constexpr BackoffCurve kReopen{std::chrono::milliseconds(200), std::chrono::milliseconds(1600),
-                                   2.0};
     std::this_thread::sleep_for(kReopen.delay(attempt));
     return client.get(k8s::pod_path(o.ns, pod)).has_value();
   };
@@ -245,11 +251,24 @@ std::optional<json> stream_pod_log(k8s::Client& client, const WatchOptions& o,
     last = client.get(k8s::pod_path(o.ns, pod));
     return !last || ended(last);
   };
-  k8s::follow_pod_log(client, o.ns, pod, follow,
-                      [&](std::string_view text) { write_log_line(sink, text); });
+  follow.complete = [&] { return end.complete(); };
+  k8s::follow_pod_log(client, o.ns, pod, follow, [&](std::string_view text) {
+    if (!end.take(text)) write_log_line(sink, text);
+  });
+  PodLogEnd out;
+  out.reported_exit = end.exit_code();
+  // A failure is read from the pod once it has ended (its container exits right after the end
+  // lines): a preemption shows only there. Success needs no more than the bootstrap's word.
+  constexpr int kEndReads = 20;  // about 30 s
+  for (int read = 1; out.reported_exit.value_or(0) != 0 && !ended(last) && read <= kEndReads;
+       ++read) {
+    if (read > 1) std::this_thread::sleep_for(kReopen.delay(read - 1));
+    last = client.get(k8s::pod_path(o.ns, pod));
+    if (!last) break;
+  }
   // Only an ended pod says how the attempt ended; anything else is read again by the caller.
-  if (!ended(last)) return std::nullopt;
-  return last;
+  if (ended(last)) out.pod = last;
+  return out;
 }
 
 AttemptRecord observe_attempt(k8s::Client& client, const std::string& ns, const std::string& pod,

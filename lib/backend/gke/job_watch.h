@@ -33,6 +33,9 @@ struct WatchOptions {
   // Called once when a lead pod not in SKIP_PODS first appears, even while it is pending: a new
   // attempt is announced before its wait for a node.
   std::function<void(const std::string& pod)> on_new_pod;
+  // The sha256 of the job's spec.json, which the bootstrap's end-of-log lines carry (log_end.h);
+  // empty when unknown (the spec is gone): the log is then followed to the container's end.
+  std::string spec_sha256;
 };
 
 // One line of a pod's log into SINK: the bootstrap's own lines ("kinetic: ...", on the
@@ -48,14 +51,24 @@ std::vector<nlohmann::json> list_or_empty(k8s::Client& client, const std::string
 // cannot start.
 std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& options);
 
-// POD's log so far into SINK, line by line (nothing when its container has not started).
+// POD's log so far into SINK, line by line (nothing when its container has not started),
+// without the bootstrap's end-of-log lines of the job whose spec has SPEC_SHA256.
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
-                   LogSink& sink);
+                   LogSink& sink, const std::string& spec_sha256 = {});
 
-// Follows POD's log into SINK until the container ends. Returns the pod as last read, once
-// ended (nullopt when it is gone).
-std::optional<nlohmann::json> stream_pod_log(k8s::Client& client, const WatchOptions& options,
-                                             const std::string& pod, LogSink& sink);
+// How a followed log ended: the pod as last read once ended, or the bootstrap's own word.
+struct PodLogEnd {
+  // The pod as last read, once ended (nullopt when it is gone or was not read).
+  std::optional<nlohmann::json> pod;
+  // The bootstrap's exit code from its end-of-log lines (log_end.h): the log is complete, and
+  // the pod was not asked.
+  std::optional<int> reported_exit;
+};
+
+// Follows POD's log into SINK until the container ends or the bootstrap's end-of-log lines of
+// OPTIONS.spec_sha256 arrive (those are not written to SINK).
+PodLogEnd stream_pod_log(k8s::Client& client, const WatchOptions& options, const std::string& pod,
+                         LogSink& sink);
 
 // How one attempt (pod) ended, read from the pod once its log has ended: the container's exit
 // code, and whether it was disrupted (the DisruptionTarget condition: Spot reclaim, maintenance,
