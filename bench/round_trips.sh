@@ -109,7 +109,8 @@ print(f"  {'wall (median)':14s} {w0:9.1f} {wl:9.1f} {(wl - w0) / rtt:6.1f}")
 after = sum(sl.get(k, 0) - s0.get(k, 0) for k in ("collect", "clean")) / rtt
 print(f"\n  round trips in series: {(wl - w0) / rtt:.1f} (CLI and bootstrap); "
       f"after the job ends (collect + clean): {after:.1f}")
-print(f"  requests kinetic sends per run: {n0} (at 0 ms), {nl} (at {rtt} ms)")
+print(f"  requests kinetic sends per run: {n0} (at 0 ms), {nl} (at {rtt} ms), traced at -v 6; "
+      "GET pods/POD is -v 2's cold-start line (a plain run sends one fewer)")
 for key, count in sorted(k0.items(), key=lambda kv: -kv[1]):
     print(f"    {count:3d} {key}")
 EOF
