@@ -3,6 +3,7 @@
 #include "config/paths.h"
 #include "core/duration.h"
 #include "core/error.h"
+#include "job/budget.h"
 #include "run/pipeline.h"
 
 namespace kinetic::cli {
@@ -12,6 +13,7 @@ namespace {
 struct RunOptions : CommandOptions {
   RunRequest req;
   std::string timeout;
+  std::string max_cost;
   std::string checkpoint_interval;
   std::vector<std::string> data;
 
@@ -20,6 +22,7 @@ struct RunOptions : CommandOptions {
     req.format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
     req.format_given = !f.globals().format.empty();
     if (!timeout.empty()) req.timeout_seconds = parse_duration(timeout, "--timeout");
+    if (!max_cost.empty()) req.max_cost_usd = parse_usd(max_cost, "--max-cost");
     if (!checkpoint_interval.empty())
       req.checkpoint_interval_seconds =
           parse_duration(checkpoint_interval, "--checkpoint-interval");
@@ -94,6 +97,9 @@ void add_run(CLI::App& root, Factory&, Action& action) {
               "Stream every host of a multi-host slice, each line prefixed [host N] (default: "
               "host 0; a failing host's last lines are shown either way)");
   c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
+  c->add_option("--max-cost", o->max_cost,
+                "Stop the job once it has cost this many dollars at the accelerator's list "
+                "price, e.g. 5 (it becomes the job's deadline; exit 124)");
   c->add_option("--retries", o->req.retries, "Run again up to N times if the job fails");
   c->add_option("--max-preemptions", o->req.max_preemptions,
                 "Give up after N preemptions (Spot reclaims, maintenance), which do not count "
@@ -111,11 +117,13 @@ void add_run(CLI::App& root, Factory&, Action& action) {
       "  kinetic run examples/hello/train.py\n"
       "  kinetic run train.py --accelerator v5litepod-1 -- --epochs 3\n"
       "  kinetic run job.cpp --timeout 10m --env WANDB_API_KEY\n"
+      "  kinetic run train.py -a v6e-8 --max-cost 20      # stopped once it has cost $20\n"
       "  kinetic run train.py --detach            # then: kinetic logs -f JOB\n"
       "  kinetic run train.py -a v5litepod-8 --spot --retries 2   # preemptions resume from "
       "the checkpoint\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
-      "\nExit code: the job's own; 124 --timeout reached, 125 kinetic failed, 126 the job could "
+      "\nExit code: the job's own; 124 --timeout or --max-cost reached, 125 kinetic failed, 126 "
+      "the job could "
       "not start, 127 FILE or its interpreter not found, 130 interrupted, 197 preempted more than "
       "--max-preemptions times.");
   on_parse(c, action, o);

@@ -28,7 +28,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
@@ -213,6 +213,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_di
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
 complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] (default: host 0; a failing host\'s last lines are shown either way)'
 complete -c kinetic -n "__kinetic_in 'run'" -l timeout -x -d 'Stop the job after this long, e.g. 30m (exit 124)'
+complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once it has cost this many dollars at the accelerator\'s list price, e.g. 5 (it becomes the job\'s deadline; exit 124)'
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'

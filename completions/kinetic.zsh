@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -309,6 +309,7 @@ _kinetic() {
         '(-d --detach)--detach[Print the job id and leave the job running]' \
         '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0; a failing host'\''s last lines are shown either way)]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
+        '--max-cost=[Stop the job once it has cost this many dollars at the accelerator'\''s list price, e.g. 5 (it becomes the job'\''s deadline; exit 124)]:max-cost: ' \
         '--retries=[Run again up to N times if the job fails]:retries: ' \
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
         '--checkpoint-interval=[How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)]:checkpoint-interval: ' \

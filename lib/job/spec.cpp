@@ -69,6 +69,8 @@ nlohmann::json to_json(const JobSpec& s) {
       {"created", s.created},
   };
   j["timeout_seconds"] = s.timeout_seconds ? nlohmann::json(*s.timeout_seconds) : nullptr;
+  j["max_cost_usd"] = s.max_cost_usd ? nlohmann::json(*s.max_cost_usd) : nullptr;
+  j["budget_seconds"] = s.budget_seconds ? nlohmann::json(*s.budget_seconds) : nullptr;
   return j;
 }
 
@@ -93,6 +95,10 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   s.secret_env = j.value("secret_env", std::vector<std::string>{});
   if (j.contains("timeout_seconds") && j["timeout_seconds"].is_number())
     s.timeout_seconds = j["timeout_seconds"].get<long>();
+  if (j.contains("max_cost_usd") && j["max_cost_usd"].is_number())
+    s.max_cost_usd = j["max_cost_usd"].get<double>();
+  if (j.contains("budget_seconds") && j["budget_seconds"].is_number())
+    s.budget_seconds = j["budget_seconds"].get<long>();
   s.retries = j.value("retries", 0);
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);

@@ -31,7 +31,11 @@ struct JobSpec {
   std::string image;        // image reference (gke) or environment tag (local)
   std::vector<std::pair<std::string, std::string>> env;  // plain variables
   std::vector<std::string> secret_env;                   // names only
+  // The Job's deadline: --timeout, or what --max-cost buys when that is sooner.
   std::optional<long> timeout_seconds;
+  // --max-cost (USD) and the deadline it bought (job/budget.h); unset without one.
+  std::optional<double> max_cost_usd;
+  std::optional<long> budget_seconds;
   int retries = 0;
   // The run record (docs/run-record.md): preemptions tolerated before the run is given up;
   // how often the bootstrap saves changed checkpoints and uploads the log.

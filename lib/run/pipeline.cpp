@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/bootstrap.h"
+#include "job/budget.h"
 #include "job/catalog.h"
 #include "job/image_recipe.h"
 #include "job/job_env.h"
@@ -41,6 +42,7 @@ struct Resolved {
   std::optional<ImageRecipe> recipe;  // kinetic's own image; empty with --image
   std::string custom_image;           // --image
   JobEnv job_env;
+  std::optional<Budget> budget;  // --max-cost, on a backend that bills
 };
 
 std::string fmt_join(const std::vector<std::string>& v) {
@@ -99,6 +101,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (req.spot) r.accel.spot = true;
   if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
     throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
+  if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel);
 
   if (req.file.empty()) throw Error(Errc::usage, "no job file given; usage: kinetic run FILE");
   fs::path file = fs::path(req.file).is_absolute() ? fs::path(req.file) : env.cwd / req.file;
@@ -310,6 +313,12 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.image = image;
   spec.secret_env = r.job_env.names;
   spec.timeout_seconds = req.timeout_seconds;
+  if (r.budget) {
+    spec.max_cost_usd = r.budget->max_cost_usd;
+    spec.budget_seconds = r.budget->seconds;
+    if (!spec.timeout_seconds || r.budget->seconds < *spec.timeout_seconds)
+      spec.timeout_seconds = r.budget->seconds;
+  }
   spec.retries = req.retries;
   apply_record_options(req, spec);
   spec.keep = req.keep;
@@ -363,6 +372,8 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"env", r.job_env.names},
       {"timeout_seconds",
        req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
+      {"max_cost_usd", r.budget ? nlohmann::ordered_json(r.budget->max_cost_usd) : nullptr},
+      {"budget_seconds", r.budget ? nlohmann::ordered_json(r.budget->seconds) : nullptr},
       {"retries", req.retries},
       {"max_preemptions", req.max_preemptions},
   };
@@ -391,6 +402,11 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
   else
     line("image:", r.custom_image + (gke ? " (--image, used as is)" : " (local: not used)"));
   line("accelerator:", accelerator_summary(r.accel));
+  if (r.accel.price_per_hour > 0 && gke)
+    line("price:", format_usd(r.accel.price_per_hour) + "/h on-demand list price as of " +
+                       std::string(catalog_price_date()) +
+                       (r.accel.spot ? " (Spot costs less)" : ""));
+  if (r.budget) line("budget:", budget_line(*r.budget, r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
   std::fwrite(text.data(), 1, text.size(), env.io.out);
@@ -516,6 +532,10 @@ void note_what_local_ignores(const RunRequest& req, const RunEnvironment& env, c
   if (!req.python.empty())
     env.io.info("kinetic: local backend: --python " + req.python +
                 " is not used; the job runs with this machine's python3");
+  if (req.max_cost_usd)
+    env.io.info(
+        "kinetic: local backend: --max-cost is not used; this machine bills nothing "
+        "(--timeout still applies)");
 }
 
 // 3 image: the local backend runs on the host's own tools, so there is nothing to build.
@@ -648,6 +668,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
                 std::to_string(context.pkg.result.files) + " files, " +
                 format_bytes(context.pkg.result.input_bytes) +
                 (uploaded ? "" : ", context cached") + ")");
+  if (r.budget && !env.io.quiet) env.io.info("kinetic: " + budget_line(*r.budget, r.accel));
   if (req.detach) {
     env.backend->submit(spec, r.job_env.values);
     clock.mark("submit");

@@ -31,6 +31,7 @@ struct RunRequest {
   bool all_hosts = false;  // stream every host of a multi-host slice, not host 0's alone
   bool dry_run = false;
   std::optional<long> timeout_seconds;
+  std::optional<double> max_cost_usd;  // --max-cost: becomes a deadline (job/budget.h)
   int retries = 0;
   int max_preemptions = 10;                         // docs/run-record.md
   std::optional<long> checkpoint_interval_seconds;  // default: the spec's

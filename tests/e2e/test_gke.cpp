@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
+#include "job/catalog.h"
 #include "schema_check.h"
 
 namespace kinetic::test {
@@ -256,6 +257,25 @@ TEST_F(GkeEndToEnd, TimeoutExits124) {
   auto r = kin({"run", "slow.py", "--accelerator", "v5litepod-1", "--timeout", "1s"});
   EXPECT_EQ(r.exit_code, 124) << r.err;
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
+}
+
+TEST_F(GkeEndToEnd, ABudgetStopsTheJobWhenItIsSpentWith124) {
+  // Two seconds' worth of v5litepod-1 at its list price: the Job's deadline, which the cluster
+  // enforces (issue #12).
+  sb.write("proj/slow.py", "import time\nprint('started', flush=True)\ntime.sleep(120)\n");
+  char dollars[32];
+  std::snprintf(dollars, sizeof dollars, "%.6f",
+                resolve_accelerator("v5litepod-1").price_per_hour * 2.5 / 3600);
+  auto r = kin({"run", "slow.py", "--accelerator", "v5litepod-1", "--max-cost", dollars});
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_NE(r.err.find("buys 2.0s of v5litepod-1 at $1.20/h"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopped at the $0.00083 budget (2.0s of v5litepod-1, --max-cost)"),
+            std::string::npos)
+      << r.err;
+  const std::string id = job_id_in(r.err);
+  auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / id / "status.json"));
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["error"], "stopped at the $0.00083 budget (2.0s of v5litepod-1, --max-cost)");
 }
 
 TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {

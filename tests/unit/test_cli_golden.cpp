@@ -80,6 +80,7 @@ const CliCase kCases[] = {
     {"status_malformed_job_id", {"status", "../etc"}},
     {"completion_unknown_shell", {"completion", "tcsh"}},
     {"run_missing_file", {"run", "missing.py", "--dry-run"}},
+    {"run_bad_max_cost", {"run", "missing.py", "--max-cost", "5usd"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Commands, CliGolden, ::testing::ValuesIn(kCases),

@@ -1,6 +1,8 @@
 // The run pipeline's journey (lib/run/pipeline.h) against an in-memory Backend: each step in
 // order, the job's exit code passed through, and a step that fails stopping the journey there
 // with its error and nothing left in the state directory's tmp/ (issue #11 point 2).
+#include "job/budget.h"
+#include "job/catalog.h"
 #include "run/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -137,6 +139,36 @@ TEST_F(Pipeline, EachStepInOrderAndTheJobsOutputAndCode) {
   EXPECT_EQ(backend.secrets.at("SECRET_TOKEN"), "s3cr3t");
   EXPECT_EQ(io.err().find("s3cr3t"), std::string::npos);
   EXPECT_TRUE(leftovers().empty());
+}
+
+TEST_F(Pipeline, ABudgetBecomesTheDeadlineWhenItIsSoonerThanTheTimeout) {
+  request.accelerator = "v5litepod-1";
+  const double price = resolve_accelerator("v5litepod-1").price_per_hour;
+  request.max_cost_usd = price;  // one hour's worth
+  request.timeout_seconds = 7200;
+  ASSERT_EQ(run(), 0);
+  ASSERT_TRUE(backend.submitted);
+  EXPECT_EQ(backend.submitted->max_cost_usd, price);
+  EXPECT_EQ(backend.submitted->budget_seconds, 3600);
+  EXPECT_EQ(backend.submitted->timeout_seconds, 3600);
+  EXPECT_NE(io.err().find("kinetic: budget " + format_usd(price) + " buys 1h00m of v5litepod-1"),
+            std::string::npos)
+      << io.err();
+  // A sooner --timeout stays the deadline; the budget is still recorded.
+  request.timeout_seconds = 60;
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(backend.submitted->timeout_seconds, 60);
+  EXPECT_EQ(backend.submitted->budget_seconds, 3600);
+}
+
+TEST_F(Pipeline, TheLocalBackendSaysItDoesNotUseABudget) {
+  settings.backend = "local";
+  request.max_cost_usd = 5;
+  ASSERT_EQ(run(), 0);
+  ASSERT_TRUE(backend.submitted);
+  EXPECT_FALSE(backend.submitted->max_cost_usd);
+  EXPECT_FALSE(backend.submitted->timeout_seconds);
+  EXPECT_NE(io.err().find("local backend: --max-cost is not used"), std::string::npos) << io.err();
 }
 
 TEST_F(Pipeline, AnUnchangedTreeIsNeitherPackedNorStagedAgain) {

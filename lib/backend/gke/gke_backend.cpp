@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/storage.h"
+#include "job/budget.h"
 #include "job/manifest.h"
 #include "job/spec.h"
 #include "pack/archive.h"
@@ -602,8 +603,11 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   }
   if (workload && workload_failure_reason(*workload) == "DeadlineExceeded") {
     st.state = std::string(kTimedOut);
-    st.error =
-        "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) + "s (--timeout)";
+    if (spec.budget_seconds && spec.max_cost_usd && spec.timeout_seconds == spec.budget_seconds)
+      st.error = budget_stop_message(*spec.max_cost_usd, *spec.budget_seconds, spec.accelerator);
+    else
+      st.error =
+          "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) + "s (--timeout)";
   } else if (!workload && st.state != kSucceeded && st.state != kFailed) {
     st.state = std::string(kCancelled);
   }
