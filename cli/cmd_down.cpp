@@ -27,11 +27,11 @@ struct DownFlags : CommandOptions {
   int run(Factory& f) override;
 };
 
-bool confirm(const gke::Target& t, FILE* err) {
+bool confirm(const gke::Target& t, const std::string& cost, FILE* err) {
   std::fprintf(err,
-               "Delete cluster %s (%s) in project %s, with its node pools, image repository and "
-               "jobs bucket? [y/N] ",
-               t.cluster.c_str(), t.location.c_str(), t.project.c_str());
+               "Delete cluster %s (%s) in project %s%s, with its node pools, image repository "
+               "and jobs bucket? [y/N] ",
+               t.cluster.c_str(), t.location.c_str(), t.project.c_str(), cost.c_str());
   std::fflush(err);
   std::string answer;
   if (!std::getline(std::cin, answer)) return false;
@@ -41,15 +41,27 @@ bool confirm(const gke::Target& t, FILE* err) {
 int DownFlags::run(Factory& f) {
   gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic down");
   gke::Session& session = f.gke_session(/*provisioning=*/true);
-  if (!yes && !confirm(session.target, f.io().err)) throw Error(Errc::refused, "nothing deleted");
-  IOStreams& io = f.io();
   gke::Provisioner provisioner(session, f.change_printer());
+  // What stops with the cluster (docs/cost.md); a cluster that is gone or unreachable has none.
+  std::string cost;
+  try {
+    cost = gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools()));
+  } catch (const Error&) {
+  }
+  if (!yes && !confirm(session.target, cost.empty() ? "" : ", costing " + cost, f.io().err))
+    throw Error(Errc::refused, "nothing deleted");
+  IOStreams& io = f.io();
   auto changes = provisioner.down({keep_bucket, keep_images});
   int deleted = 0;
-  for (const auto& c : changes) deleted += c.action == "deleted";
+  bool cluster_deleted = false;
+  for (const auto& c : changes) {
+    deleted += c.action == "deleted";
+    cluster_deleted = cluster_deleted || (c.kind == "cluster" && c.action == "deleted");
+  }
   io.info(deleted == 0 ? "kinetic down: nothing to delete in project " + session.target.project
                        : "kinetic down: deleted " + std::to_string(deleted) +
-                             (deleted == 1 ? " resource" : " resources"));
+                             (deleted == 1 ? " resource" : " resources") +
+                             (cluster_deleted && !cost.empty() ? "; " + cost + " stops" : ""));
   return 0;
 }
 

@@ -1,8 +1,12 @@
 // kinetic status [JOB]: where jobs stand, as a table or -o json|yaml|name.
+#include <algorithm>
+
 #include "app.h"
 #include "backend/gke/provisioner.h"
 #include "core/duration.h"
 #include "core/error.h"
+#include "job/budget.h"
+#include "job/pricing.h"
 #include "job/spec.h"
 #include "job_lookup.h"
 #include "render/printer.h"
@@ -93,14 +97,20 @@ int StatusOptions::run(Factory& f) {
     p.fields = {{"context", s.context.value}, {"backend", s.backend}};
     if (cluster) {
       nlohmann::ordered_json pools = nlohmann::ordered_json::array();
-      for (const auto& pool : cluster->pools)
+      for (const auto& pool : cluster->pools) {
+        auto each = node_price_per_hour(pool.pool.machine_type);
         pools.push_back({{"name", pool.pool.name},
                          {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
                          {"nodes", pool.nodes},
                          {"max_nodes", pool.pool.max_nodes},
-                         {"status", pool.pool.status}});
-      p.fields["cluster"] = {
-          {"name", cluster->name}, {"location", cluster->location}, {"pools", pools}};
+                         {"status", pool.pool.status},
+                         {"cost_per_hour", each ? nlohmann::ordered_json(*each * pool.nodes)
+                                                : nlohmann::ordered_json(nullptr)}});
+      }
+      p.fields["cluster"] = {{"name", cluster->name},
+                             {"location", cluster->location},
+                             {"cost_per_hour", gke::cluster_cost(cluster->pools).per_hour},
+                             {"pools", pools}};
     }
     p.fields["jobs"] = list;
   }
@@ -131,11 +141,15 @@ int StatusOptions::run(Factory& f) {
     return t;
   };
   if (cluster) {
-    io.info("cluster " + cluster->name + " (" + cluster->location + ")");
-    Table pools({"POOL", "ACCELERATOR", "NODES", "MAX"});
-    for (const auto& pool : cluster->pools)
+    io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
+            gke::cluster_cost_text(gke::cluster_cost(cluster->pools)) + " now");
+    Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
+    for (const auto& pool : cluster->pools) {
+      auto each = node_price_per_hour(pool.pool.machine_type);
       pools.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
-                     std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes)});
+                     std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes),
+                     each ? format_usd(*each * pool.nodes) : "?"});
+    }
     std::string text = pools.render(io.out_tty);
     std::fwrite(text.data(), 1, text.size(), io.out);
     std::fputs("\n", io.out);
@@ -144,6 +158,14 @@ int StatusOptions::run(Factory& f) {
     io.info("context " + s.context.value + " (backend " + s.backend +
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   print(io, format, p);
+  // Idle and still billing: the reminder kinetic's users most asked for (issue #12).
+  if (cluster && std::none_of(jobs.begin(), jobs.end(), [](const JobStatus& j) {
+        return j.state == kPending || j.state == kRunning;
+      }))
+    io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
+            gke::cluster_cost_text(gke::cluster_cost(cluster->pools)) +
+            "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
+            "images)");
   return 0;
 }
 

@@ -57,6 +57,14 @@ int UpFlags::run(Factory& f) {
   io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
   gke::Provisioner provisioner(session, f.change_printer());
   std::vector<gke::Change> changes = provisioner.up(options);
+  // What keeping it up costs (docs/cost.md); the run goes on without the figure.
+  try {
+    io.info("kinetic up: the cluster costs " +
+            gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools())) +
+            " while it exists, and each accelerator node its price while it is up; `kinetic "
+            "down --yes` stops it");
+  } catch (const Error&) {
+  }
 
   // Record the context and make it current.
   ConfigFile& config = f.config();

@@ -46,6 +46,16 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
     EXPECT_NE(first.err.find(want), std::string::npos) << want << "\n" << first.err;
   EXPECT_TRUE(cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic").has_value());
   EXPECT_TRUE(cloud.gcs().has_bucket("acme-ml-kinetic-kinetic"));
+  // What it costs (docs/cost.md): the control plane and the default pool's e2-standard-4 node;
+  // an accelerator pool's node price while one is up.
+  EXPECT_NE(first.err.find("node pool v5litepod-1 (ct5lp-hightpu-1t, 1x1; $1.20/h per node on "
+                           "demand while up): created"),
+            std::string::npos)
+      << first.err;
+  EXPECT_NE(first.err.find("kinetic up: the cluster costs $0.23/h (the control plane and 1 node) "
+                           "while it exists"),
+            std::string::npos)
+      << first.err;
   // Pods (Workload Identity, namespace default, service account default) may use the bucket.
   auto policy = cloud.gcs().bucket_iam_policy("acme-ml-kinetic-kinetic");
   ASSERT_TRUE(policy.has_value());
@@ -74,6 +84,10 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
 
   auto down = sb.run({"down", "--yes"}, {}, env);
   ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.err.find("kinetic down: deleted 3 resources; $0.23/h (the control plane and 1 "
+                          "node) stops"),
+            std::string::npos)
+      << down.err;
   EXPECT_NE(down.err.find("cluster kinetic (with its node pools): deleted"), std::string::npos)
       << down.err;
   EXPECT_NE(down.err.find("bucket gs://acme-ml-kinetic-kinetic: deleted"), std::string::npos);
@@ -276,6 +290,35 @@ TEST_F(GkeEndToEnd, ABudgetStopsTheJobWhenItIsSpentWith124) {
   auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / id / "status.json"));
   EXPECT_EQ(st["state"], "timeout") << st.dump();
   EXPECT_EQ(st["error"], "stopped at the $0.00083 budget (2.0s of v5litepod-1, --max-cost)");
+}
+
+TEST_F(GkeEndToEnd, StatusShowsWhatTheClusterCostsAndWarnsWhenItIdles) {
+  auto idle = kin({"status"});
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_NE(idle.out.find("POOL\tACCELERATOR\tNODES\tMAX\tCOST/H\n"), std::string::npos)
+      << idle.out;
+  EXPECT_NE(idle.err.find("costs $0.23/h (the control plane and 1 node) now"), std::string::npos)
+      << idle.err;
+  EXPECT_NE(idle.err.find("warning: no job is pending or running, and cluster kinetic still costs "
+                          "$0.23/h"),
+            std::string::npos)
+      << idle.err;
+  auto doc = nlohmann::json::parse(kin({"status", "-o", "json"}).out);
+  EXPECT_NEAR(doc["cluster"]["cost_per_hour"].get<double>(), 0.234, 1e-9) << doc.dump();
+
+  // While a job runs (and its accelerator node is up) there is no warning, and the node counts.
+  sb.write("proj/wait.sh", "echo started\nsleep 120\n");
+  auto detached = kin({"run", "wait.sh", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  const std::string id = first_line(detached.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id,
+      [](const nlohmann::json& j) { return j["status"].value("ready", 0) > 0; }, 30000));
+  auto busy = kin({"status"});
+  EXPECT_EQ(busy.err.find("no job is pending or running"), std::string::npos) << busy.err;
+  EXPECT_NE(busy.err.find("costs $1.43/h (the control plane and 2 nodes) now"), std::string::npos)
+      << busy.err;
+  EXPECT_EQ(kin({"cancel", id}).exit_code, 0);
 }
 
 TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {

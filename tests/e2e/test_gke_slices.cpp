@@ -121,7 +121,7 @@ TEST_F(GkeSlices, TheCatalogAndPoolAddSayWhatASliceIs) {
   auto pool = kin({"pool", "add", "--accelerator", "v6e-16"});
   ASSERT_EQ(pool.exit_code, 0) << pool.err;
   EXPECT_NE(pool.err.find("a slice is 4 nodes, $"), std::string::npos) << pool.err;
-  EXPECT_NE(pool.err.find("/hour on demand while up"), std::string::npos) << pool.err;
+  EXPECT_NE(pool.err.find("/h on demand while up"), std::string::npos) << pool.err;
 }
 
 // Cold starts: the accelerator pools stream their images (`pool list -o wide` says so; the

@@ -12,6 +12,8 @@
 #include "gcp/artifact_registry.h"
 #include "gcp/service_usage.h"
 #include "gcp/storage.h"
+#include "job/budget.h"
+#include "job/pricing.h"
 
 namespace kinetic::gke {
 
@@ -153,12 +155,13 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
   gke.create_node_pool(t.project, t.location, t.cluster, request);
   std::string what = name + " (" + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
-  // A multi-host slice comes up whole: say how many nodes that is and what it costs.
+  // What a node costs while it is up, and a multi-host slice, which comes up whole.
+  const std::string spot = accelerator.spot || options.spot ? ", Spot costs less" : "";
   if (accelerator.hosts > 1) {
-    char price[32];
-    std::snprintf(price, sizeof price, "$%.2f", accelerator.price_per_hour);
-    what += "; a slice is " + std::to_string(accelerator.hosts) + " nodes, " + price +
-            "/hour on demand while up";
+    what += "; a slice is " + std::to_string(accelerator.hosts) + " nodes, " +
+            format_usd(accelerator.price_per_hour) + "/h on demand while up" + spot;
+  } else if (auto each = node_price_per_hour(accelerator.machine_type)) {
+    what += "; " + format_usd(*each) + "/h per node on demand while up" + spot;
   }
   Change c{"node pool", what + ")", "created"};
   if (on_change_) on_change_(c);
@@ -184,6 +187,32 @@ Change Provisioner::remove_pool(const std::string& name) {
   Change c{"node pool", name, "deleted"};
   if (on_change_) on_change_(c);
   return c;
+}
+
+ClusterCost cluster_cost(const std::vector<PoolRow>& pools) {
+  ClusterCost cost;
+  cost.per_hour = kControlPlanePerHour;
+  for (const auto& row : pools) {
+    cost.nodes += row.nodes;
+    if (row.pool.spot) cost.spot_nodes += row.nodes;
+    if (auto each = node_price_per_hour(row.pool.machine_type))
+      cost.per_hour += *each * row.nodes;
+    else
+      cost.unpriced_nodes += row.nodes;
+  }
+  return cost;
+}
+
+std::string cluster_cost_text(const ClusterCost& cost) {
+  // Spot nodes are counted at more than they cost, unpriced ones not at all.
+  const char* bound = cost.unpriced_nodes > 0 ? "more than "
+                      : cost.spot_nodes > 0   ? "at most "
+                                              : "";
+  std::string text = bound + format_usd(cost.per_hour) + "/h (the control plane and " +
+                     std::to_string(cost.nodes) + (cost.nodes == 1 ? " node" : " nodes");
+  if (cost.unpriced_nodes > 0)
+    text += ", " + std::to_string(cost.unpriced_nodes) + " of them of a machine type not priced";
+  return text + ")";
 }
 
 std::vector<PoolRow> Provisioner::list_pools() {

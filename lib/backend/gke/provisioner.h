@@ -42,6 +42,19 @@ struct PoolRow {
   int nodes = 0;            // nodes that exist now (from the Kubernetes API)
 };
 
+// What the cluster costs per hour now (docs/cost.md): the control plane and each node that is
+// up, at list prices (job/pricing.h). Spot nodes count at their on-demand price: at most.
+struct ClusterCost {
+  double per_hour = 0;
+  int nodes = 0;
+  int spot_nodes = 0;
+  int unpriced_nodes = 0;  // of a machine type kinetic has no price for (not in PER_HOUR)
+};
+ClusterCost cluster_cost(const std::vector<PoolRow>& pools);
+// "$0.23/h (the control plane and 1 node)"; "at most" with Spot nodes, "more than" with
+// unpriced ones (named).
+std::string cluster_cost_text(const ClusterCost& cost);
+
 class Provisioner {
  public:
   // Each change is reported through ON_CHANGE as it happens (the CLI prints it).
