@@ -5,7 +5,6 @@
 #include "backend/gke/provisioner.h"
 #include "core/duration.h"
 #include "core/error.h"
-#include "job/budget.h"
 #include "job/pricing.h"
 #include "job/spec.h"
 #include "job_lookup.h"

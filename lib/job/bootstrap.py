@@ -40,7 +40,7 @@
 #      history, all at once (status.json again if one of the others failed, with its error).
 #   6. Last, one line on stdout and one on stderr: "kinetic: end of the log on STREAM, exit CODE,
 #      spec SHA256" (CODE: the exit code below; SHA256: KINETIC_SPEC_SHA256). A follower that has
-#      read both knows the log complete and the record uploaded (lib/backend/gke/log_end.h).
+#      read both knows the log complete and the uploads over (lib/backend/gke/log_end.h).
 #
 # Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
 #   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
@@ -848,7 +848,7 @@ code = status["exit_code"]
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
 code = 1 if code == RUN_OVER and not process["run_over"] else code
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
-# order, so a follower that has read both lines has read everything, and the record is uploaded.
+# order, so a follower that has read both lines has read everything, and the uploads are over.
 # It need not ask the cluster whether the container ended, nor read the log once more (issue
 # #14; lib/backend/gke/log_end.h). The spec's sha256 keeps a line the job prints from passing.
 for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "core/duration.h"
 #include "core/error.h"
@@ -45,18 +44,6 @@ Budget budget_for(double max_cost_usd, const Accelerator& accel) {
                                  format_usd(accel.price_per_hour) + "/h; a minute costs " +
                                  format_usd(accel.price_per_hour / 60.0));
   return b;
-}
-
-std::string format_usd(double usd) {
-  char buf[64];
-  if (usd >= 0.01 || usd <= 0) {
-    std::snprintf(buf, sizeof buf, "$%.2f", usd);
-    return buf;
-  }
-  // Below a cent: two significant digits, "$0.0033".
-  std::snprintf(buf, sizeof buf, "$%.*f", 2 - static_cast<int>(std::floor(std::log10(usd))) - 1,
-                usd);
-  return buf;
 }
 
 std::string budget_line(const Budget& b, const Accelerator& accel) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "job/catalog.h"
+#include "job/pricing.h"
 
 namespace kinetic {
 
@@ -24,9 +25,6 @@ double parse_usd(std::string_view text, std::string_view flag);
 // for Spot (which costs less, so the budget is never overrun). Throws Error(Errc::usage) when
 // the accelerator has no price or the budget buys less than a second.
 Budget budget_for(double max_cost_usd, const Accelerator& accel);
-
-// "$5.00", "$0.25"; below a cent, two significant digits: "$0.0033".
-std::string format_usd(double usd);
 
 // At submit: "budget $5.00 buys 4h10m of v5litepod-1 at $1.20/h (on-demand list price as of
 // DATE); the job is stopped then (exit 124)".

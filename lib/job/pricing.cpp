@@ -1,5 +1,7 @@
 #include "job/pricing.h"
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "job/catalog.h"
@@ -28,6 +30,18 @@ std::optional<double> node_price_per_hour(std::string_view machine_type) {
     if (a.machine_type == machine_type && a.hosts > 0 && a.price_per_hour > 0)
       return a.price_per_hour / a.hosts;
   return std::nullopt;
+}
+
+std::string format_usd(double usd) {
+  char buf[64];
+  if (usd >= 0.01 || usd <= 0) {
+    std::snprintf(buf, sizeof buf, "$%.2f", usd);
+    return buf;
+  }
+  // Below a cent: two significant digits, "$0.0033".
+  std::snprintf(buf, sizeof buf, "$%.*f", 2 - static_cast<int>(std::floor(std::log10(usd))) - 1,
+                usd);
+  return buf;
 }
 
 }  // namespace kinetic

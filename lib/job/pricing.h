@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace kinetic {
@@ -14,5 +15,8 @@ inline constexpr double kControlPlanePerHour = 0.10;
 // One node of MACHINE_TYPE: the default pool's machine types and every catalog accelerator's
 // host (its slice's price over its hosts). Nullopt for a type kinetic has no price for.
 std::optional<double> node_price_per_hour(std::string_view machine_type);
+
+// "$5.00", "$0.25"; below a cent, two significant digits: "$0.0033".
+std::string format_usd(double usd);
 
 }  // namespace kinetic

@@ -418,8 +418,9 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
     o.skip_pods.insert(*pod);
     const int number = static_cast<int>(seen.size()) + 1;
     if (!ended.pod && ended.reported_exit == 0) {
-      // The bootstrap said the job succeeded and its record is uploaded: the pod need not be
-      // read. (A failure is read from the pod: a preemption shows only there.)
+      // The bootstrap said the job succeeded, after its uploads: the pod need not be read, and
+      // collect checks status.json. (A failure is read from the pod: a preemption shows only
+      // there.)
       AttemptRecord a;
       a.attempt = number;
       a.pod = *pod;

@@ -1,9 +1,9 @@
 // The bootstrap's last two lines (lib/job/bootstrap.py, at its very end), one on the container's
 // stdout and one on its stderr: "kinetic: end of the log on STREAM, exit CODE, spec SHA256".
 // Each stream reaches the log through a pipe of its own, in order, so once both lines of this
-// job have been read the attempt's log is complete and its record uploaded: the follower stops
-// there, without asking the cluster whether the container ended or reading the log once more
-// (issue #14). The spec's sha256 keeps a line the job itself prints (a log it cats) from passing.
+// job have been read the attempt's log is complete and the bootstrap's uploads are over (how
+// they went, status.json says; collect reads it): the follower stops there, without asking the
+// cluster whether the container ended or reading the log once more (issue #14). The spec's sha256 keeps a line the job itself prints (a log it cats) from passing.
 #pragma once
 
 #include <optional>

@@ -12,7 +12,6 @@
 #include "gcp/artifact_registry.h"
 #include "gcp/service_usage.h"
 #include "gcp/storage.h"
-#include "job/budget.h"
 #include "job/pricing.h"
 
 namespace kinetic::gke {
