@@ -3,7 +3,8 @@
 // Each stream reaches the log through a pipe of its own, in order, so once both lines of this
 // job have been read the attempt's log is complete and the bootstrap's uploads are over (how
 // they went, status.json says; collect reads it): the follower stops there, without asking the
-// cluster whether the container ended or reading the log once more (issue #14). The spec's sha256 keeps a line the job itself prints (a log it cats) from passing.
+// cluster whether the container ended or reading the log once more (issue #14). The spec's sha256
+// keeps a line the job itself prints (a log it cats) from passing.
 #pragma once
 
 #include <optional>
