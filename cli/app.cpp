@@ -1,5 +1,7 @@
 #include "app.h"
 
+#include "job/pricing.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,6 +132,7 @@ gke::Session& Factory::gke_session(bool provisioning) {
     session.io = &io();
     session.verbosity = globals_.verbosity;
     session.state_dir = state_dir();
+    session.prices = price_book_setting(settings().prices.value, settings().prices.source);
     // Fakes and emulators finish operations at once; tests set a short interval.
     if (auto ms = env_.get_nonempty("KINETIC_POLL_INTERVAL_MS")) {
       auto interval = std::chrono::milliseconds(std::atol(ms->c_str()));

@@ -2,6 +2,7 @@
 #include "app.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "job/pricing.h"
 #include "render/printer.h"
 
 namespace kinetic::cli {
@@ -16,6 +17,7 @@ nlohmann::ordered_json context_json(const Context& c) {
   if (!c.cluster.empty()) j["cluster"] = c.cluster;
   if (!c.namespace_.empty()) j["namespace"] = c.namespace_;
   if (!c.base_image.empty()) j["base_image"] = c.base_image;
+  if (!c.prices.empty()) j["prices"] = c.prices;
   return j;
 }
 
@@ -28,9 +30,9 @@ int ConfigView::run(Factory& f) {
   ConfigFile& cfg = f.config();
   const Settings& s = f.settings();
   std::vector<std::pair<std::string, const Setting*>> rows = {
-      {"context", &s.context},      {"project", &s.project}, {"zone", &s.zone},
-      {"region", &s.region},        {"cluster", &s.cluster}, {"namespace", &s.namespace_},
-      {"base-image", &s.base_image}};
+      {"context", &s.context},       {"project", &s.project}, {"zone", &s.zone},
+      {"region", &s.region},         {"cluster", &s.cluster}, {"namespace", &s.namespace_},
+      {"base-image", &s.base_image}, {"prices", &s.prices}};
   IOStreams& io = f.io();
   Printable p{.kind = "Config"};
   // Keyed by setting name, as `kinetic config set` takes them.
@@ -123,6 +125,7 @@ struct ConfigSet : CommandOptions {
     if (key == "current-context") return;
     const auto [context, field] = target();
     if (!context.empty()) refuse_local_backend(context, field);
+    if (field == "prices") (void)parse_price_book(value);  // a bad one is refused, not saved
   }
 
   // The current context is known only once the config is read (run).
@@ -158,6 +161,7 @@ void add_config(CLI::App& root, Factory&, Action& action) {
       "  kinetic config get-contexts\n"
       "  kinetic config set contexts.acme.backend gke\n"
       "  kinetic config set contexts.acme.project acme-ml\n"
+      "  kinetic config set prices 'v5litepod-8=3.50,e2-standard-4=0.12'   # negotiated prices\n"
       "  kinetic config use-context acme");
 
   CLI::App* view =
@@ -178,7 +182,8 @@ void add_config(CLI::App& root, Factory&, Action& action) {
   CLI::App* set = c->add_subcommand(
       "set",
       "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
-      "zone, region, cluster, namespace, base-image) or contexts.NAME.KEY (creates NAME)");
+      "zone, region, cluster, namespace, base-image, prices) or contexts.NAME.KEY (creates "
+      "NAME)");
   set->add_option("key", set_options->key, "Key")->required();
   set->add_option("value", set_options->value, "Value")->required();
   on_parse(set, action, set_options);

@@ -45,7 +45,7 @@ int DownFlags::run(Factory& f) {
   // What stops with the cluster (docs/cost.md); a cluster that is gone or unreachable has none.
   std::string cost;
   try {
-    cost = gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools()));
+    cost = gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools(), session.prices));
   } catch (const Error&) {
   }
   if (!yes && !confirm(session.target, cost.empty() ? "" : ", costing " + cost, f.io().err))

@@ -30,19 +30,20 @@ std::string exit_text(const JobStatus& s) {
 }
 
 // What the job's accelerator has cost so far at list price (0 when unknown or local).
-double cost_of(const JobStatus& s) {
+double cost_of(const JobStatus& s, const PriceBook& prices) {
   if (s.backend != "gke" || s.accelerator.empty()) return 0;
   try {
-    return resolve_accelerator(s.accelerator).price_per_hour * s.duration_seconds / 3600.0;
+    return accelerator_price(resolve_accelerator(s.accelerator), prices) * s.duration_seconds /
+           3600.0;
   } catch (const Error&) {
     return 0;
   }
 }
 
-std::string cost_text(const JobStatus& s) {
+std::string cost_text(const JobStatus& s, const PriceBook& prices) {
   if (s.backend != "gke") return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "$%.2f", cost_of(s));
+  std::snprintf(buf, sizeof buf, "$%.2f", cost_of(s, prices));
   return buf;
 }
 
@@ -78,6 +79,7 @@ int StatusOptions::run(Factory& f) {
     jobs = b.list();
   }
   IOStreams& io = f.io();
+  const PriceBook prices = price_book_setting(s.prices.value, s.prices.source);
   const bool whole = job.empty() && format != OutputFormat::name;
   std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
   Printable p{.kind = job.empty() ? "JobList" : "Job"};
@@ -90,14 +92,14 @@ int StatusOptions::run(Factory& f) {
     for (const auto& j : jobs) {
       auto item = nlohmann::ordered_json::parse(to_json(j).dump());
       item.erase("schema_version");  // the list carries it
-      if (j.backend == "gke") item["cost_usd"] = cost_of(j);
+      if (j.backend == "gke") item["cost_usd"] = cost_of(j, prices);
       list.push_back(item);
     }
     p.fields = {{"context", s.context.value}, {"backend", s.backend}};
     if (cluster) {
       nlohmann::ordered_json pools = nlohmann::ordered_json::array();
       for (const auto& pool : cluster->pools) {
-        auto each = node_price_per_hour(pool.pool.machine_type);
+        auto each = node_price_per_hour(pool.pool.machine_type, prices);
         pools.push_back({{"name", pool.pool.name},
                          {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
                          {"nodes", pool.nodes},
@@ -108,7 +110,7 @@ int StatusOptions::run(Factory& f) {
       }
       p.fields["cluster"] = {{"name", cluster->name},
                              {"location", cluster->location},
-                             {"cost_per_hour", gke::cluster_cost(cluster->pools).per_hour},
+                             {"cost_per_hour", gke::cluster_cost(cluster->pools, prices).per_hour},
                              {"pools", pools}};
     }
     p.fields["jobs"] = list;
@@ -119,7 +121,7 @@ int StatusOptions::run(Factory& f) {
   }
   // The table: the cluster's pools first (on a gke context), then the jobs.
   p.print_empty_table = !job.empty();
-  p.table = [&jobs](bool wide) {
+  p.table = [&jobs, &prices](bool wide) {
     std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
                                         "AGE", "DURATION", "COST", "FILE"};
     if (wide) {
@@ -128,9 +130,14 @@ int StatusOptions::run(Factory& f) {
     }
     Table t(headers);
     for (const auto& j : jobs) {
-      std::vector<std::string> row = {
-          j.id,         j.state, exit_text(j), j.accelerator, age_of(j.created), duration_text(j),
-          cost_text(j), j.file};
+      std::vector<std::string> row = {j.id,
+                                      j.state,
+                                      exit_text(j),
+                                      j.accelerator,
+                                      age_of(j.created),
+                                      duration_text(j),
+                                      cost_text(j, prices),
+                                      j.file};
       if (wide) {
         row.push_back(j.output_dir);
         row.push_back(j.error.empty() ? "-" : j.error);
@@ -141,10 +148,10 @@ int StatusOptions::run(Factory& f) {
   };
   if (cluster) {
     io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
-            gke::cluster_cost_text(gke::cluster_cost(cluster->pools)) + " now");
+            gke::cluster_cost_text(gke::cluster_cost(cluster->pools, prices)) + " now");
     Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
     for (const auto& pool : cluster->pools) {
-      auto each = node_price_per_hour(pool.pool.machine_type);
+      auto each = node_price_per_hour(pool.pool.machine_type, prices);
       pools.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
                      std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes),
                      each ? format_usd(*each * pool.nodes) : "?"});
@@ -162,7 +169,7 @@ int StatusOptions::run(Factory& f) {
         return j.state == kPending || j.state == kRunning;
       }))
     io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
-            gke::cluster_cost_text(gke::cluster_cost(cluster->pools)) +
+            gke::cluster_cost_text(gke::cluster_cost(cluster->pools, prices)) +
             "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
             "images)");
   return 0;

@@ -60,7 +60,7 @@ int UpFlags::run(Factory& f) {
   // What keeping it up costs (docs/cost.md); the run goes on without the figure.
   try {
     io.info("kinetic up: the cluster costs " +
-            gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools())) +
+            gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools(), session.prices)) +
             " while it exists, and each accelerator node its price while it is up; `kinetic "
             "down --yes` stops it");
   } catch (const Error&) {

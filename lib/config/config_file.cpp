@@ -32,8 +32,8 @@ Context local_context() {
 }  // namespace
 
 const std::vector<std::string>& context_keys() {
-  static const std::vector<std::string> keys = {"backend", "project",   "zone",      "region",
-                                                "cluster", "namespace", "base-image"};
+  static const std::vector<std::string> keys = {"backend", "project",   "zone",       "region",
+                                                "cluster", "namespace", "base-image", "prices"};
   return keys;
 }
 
@@ -83,6 +83,8 @@ ConfigFile ConfigFile::load(const fs::path& path) {
             c.namespace_ = fv;
           } else if (fk == "base-image") {
             c.base_image = fv;
+          } else if (fk == "prices") {
+            c.prices = fv;
           } else {
             auto near = closest_matches(fk, context_keys(), 1);
             malformed(path, f.first.Mark().line,
@@ -129,6 +131,7 @@ void ConfigFile::save() const {
     field("cluster", c.cluster);
     field("namespace", c.namespace_);
     field("base-image", c.base_image);
+    field("prices", c.prices);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -190,6 +193,7 @@ void ConfigFile::set(const std::string& name, const std::string& key, const std:
   if (key == "cluster") c.cluster = value;
   if (key == "namespace") c.namespace_ = value;
   if (key == "base-image") c.base_image = value;
+  if (key == "prices") c.prices = value;
 }
 
 }  // namespace kinetic

@@ -30,6 +30,7 @@ struct Context {
   std::string cluster;
   std::string namespace_;
   std::string base_image;  // FROM of kinetic-built images (docs/images.md); empty: kinetic's own
+  std::string prices;      // negotiated prices, "NAME=USD,..." (job/pricing.h); empty: list prices
 };
 
 // The keys `kinetic config set` accepts on a context.

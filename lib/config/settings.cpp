@@ -141,6 +141,8 @@ Settings resolve_settings(const GlobalFlags& flags, const Env& env, const Config
   s.base_image =
       pick({{env.get_nonempty("KINETIC_BASE_IMAGE").value_or(""), "env KINETIC_BASE_IMAGE"},
             {ctx.base_image, from_ctx}});
+  s.prices = pick({{env.get_nonempty("KINETIC_PRICES").value_or(""), "env KINETIC_PRICES"},
+                   {ctx.prices, from_ctx}});
   if (cloud) check_cloud_settings(s);
   return s;
 }

@@ -36,6 +36,7 @@ struct Settings {
   Setting cluster;
   Setting namespace_;
   Setting base_image;  // env KINETIC_BASE_IMAGE > context base-image; empty: kinetic's own
+  Setting prices;      // env KINETIC_PRICES > context prices; empty: list prices (job/pricing.h)
 };
 
 // gcloud's active configuration: core/project, compute/zone, compute/region. Reads

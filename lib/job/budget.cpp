@@ -13,14 +13,14 @@ namespace {
 constexpr double kMostUsd = 1e6;
 }  // namespace
 
-double parse_usd(std::string_view text, std::string_view flag) {
+double parse_usd(std::string_view text, std::string_view flag, bool allow_zero) {
   std::string_view digits = text;
   if (digits.starts_with('$')) digits.remove_prefix(1);
   double value = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value,
                                    std::chars_format::fixed);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() ||
-      !std::isfinite(value) || value <= 0)
+      !std::isfinite(value) || value < 0 || (value == 0 && !allow_zero))
     throw Error(Errc::usage, std::string(flag) + " takes dollars, more than 0, e.g. " +
                                  std::string(flag) + " 5 or " + std::string(flag) +
                                  " 12.50 (got '" + std::string(text) + "')");
@@ -30,27 +30,33 @@ double parse_usd(std::string_view text, std::string_view flag) {
   return value;
 }
 
-Budget budget_for(double max_cost_usd, const Accelerator& accel) {
-  if (accel.price_per_hour <= 0)
+Budget budget_for(double max_cost_usd, const Accelerator& accel, const PriceBook& book) {
+  const double price = accelerator_price(accel, book);
+  if (price <= 0)
     throw Error(Errc::usage, "--max-cost needs the accelerator's price, and " + accel.name +
-                                 " has none in the catalog; use --timeout instead");
+                                 " has none in the catalog; set one with `kinetic config set "
+                                 "prices " +
+                                 accel.name + "=USD`, or use --timeout instead");
   Budget b;
   b.max_cost_usd = max_cost_usd;
-  b.price_per_hour = accel.price_per_hour;
-  b.seconds = static_cast<long>(std::floor(max_cost_usd / accel.price_per_hour * 3600.0));
+  b.price_per_hour = price;
+  b.negotiated = negotiated(accel, book);
+  b.seconds = static_cast<long>(std::floor(max_cost_usd / price * 3600.0));
   if (b.seconds < 1)
     throw Error(Errc::usage, "--max-cost " + format_usd(max_cost_usd) +
                                  " buys less than a second of " + accel.name + " at " +
-                                 format_usd(accel.price_per_hour) + "/h; a minute costs " +
-                                 format_usd(accel.price_per_hour / 60.0));
+                                 format_usd(price) + "/h; a minute costs " +
+                                 format_usd(price / 60.0));
   return b;
 }
 
 std::string budget_line(const Budget& b, const Accelerator& accel) {
   return "budget " + format_usd(b.max_cost_usd) + " buys " +
          format_duration(static_cast<double>(b.seconds)) + " of " + accel.name + " at " +
-         format_usd(b.price_per_hour) + "/h (on-demand list price as of " +
-         std::string(catalog_price_date()) + (accel.spot ? "; Spot costs less" : "") +
+         format_usd(b.price_per_hour) + "/h (" +
+         (b.negotiated ? std::string("your price, from the prices setting")
+                       : "on-demand list price as of " + std::string(catalog_price_date()) +
+                             (accel.spot ? "; Spot costs less" : "")) +
          "); the job is stopped then (exit 124)";
 }
 

@@ -15,16 +15,17 @@ struct Budget {
   double max_cost_usd = 0;
   double price_per_hour = 0;  // what the deadline was worked out from (USD, the whole slice)
   long seconds = 0;           // the deadline it buys
+  bool negotiated = false;    // the price is the `prices` setting's, not the list price
 };
 
 // "5", "12.50", "$5": dollars for --max-cost. Throws Error(Errc::usage) naming FLAG otherwise
-// (not a number, not more than 0, absurdly large).
-double parse_usd(std::string_view text, std::string_view flag);
+// (not a number, not more than 0 (0 itself with ALLOW_ZERO), absurdly large).
+double parse_usd(std::string_view text, std::string_view flag, bool allow_zero = false);
 
-// The deadline MAX_COST_USD buys on ACCEL at its catalog price: the on-demand list price, also
-// for Spot (which costs less, so the budget is never overrun). Throws Error(Errc::usage) when
-// the accelerator has no price or the budget buys less than a second.
-Budget budget_for(double max_cost_usd, const Accelerator& accel);
+// The deadline MAX_COST_USD buys on ACCEL at its price (BOOK's, else the on-demand list price,
+// also for Spot, which costs less, so the budget is never overrun). Throws Error(Errc::usage)
+// when the accelerator has no price or the budget buys less than a second.
+Budget budget_for(double max_cost_usd, const Accelerator& accel, const PriceBook& book = {});
 
 // At submit: "budget $5.00 buys 4h10m of v5litepod-1 at $1.20/h (on-demand list price as of
 // DATE); the job is stopped then (exit 124)".

@@ -19,6 +19,7 @@
 #include "job/image_recipe.h"
 #include "job/job_env.h"
 #include "job/manifest.h"
+#include "job/pricing.h"
 #include "pack/archive.h"
 #include "pack/context_dir.h"
 #include "pack/pack_cache.h"
@@ -42,7 +43,8 @@ struct Resolved {
   std::optional<ImageRecipe> recipe;  // kinetic's own image; empty with --image
   std::string custom_image;           // --image
   JobEnv job_env;
-  std::optional<Budget> budget;  // --max-cost, on a backend that bills
+  std::optional<Budget> budget;   // --max-cost, on a backend that bills
+  bool negotiated_price = false;  // accel's price is the prices setting's
 };
 
 std::string fmt_join(const std::vector<std::string>& v) {
@@ -101,7 +103,12 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (req.spot) r.accel.spot = true;
   if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
     throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
-  if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel);
+  // Negotiated prices replace the list price wherever a price decides or shows something.
+  const PriceBook prices =
+      price_book_setting(env.settings.prices.value, env.settings.prices.source);
+  r.negotiated_price = negotiated(r.accel, prices);
+  r.accel.price_per_hour = accelerator_price(r.accel, prices);
+  if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel, prices);
 
   if (req.file.empty()) throw Error(Errc::usage, "no job file given; usage: kinetic run FILE");
   fs::path file = fs::path(req.file).is_absolute() ? fs::path(req.file) : env.cwd / req.file;
@@ -403,9 +410,11 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
     line("image:", r.custom_image + (gke ? " (--image, used as is)" : " (local: not used)"));
   line("accelerator:", accelerator_summary(r.accel));
   if (r.accel.price_per_hour > 0 && gke)
-    line("price:", format_usd(r.accel.price_per_hour) + "/h on-demand list price as of " +
-                       std::string(catalog_price_date()) +
-                       (r.accel.spot ? " (Spot costs less)" : ""));
+    line("price:", format_usd(r.accel.price_per_hour) + "/h " +
+                       (r.negotiated_price
+                            ? std::string("(your price, from the prices setting)")
+                            : "on-demand list price as of " + std::string(catalog_price_date()) +
+                                  (r.accel.spot ? " (Spot costs less)" : "")));
   if (r.budget) line("budget:", budget_line(*r.budget, r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";

@@ -321,6 +321,33 @@ TEST_F(GkeEndToEnd, StatusShowsWhatTheClusterCostsAndWarnsWhenItIdles) {
   EXPECT_EQ(kin({"cancel", id}).exit_code, 0);
 }
 
+TEST_F(GkeEndToEnd, YourPricesReplaceTheListPrices) {
+  // A name that is neither an accelerator nor a machine type is refused, and nothing is saved.
+  auto bad = kin({"config", "set", "prices", "v5lite=1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("prices: 'v5lite' is neither"), std::string::npos) << bad.err;
+
+  auto set =
+      kin({"config", "set", "prices", "control-plane=0,e2-standard-4=0.05,v5litepod-1=0.90"});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  auto st = kin({"status"});
+  EXPECT_NE(st.err.find("costs $0.05/h (the control plane and 1 node) now"), std::string::npos)
+      << st.err;
+  auto dry = kin({"run", "train.py", "-a", "v5litepod-1", "--max-cost", "0.90", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("$0.90/h (your price, from the prices setting)"), std::string::npos)
+      << dry.out;
+  EXPECT_NE(dry.out.find("budget $0.90 buys 1h00m of v5litepod-1 at $0.90/h (your price"),
+            std::string::npos)
+      << dry.out;
+
+  // A bad value from the environment is a configuration error naming where it came from.
+  auto env = kin({"status"}, {{"KINETIC_PRICES", "l4=cheap"}});
+  EXPECT_EQ(env.exit_code, 1) << env.err;  // run would exit 125
+  EXPECT_NE(env.err.find("the prices setting, from env KINETIC_PRICES"), std::string::npos)
+      << env.err;
+}
+
 TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {
   auto r = kin({"run", "train.py", "--accelerator", "l4"});
   EXPECT_EQ(r.exit_code, 126) << r.err;

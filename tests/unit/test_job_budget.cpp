@@ -86,3 +86,65 @@ TEST(Budget, AmountsAndLinesReadAsMoney) {
 
 }  // namespace
 }  // namespace kinetic
+
+namespace kinetic {
+namespace {
+
+TEST(PriceBook, NamesAreAcceleratorsMachineTypesOrTheControlPlane) {
+  PriceBook book = parse_price_book(
+      " v5litepod-8 = 3.50, L4=$0.60 ,e2-standard-4=0.12,"
+      "control-plane=0.01,");
+  EXPECT_EQ(book.accelerators.at("v5litepod-8"), 3.5);
+  EXPECT_EQ(book.accelerators.at(resolve_accelerator("l4").name), 0.6);  // any spelling
+  EXPECT_EQ(book.machines.at("e2-standard-4"), 0.12);
+  EXPECT_EQ(book.control_plane, 0.01);
+  EXPECT_TRUE(parse_price_book("").empty());
+  for (const char* bad :
+       {"v5litepod-8", "=3", "v5litepod-8=", "v5litepod-8=-1", "v5lite=1", "m1-ultramem-160=9"}) {
+    try {
+      parse_price_book(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_EQ(std::string(e.what()).rfind("prices: '", 0), 0u) << e.what();
+    }
+  }
+  // An unknown name says what it could be.
+  try {
+    parse_price_book("v5litepod8=1");
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean"), std::string::npos) << e.what();
+  }
+  // From a setting, a bad book is a configuration error naming where it came from.
+  try {
+    price_book_setting("l4=x", "env KINETIC_PRICES");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::config);
+    EXPECT_NE(std::string(e.what()).find("from env KINETIC_PRICES"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PriceBook, YourPricesReplaceTheListWhereverAPriceIsUsed) {
+  const Accelerator slice = resolve_accelerator("v5litepod-16");  // 4 hosts
+  PriceBook book = parse_price_book("v5litepod-16=8,control-plane=0");
+  EXPECT_EQ(accelerator_price(slice, book), 8.0);
+  EXPECT_TRUE(negotiated(slice, book));
+  EXPECT_EQ(accelerator_price(slice, {}), slice.price_per_hour);
+  EXPECT_EQ(control_plane_price(book), 0.0);
+  EXPECT_EQ(control_plane_price({}), kControlPlanePerHour);
+  // A host of a negotiated slice costs its share.
+  EXPECT_EQ(node_price_per_hour(slice.machine_type, book), 2.0);
+  // A machine type's own price wins.
+  EXPECT_EQ(node_price_per_hour(slice.machine_type, parse_price_book(slice.machine_type + "=1.5")),
+            1.5);
+  Budget b = budget_for(8, slice, book);
+  EXPECT_EQ(b.seconds, 3600);
+  EXPECT_TRUE(b.negotiated);
+  EXPECT_NE(budget_line(b, slice).find("at $8.00/h (your price, from the prices setting)"),
+            std::string::npos)
+      << budget_line(b, slice);
+}
+
+}  // namespace
+}  // namespace kinetic

@@ -155,12 +155,15 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
   std::string what = name + " (" + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
   // What a node costs while it is up, and a multi-host slice, which comes up whole.
-  const std::string spot = accelerator.spot || options.spot ? ", Spot costs less" : "";
+  const bool yours = negotiated(accelerator, session_.prices);
+  const std::string basis = yours ? " (your price)" : " on demand";
+  const std::string spot = !yours && (accelerator.spot || options.spot) ? ", Spot costs less" : "";
   if (accelerator.hosts > 1) {
     what += "; a slice is " + std::to_string(accelerator.hosts) + " nodes, " +
-            format_usd(accelerator.price_per_hour) + "/h on demand while up" + spot;
-  } else if (auto each = node_price_per_hour(accelerator.machine_type)) {
-    what += "; " + format_usd(*each) + "/h per node on demand while up" + spot;
+            format_usd(accelerator_price(accelerator, session_.prices)) + "/h" + basis +
+            " while up" + spot;
+  } else if (auto each = node_price_per_hour(accelerator.machine_type, session_.prices)) {
+    what += "; " + format_usd(*each) + "/h per node" + basis + " while up" + spot;
   }
   Change c{"node pool", what + ")", "created"};
   if (on_change_) on_change_(c);
@@ -188,13 +191,13 @@ Change Provisioner::remove_pool(const std::string& name) {
   return c;
 }
 
-ClusterCost cluster_cost(const std::vector<PoolRow>& pools) {
+ClusterCost cluster_cost(const std::vector<PoolRow>& pools, const PriceBook& prices) {
   ClusterCost cost;
-  cost.per_hour = kControlPlanePerHour;
+  cost.per_hour = control_plane_price(prices);
   for (const auto& row : pools) {
     cost.nodes += row.nodes;
     if (row.pool.spot) cost.spot_nodes += row.nodes;
-    if (auto each = node_price_per_hour(row.pool.machine_type))
+    if (auto each = node_price_per_hour(row.pool.machine_type, prices))
       cost.per_hour += *each * row.nodes;
     else
       cost.unpriced_nodes += row.nodes;

@@ -50,7 +50,7 @@ struct ClusterCost {
   int spot_nodes = 0;
   int unpriced_nodes = 0;  // of a machine type kinetic has no price for (not in PER_HOUR)
 };
-ClusterCost cluster_cost(const std::vector<PoolRow>& pools);
+ClusterCost cluster_cost(const std::vector<PoolRow>& pools, const PriceBook& prices = {});
 // "$0.23/h (the control plane and 1 node)"; "at most" with Spot nodes, "more than" with
 // unpriced ones (named).
 std::string cluster_cost_text(const ClusterCost& cost);

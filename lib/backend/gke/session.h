@@ -15,6 +15,7 @@
 #include "gcp/operations.h"
 #include "gcp/storage.h"
 #include "http/transport.h"
+#include "job/pricing.h"
 #include "render/output.h"
 #include "render/status_line.h"
 
@@ -39,6 +40,7 @@ struct Session {
   const IOStreams* io = nullptr;
   int verbosity = 0;
   fs::path state_dir;
+  PriceBook prices;       // the prices setting (job/pricing.h): what cost lines show
   gcp::PollOptions poll;  // sleeps for real in the CLI
   // The current line of a long wait (operations being polled); cleared before a change is
   // reported.
