@@ -79,7 +79,9 @@ int StatusOptions::run(Factory& f) {
     jobs = b.list();
   }
   IOStreams& io = f.io();
-  const PriceBook prices = price_book_setting(s.prices.value, s.prices.source);
+  // Prices matter on gke only: a bad setting does not stop a local status.
+  const PriceBook prices =
+      s.backend == "gke" ? price_book_setting(s.prices.value, s.prices.source) : PriceBook{};
   const bool whole = job.empty() && format != OutputFormat::name;
   std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
   Printable p{.kind = job.empty() ? "JobList" : "Job"};

@@ -103,9 +103,11 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (req.spot) r.accel.spot = true;
   if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
     throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
-  // Negotiated prices replace the list price wherever a price decides or shows something.
+  // Negotiated prices replace the list price wherever a price decides or shows something (not
+  // on local, which bills nothing: a bad setting does not stop a local run).
   const PriceBook prices =
-      price_book_setting(env.settings.prices.value, env.settings.prices.source);
+      local ? PriceBook{}
+            : price_book_setting(env.settings.prices.value, env.settings.prices.source);
   r.negotiated_price = negotiated(r.accel, prices);
   r.accel.price_per_hour = accelerator_price(r.accel, prices);
   if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel, prices);
