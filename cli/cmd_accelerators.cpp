@@ -1,8 +1,7 @@
 // kinetic accelerators: the catalog. Never reads config or credentials.
-#include <cstdio>
-
 #include "app.h"
 #include "job/catalog.h"
+#include "job/pricing.h"
 #include "render/printer.h"
 
 namespace kinetic::cli {
@@ -23,12 +22,6 @@ nlohmann::ordered_json entry_json(const Accelerator& a) {
           {"resource", a.resource_name},
           {"node_selector", a.node_selector},
           {"price_per_hour", a.price_per_hour}};
-}
-
-std::string price_text(double p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "$%.2f", p);
-  return buf;
 }
 
 struct Accelerators : PrintingOptions {
@@ -63,7 +56,7 @@ int Accelerators::run(Factory& f) {
           std::to_string(a.chips),
           a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
           a.machine_type,
-          price_text(a.price_per_hour)};
+          format_usd(a.price_per_hour)};
       if (wide) {
         row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
         row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);

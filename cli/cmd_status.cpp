@@ -84,6 +84,8 @@ int StatusOptions::run(Factory& f) {
       s.backend == "gke" ? price_book_setting(s.prices.value, s.prices.source) : PriceBook{};
   const bool whole = job.empty() && format != OutputFormat::name;
   std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
+  const gke::ClusterCost cost =
+      cluster ? gke::cluster_cost(cluster->pools, prices) : gke::ClusterCost{};
   Printable p{.kind = job.empty() ? "JobList" : "Job"};
   for (const auto& j : jobs) p.names.push_back(j.id);
   if (!job.empty()) {
@@ -112,7 +114,7 @@ int StatusOptions::run(Factory& f) {
       }
       p.fields["cluster"] = {{"name", cluster->name},
                              {"location", cluster->location},
-                             {"cost_per_hour", gke::cluster_cost(cluster->pools, prices).per_hour},
+                             {"cost_per_hour", cost.per_hour},
                              {"pools", pools}};
     }
     p.fields["jobs"] = list;
@@ -150,7 +152,7 @@ int StatusOptions::run(Factory& f) {
   };
   if (cluster) {
     io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
-            gke::cluster_cost_text(gke::cluster_cost(cluster->pools, prices)) + " now");
+            gke::cluster_cost_text(cost) + " now");
     Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
     for (const auto& pool : cluster->pools) {
       auto each = node_price_per_hour(pool.pool.machine_type, prices);
@@ -171,7 +173,7 @@ int StatusOptions::run(Factory& f) {
         return j.state == kPending || j.state == kRunning;
       }))
     io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
-            gke::cluster_cost_text(gke::cluster_cost(cluster->pools, prices)) +
+            gke::cluster_cost_text(cost) +
             "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
             "images)");
   return 0;

@@ -102,6 +102,17 @@ class Pipeline : public ::testing::Test {
     return run_pipeline(request, env);
   }
 
+  // The error run() throws; a recorded failure (and an internal error) when it returns.
+  Error failure() {
+    try {
+      run();
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error";
+    return Error(Errc::internal, "no error");
+  }
+
   // What is left under the state directory's tmp/ (where packing happens).
   std::vector<std::string> leftovers() const {
     std::vector<std::string> left;
@@ -189,13 +200,9 @@ TEST_F(Pipeline, AStepThatFailsEndsTheJourneyThereAndLeavesNothingInTmp) {
     fresh.outcome.state = kSucceeded;
     fresh.fail_at = steps[i];
     backend = fresh;
-    try {
-      run();
-      ADD_FAILURE() << "no error";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), Errc::api);
-      EXPECT_EQ(exit_code_for(e.code(), /*is_run_command=*/true), exit_codes::kinetic);
-    }
+    const Error e = failure();
+    EXPECT_EQ(e.code(), Errc::api);
+    EXPECT_EQ(exit_code_for(e.code(), /*is_run_command=*/true), exit_codes::kinetic);
     // The steps up to the failing one ran, none after it.
     EXPECT_EQ(backend.calls, std::vector<std::string>(steps.begin(), steps.begin() + i + 1));
     EXPECT_TRUE(leftovers().empty()) << leftovers().front();
@@ -205,17 +212,13 @@ TEST_F(Pipeline, AStepThatFailsEndsTheJourneyThereAndLeavesNothingInTmp) {
 // After submit the job exists, so what a failure leaves depends on whether the job has ended.
 TEST_F(Pipeline, ACutStreamLeavesTheJobAloneAndSaysHowToGetBackToIt) {
   backend.fail_at = "stream_logs";
-  try {
-    run();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    ASSERT_TRUE(backend.submitted);
-    const std::string id = backend.submitted->id;
-    EXPECT_EQ(e.code(), Errc::api);
-    EXPECT_NE(std::string(e.what()).find("stream_logs failed (injected)"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("`kinetic logs -f " + id + "`"), std::string::npos)
-        << e.what();
-  }
+  const Error e = failure();
+  ASSERT_TRUE(backend.submitted);
+  const std::string id = backend.submitted->id;
+  EXPECT_EQ(e.code(), Errc::api);
+  EXPECT_NE(std::string(e.what()).find("stream_logs failed (injected)"), std::string::npos);
+  EXPECT_NE(std::string(e.what()).find("`kinetic logs -f " + id + "`"), std::string::npos)
+      << e.what();
   // The job may still be running: neither collected nor cleaned.
   EXPECT_EQ(backend.calls,
             (std::vector<std::string>{"prepare_image", "stage_context", "submit", "stream_logs"}));
@@ -226,24 +229,16 @@ TEST_F(Pipeline, AJobThatCouldNotStartIsReportedAsTheBackendSaidIt) {
   // nothing to follow or cancel.
   backend.fail_at = "stream_logs";
   backend.fail_code = Errc::job_start;
-  try {
-    run();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::job_start);
-    EXPECT_EQ(std::string(e.what()), "stream_logs failed (injected)");
-  }
+  const Error e = failure();
+  EXPECT_EQ(e.code(), Errc::job_start);
+  EXPECT_EQ(std::string(e.what()), "stream_logs failed (injected)");
 }
 
 TEST_F(Pipeline, AFailedCollectStillCleansTheEndedJobAndReportsTheCollectError) {
   backend.fail_at = "collect";
-  try {
-    run();
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::api);
-    EXPECT_NE(std::string(e.what()).find("collect failed"), std::string::npos) << e.what();
-  }
+  const Error e = failure();
+  EXPECT_EQ(e.code(), Errc::api);
+  EXPECT_NE(std::string(e.what()).find("collect failed"), std::string::npos) << e.what();
   EXPECT_EQ(backend.calls, (std::vector<std::string>{"prepare_image", "stage_context", "submit",
                                                      "stream_logs", "collect", "clean"}));
 }
