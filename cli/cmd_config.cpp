@@ -1,5 +1,6 @@
 // kinetic config view | get-contexts | use-context NAME | set KEY VALUE
 #include "app.h"
+#include "backend/gke/auto_down.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/pricing.h"
@@ -18,6 +19,7 @@ nlohmann::ordered_json context_json(const Context& c) {
   if (!c.namespace_.empty()) j["namespace"] = c.namespace_;
   if (!c.base_image.empty()) j["base_image"] = c.base_image;
   if (!c.prices.empty()) j["prices"] = c.prices;
+  if (!c.auto_down.empty()) j["auto_down"] = c.auto_down;
   return j;
 }
 
@@ -32,7 +34,7 @@ int ConfigView::run(Factory& f) {
   std::vector<std::pair<std::string, const Setting*>> rows = {
       {"context", &s.context},       {"project", &s.project}, {"zone", &s.zone},
       {"region", &s.region},         {"cluster", &s.cluster}, {"namespace", &s.namespace_},
-      {"base-image", &s.base_image}, {"prices", &s.prices}};
+      {"base-image", &s.base_image}, {"prices", &s.prices},   {"auto-down", &s.auto_down}};
   IOStreams& io = f.io();
   Printable p{.kind = "Config"};
   // Keyed by setting name, as `kinetic config set` takes them.
@@ -126,6 +128,7 @@ struct ConfigSet : CommandOptions {
     const auto [context, field] = target();
     if (!context.empty()) refuse_local_backend(context, field);
     if (field == "prices") (void)parse_price_book(value);  // a bad one is refused, not saved
+    if (field == "auto-down") (void)gke::parse_auto_down(value, "auto-down");
   }
 
   // The current context is known only once the config is read (run).
@@ -162,6 +165,8 @@ void add_config(CLI::App& root, Factory&, Action& action) {
       "  kinetic config set contexts.acme.backend gke\n"
       "  kinetic config set contexts.acme.project acme-ml\n"
       "  kinetic config set prices 'v5litepod-8=3.50,e2-standard-4=0.12'   # negotiated prices\n"
+      "  kinetic config set auto-down 2h   # the next `kinetic up` makes the cluster delete "
+      "itself\n"
       "  kinetic config use-context acme");
 
   CLI::App* view =
@@ -182,7 +187,8 @@ void add_config(CLI::App& root, Factory&, Action& action) {
   CLI::App* set = c->add_subcommand(
       "set",
       "Set KEY to VALUE: current-context, a key of the current context (backend, project, "
-      "zone, region, cluster, namespace, base-image, prices) or contexts.NAME.KEY (creates "
+      "zone, region, cluster, namespace, base-image, prices, auto-down) or contexts.NAME.KEY "
+      "(creates "
       "NAME)");
   set->add_option("key", set_options->key, "Key")->required();
   set->add_option("value", set_options->value, "Value")->required();

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "app.h"
+#include "backend/gke/auto_down.h"
 #include "backend/gke/provisioner.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -52,13 +53,15 @@ struct ClusterView {
   std::string name;
   std::string location;
   std::vector<gke::PoolRow> pools;
+  std::optional<gke::AutoDownState> auto_down;  // what the in-cluster check recorded
 };
 
 std::optional<ClusterView> cluster_view(Factory& f) {
   if (f.settings().backend != "gke") return std::nullopt;
   gke::Session& s = f.gke_session();
   gke::Provisioner provisioner(s, nullptr);
-  return ClusterView{s.target.cluster, s.target.location, provisioner.list_pools()};
+  return ClusterView{s.target.cluster, s.target.location, provisioner.list_pools(),
+                     gke::read_auto_down(s)};
 }
 
 std::string duration_text(const JobStatus& s) {
@@ -116,6 +119,17 @@ int StatusOptions::run(Factory& f) {
                              {"location", cluster->location},
                              {"cost_per_hour", cost.per_hour},
                              {"pools", pools}};
+      if (const auto& a = cluster->auto_down) {
+        auto when = [](const std::optional<double>& t) {
+          return t ? nlohmann::ordered_json(rfc3339(*t)) : nlohmann::ordered_json(nullptr);
+        };
+        p.fields["cluster"]["auto_down"] = {{"idle_after_seconds", a->idle_seconds},
+                                            {"state", a->state.empty() ? "unchecked" : a->state},
+                                            {"idle_since", when(a->idle_since)},
+                                            {"deletes_at", when(a->deletes_at)},
+                                            {"checked_at", when(a->checked_at)},
+                                            {"text", gke::auto_down_text(*a, now_unix())}};
+      }
     }
     p.fields["jobs"] = list;
   }
@@ -152,7 +166,9 @@ int StatusOptions::run(Factory& f) {
   };
   if (cluster) {
     io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
-            gke::cluster_cost_text(cost) + " now");
+            gke::cluster_cost_text(cost) + " now" +
+            (cluster->auto_down ? "; " + gke::auto_down_text(*cluster->auto_down, now_unix())
+                                : std::string()));
     Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
     for (const auto& pool : cluster->pools) {
       auto each = node_price_per_hour(pool.pool.machine_type, prices);
@@ -175,7 +191,9 @@ int StatusOptions::run(Factory& f) {
     io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
             gke::cluster_cost_text(cost) +
             "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
-            "images)");
+            "images)" +
+            (cluster->auto_down ? std::string()
+                                : ", or let it go by itself: `kinetic up --auto-down 2h`"));
   return 0;
 }
 

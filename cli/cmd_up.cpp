@@ -2,6 +2,7 @@
 // the JobSet controller, the image repository and the jobs bucket, then record the gke context
 // and make it current.
 #include "app.h"
+#include "backend/gke/auto_down.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/gke/provisioner.h"
@@ -22,8 +23,10 @@ struct UpFlags : CommandOptions {
   std::string release_channel = "regular";
   std::string context_name;
   std::string jobset_manifests;
+  std::string auto_down;  // --auto-down: a period or "off"
 
   void validate() const override {
+    if (!auto_down.empty()) (void)gke::parse_auto_down(auto_down, "--auto-down");
     // Every pool request is checked before anything is touched, so a bad --min-nodes or an
     // unknown accelerator fails fast.
     const gke::UpOptions o = up_options();
@@ -52,6 +55,12 @@ int UpFlags::run(Factory& f) {
 
   gke::UpOptions options = up_options();
   options.jobset_manifests = gke::jobset_manifests_source(jobset_manifests, f.env());
+  // --auto-down, else the context's setting (which --auto-down updates); neither: as it is.
+  const Setting& setting = f.settings().auto_down;
+  const std::string period = auto_down.empty() ? setting.value : auto_down;
+  if (!period.empty())
+    options.auto_down = gke::parse_auto_down(
+        period, auto_down.empty() ? "auto-down (" + setting.source + ")" : "--auto-down");
 
   const gke::Target& t = session.target;
   io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
@@ -76,6 +85,7 @@ int UpFlags::run(Factory& f) {
   ctx.zone = t.location == t.region ? "" : t.location;
   ctx.region = t.location == t.region ? t.region : "";
   ctx.cluster = t.cluster;
+  if (!auto_down.empty()) ctx.auto_down = auto_down;
   config.set_current_context(name);
   config.save();
 
@@ -108,12 +118,17 @@ void add_up(CLI::App& root, Factory&, Action& action) {
   c->add_option("--jobset-manifests", flags->jobset_manifests,
                 "Install JobSet from this copy of its release manifests (a file or URL; default: "
                 "the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)");
+  c->add_option("--auto-down", flags->auto_down,
+                "Delete the cluster by itself once no job has been pending or running for this "
+                "long (e.g. 2h; at least 10m; off removes it); kept in the context")
+      ->type_name("DURATION|off");
   c->add_option("--context-name", flags->context_name,
                 "Name of the kinetic context to write (default: the project)");
   c->footer(
       "Examples:\n"
       "  kinetic up --project acme-ml --zone us-central1-a --accelerator v5litepod-1\n"
       "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
+      "  kinetic up --auto-down 2h    # deletes itself after 2 idle hours (bucket, images kept)\n"
       "Running it again reconciles: what exists is reported and left alone. Multi-host TPU\n"
       "slices run as JobSets: up installs the JobSet controller (a pinned release) once.");
   on_parse(c, action, flags);

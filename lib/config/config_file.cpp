@@ -32,8 +32,9 @@ Context local_context() {
 }  // namespace
 
 const std::vector<std::string>& context_keys() {
-  static const std::vector<std::string> keys = {"backend", "project",   "zone",       "region",
-                                                "cluster", "namespace", "base-image", "prices"};
+  static const std::vector<std::string> keys = {"backend",    "project", "zone",
+                                                "region",     "cluster", "namespace",
+                                                "base-image", "prices",  "auto-down"};
   return keys;
 }
 
@@ -85,6 +86,8 @@ ConfigFile ConfigFile::load(const fs::path& path) {
             c.base_image = fv;
           } else if (fk == "prices") {
             c.prices = fv;
+          } else if (fk == "auto-down") {
+            c.auto_down = fv;
           } else {
             auto near = closest_matches(fk, context_keys(), 1);
             malformed(path, f.first.Mark().line,
@@ -132,6 +135,7 @@ void ConfigFile::save() const {
     field("namespace", c.namespace_);
     field("base-image", c.base_image);
     field("prices", c.prices);
+    field("auto-down", c.auto_down);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -194,6 +198,7 @@ void ConfigFile::set(const std::string& name, const std::string& key, const std:
   if (key == "namespace") c.namespace_ = value;
   if (key == "base-image") c.base_image = value;
   if (key == "prices") c.prices = value;
+  if (key == "auto-down") c.auto_down = value;
 }
 
 }  // namespace kinetic

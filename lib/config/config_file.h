@@ -31,6 +31,7 @@ struct Context {
   std::string namespace_;
   std::string base_image;  // FROM of kinetic-built images (docs/images.md); empty: kinetic's own
   std::string prices;      // negotiated prices, "NAME=USD,..." (job/pricing.h); empty: list prices
+  std::string auto_down;   // idle auto-down period ("2h") or "off" (backend/gke/auto_down.h)
 };
 
 // The keys `kinetic config set` accepts on a context.

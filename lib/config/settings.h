@@ -37,6 +37,7 @@ struct Settings {
   Setting namespace_;
   Setting base_image;  // env KINETIC_BASE_IMAGE > context base-image; empty: kinetic's own
   Setting prices;      // env KINETIC_PRICES > context prices; empty: list prices (job/pricing.h)
+  Setting auto_down;   // context auto-down: what `up` makes of idle auto-down; empty: as it is
 };
 
 // gcloud's active configuration: core/project, compute/zone, compute/region. Reads

@@ -9,10 +9,12 @@
 namespace kinetic::gcp {
 
 // The Google APIs kinetic calls, by their endpoint names.
-inline constexpr const char* kServices[] = {"container", "cloudbuild", "artifactregistry",
-                                            "serviceusage", "storage"};
+inline constexpr const char* kServices[] = {"container",    "cloudbuild", "artifactregistry",
+                                            "serviceusage", "storage",    "cloudresourcemanager",
+                                            "iam"};
 
-// The ROOT URL of SERVICE (container, cloudbuild, artifactregistry, serviceusage, storage),
+// The ROOT URL of SERVICE (container, cloudbuild, artifactregistry, serviceusage, storage,
+// cloudresourcemanager, iam),
 // without a trailing slash; callers append the full method path ("/v1/projects/...",
 // "/storage/v1/b/...", "/upload/storage/v1/b/...").
 //

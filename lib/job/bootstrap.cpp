@@ -3,7 +3,7 @@
 namespace kinetic {
 
 // The source: lib/job/bootstrap.py, embedded at build time without its comments
-// (cmake/embed_bootstrap.cmake).
+// (cmake/embed_python.cmake).
 extern const std::string_view kBootstrapSource;
 
 std::string_view bootstrap_source() {

@@ -2,7 +2,7 @@
 #
 # Standard library only, so any image with python3 runs it and nothing kinetic-specific is baked
 # into images. The build embeds this file into the binary with comment lines and blank lines
-# removed (cmake/embed_bootstrap.cmake); keep it free of triple-quoted strings.
+# removed (cmake/embed_python.cmake); keep it free of triple-quoted strings.
 #
 # The contract (tests/integration/test_bootstrap.cpp runs it for real against the fake GCS;
 # docs/run-record.md has the bucket layout):

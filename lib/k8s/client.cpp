@@ -380,6 +380,7 @@ constexpr KindInfo kKinds[] = {
     {"Service", "services", true},
     {"Deployment", "deployments", true},
     {"Job", "jobs", true},
+    {"CronJob", "cronjobs", true},
     {"JobSet", "jobsets", true},
     {"Pod", "pods", true},
 };

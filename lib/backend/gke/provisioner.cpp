@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "backend/gke/auto_down.h"
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
@@ -85,7 +86,10 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   const Target& t = session_.target;
 
   gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
-  std::vector<std::string> off = services.disabled(t.project, required_services());
+  std::vector<std::string> wanted = required_services();
+  // Auto-down grants its access in the project's IAM policy, through Resource Manager.
+  if (options.auto_down.value_or(0) > 0) wanted.push_back(kResourceManagerService);
+  std::vector<std::string> off = services.disabled(t.project, wanted);
   if (!off.empty()) {
     services.enable(t.project, off, session_.poll);
     for (const auto& s : off) record(changes, {"service", s, "enabled"});
@@ -135,6 +139,20 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
     const bool granted = storage.add_bucket_iam_member(bucket, "roles/storage.objectUser", member);
     record(changes, {"bucket access", "roles/storage.objectUser for pods in namespace " + t.ns,
                      granted ? "granted" : "exists"});
+  }
+
+  if (options.auto_down) {
+    auto conn = connect_kube(session_, cluster_access(session_));
+    auto report = [&](Change c) { record(changes, std::move(c)); };
+    if (*options.auto_down == 0) {
+      remove_auto_down(session_, conn.client.get(), report);
+    } else {
+      if (info.project_number.empty())
+        throw Error(Errc::api, "the bucket gs://" + bucket +
+                                   " did not say its project number, which auto-down's "
+                                   "principal needs; try `kinetic up` again");
+      install_auto_down(session_, *conn.client, info.project_number, *options.auto_down, report);
+    }
   }
   return changes;
 }
@@ -268,6 +286,12 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
     storage.delete_bucket(bucket);
     record(changes, {"bucket", "gs://" + bucket, "deleted"});
   }
+
+  // Auto-down's access goes with the cluster (its objects went with it). Without Resource
+  // Manager on, auto-down was never granted: nothing to read.
+  gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
+  if (services.disabled(t.project, {kResourceManagerService}).empty())
+    remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
   return changes;
 }
 

@@ -29,6 +29,8 @@ struct UpOptions {
   std::string release_channel = "REGULAR";
   // Where the JobSet release manifests are read from (jobset_release.h).
   std::string jobset_manifests;
+  // Idle auto-down (auto_down.h): the period in seconds, 0 to remove it, none to leave it as is.
+  std::optional<long> auto_down;
 };
 
 struct DownOptions {

@@ -1,0 +1,294 @@
+// Idle auto-down: the objects, the grant, and reading what the script recorded. Decisions:
+// - The idle rule lives in the script alone (auto_down.py's decide()): `status` shows what it
+//   recorded and never decides anything itself, so the two cannot disagree.
+// - The period is the ConfigMap's idle_after, applied by `up` (server-side apply owns that key
+//   only; the script patches the others), so changing it is one apply and the script reads it
+//   at its next run.
+// - The custom role stays when access is revoked: unbound it grants nothing, and a deleted
+//   role's id cannot be reused for weeks, which would break the next `up --auto-down`.
+#include "backend/gke/auto_down.h"
+
+#include <ctime>
+
+#include "backend/gke/cluster_access.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "gcp/project_iam.h"
+#include "k8s/timestamp.h"
+
+namespace kinetic {
+extern const std::string_view kAutoDownSource;  // generated from auto_down.py
+}
+
+namespace kinetic::gke {
+
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+ojson labels() {
+  return {{"app.kubernetes.io/managed-by", "kinetic"}, {"app.kubernetes.io/name", kAutoDownName}};
+}
+
+ojson metadata(const std::string& name, const std::string& ns) {
+  return {{"name", name}, {"namespace", ns}, {"labels", labels()}};
+}
+
+// "2h", "1h12m", "45m", "1d2h": a period as a person says it.
+std::string period_text(long seconds) {
+  const long minutes = (seconds + 59) / 60;
+  const long d = minutes / 1440, h = minutes % 1440 / 60, m = minutes % 60;
+  std::string out;
+  if (d > 0) out += std::to_string(d) + "d";
+  if (h > 0) out += std::to_string(h) + "h";
+  if (m > 0 && d == 0) out += std::to_string(m) + "m";
+  return out.empty() ? "0m" : out;
+}
+
+// "14:03" in the local time zone; "Nov 24 14:03" when not within the last day.
+std::string clock_text(double when, double now) {
+  const time_t t = static_cast<time_t>(when);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, now - when < 20 * 3600 ? "%H:%M" : "%b %d %H:%M", &tm);
+  return buf;
+}
+
+std::optional<double> time_field(const nlohmann::json& data, const char* key) {
+  auto it = data.find(key);
+  if (it == data.end() || !it->is_string()) return std::nullopt;
+  auto ts = k8s::parse_timestamp(it->get<std::string>());
+  if (!ts) return std::nullopt;
+  return static_cast<double>(ts->seconds);
+}
+
+std::string configmap_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/configmaps/" + kAutoDownName;
+}
+
+}  // namespace
+
+std::string_view auto_down_source() {
+  return kAutoDownSource;
+}
+
+std::string auto_down_service_account(const std::string& cluster) {
+  std::string name = kAutoDownName;  // appended in steps: GCC 12 warns wrongly on a + b + c
+  name += '-';
+  name += cluster;
+  return name;
+}
+
+std::string auto_down_principal(const Target& t, const std::string& project_number) {
+  return "principal://iam.googleapis.com/projects/" + project_number +
+         "/locations/global/workloadIdentityPools/" + t.project + ".svc.id.goog/subject/ns/" +
+         t.ns + "/sa/" + auto_down_service_account(t.cluster);
+}
+
+std::string auto_down_condition_title(const Target& t) {
+  return "kinetic auto-down of " + t.cluster + " in " + t.location;
+}
+
+std::string auto_down_condition(const Target& t) {
+  return "resource.name == \"projects/" + t.project + "/locations/" + t.location + "/clusters/" +
+         t.cluster + "\"";
+}
+
+std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
+  std::vector<ojson> out;
+  if (t.ns != "default")
+    out.push_back({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", t.ns}}}});
+  const std::string sa = auto_down_service_account(t.cluster);
+  out.push_back(
+      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", metadata(sa, t.ns)}});
+  // What the script reads and writes, and nothing else: list (never read a Secret or a log),
+  // and get/patch its own ConfigMap by name.
+  out.push_back(
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "Role"},
+       {"metadata", metadata(kAutoDownName, t.ns)},
+       {"rules",
+        ojson::array(
+            {{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"list"}}},
+             {{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"list"}}},
+             {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"list"}}},
+             {{"apiGroups", {""}},
+              {"resources", {"configmaps"}},
+              {"resourceNames", {kAutoDownName}},
+              {"verbs", {"get", "patch"}}}})}});
+  out.push_back(
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "RoleBinding"},
+       {"metadata", metadata(kAutoDownName, t.ns)},
+       {"roleRef",
+        {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", kAutoDownName}}},
+       {"subjects",
+        ojson::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", t.ns}}})}});
+  out.push_back({{"apiVersion", "v1"},
+                 {"kind", "ConfigMap"},
+                 {"metadata", metadata(kAutoDownName, t.ns)},
+                 {"data", {{"idle_after", std::to_string(idle_seconds)}}}});
+  ojson env = ojson::array({{{"name", "KINETIC_PROJECT"}, {"value", t.project}},
+                            {{"name", "KINETIC_LOCATION"}, {"value", t.location}},
+                            {{"name", "KINETIC_CLUSTER"}, {"value", t.cluster}},
+                            {{"name", "KINETIC_NAMESPACE"}, {"value", t.ns}},
+                            {{"name", "KINETIC_STATE"}, {"value", kAutoDownName}}});
+  ojson container = {
+      {"name", "auto-down"},
+      {"image", kAutoDownImage},
+      {"command", {"python3", "-c", std::string(auto_down_source())}},
+      {"env", env},
+      {"resources",
+       {{"requests", {{"cpu", "50m"}, {"memory", "64Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"capabilities", {{"drop", {"ALL"}}}}}}};
+  ojson pod = {{"serviceAccountName", sa},
+               {"restartPolicy", "Never"},
+               // The default pool is always up; an accelerator node would be kept up by this pod.
+               {"nodeSelector", {{"cloud.google.com/gke-nodepool", "default-pool"}}},
+               {"securityContext", {{"runAsNonRoot", true}, {"runAsUser", 65534}}},
+               {"containers", ojson::array({container})}};
+  out.push_back({{"apiVersion", "batch/v1"},
+                 {"kind", "CronJob"},
+                 {"metadata", metadata(kAutoDownName, t.ns)},
+                 {"spec",
+                  {{"schedule", kAutoDownSchedule},
+                   {"concurrencyPolicy", "Forbid"},
+                   {"startingDeadlineSeconds", 240},
+                   {"successfulJobsHistoryLimit", 1},
+                   {"failedJobsHistoryLimit", 1},
+                   {"jobTemplate",
+                    {{"metadata", {{"labels", labels()}}},
+                     {"spec",
+                      {{"backoffLimit", 0},
+                       {"activeDeadlineSeconds", 240},
+                       {"template", {{"metadata", {{"labels", labels()}}}, {"spec", pod}}}}}}}}}});
+  return out;
+}
+
+long parse_auto_down(const std::string& text, const std::string& source) {
+  if (to_lower(std::string(trim(text))) == "off") return 0;
+  const long seconds = parse_duration(trim(text), source);
+  if (seconds < kAutoDownMinSeconds)
+    throw Error(Errc::usage, source + " " + text + " is too short: the cluster is checked every " +
+                                 "5 minutes, so give at least 10m (or off)");
+  return seconds;
+}
+
+void install_auto_down(const Session& session, k8s::Client& kube, const std::string& project_number,
+                       long idle_seconds, const std::function<void(Change)>& record) {
+  const Target& t = session.target;
+  gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
+                            session.endpoint("iam"));
+  const std::string role = "projects/" + t.project + "/roles/" + kAutoDownRoleId;
+  record({"IAM role", role + " (container.clusters.delete only)",
+          iam.ensure_custom_role(t.project, kAutoDownRoleId, "kinetic auto-down",
+                                 "Deletes an idle GKE cluster made by kinetic (kinetic up "
+                                 "--auto-down); granted on a condition naming the cluster",
+                                 {"container.clusters.delete"})});
+  // The grant first: the CronJob must not run before its principal may do its one thing.
+  const bool granted = iam.grant(
+      t.project,
+      {role,
+       auto_down_principal(t, project_number),
+       {auto_down_condition_title(t),
+        "lets kinetic's auto-down delete cluster " + t.cluster + " only", auto_down_condition(t)}});
+  record({"auto-down access", "may delete cluster " + t.cluster + " and nothing else",
+          granted ? "granted" : "exists"});
+
+  std::string action = "installed";
+  if (auto existing = kube.get(configmap_path(t.ns))) {
+    const auto data = existing->value("data", nlohmann::json::object());
+    action = data.value("idle_after", "") == std::to_string(idle_seconds) ? "exists" : "updated";
+  }
+  for (const auto& object : auto_down_manifests(t, idle_seconds)) {
+    const nlohmann::json plain = nlohmann::json::parse(object.dump());
+    kube.apply(k8s::object_path(plain, t.ns), plain, "kinetic");
+  }
+  record({"auto-down",
+          "deletes the cluster after " + period_text(idle_seconds) +
+              " with no job pending or running (checked every 5 minutes; jobs bucket and images "
+              "kept)",
+          action});
+}
+
+void remove_auto_down(const Session& session, k8s::Client* kube,
+                      const std::function<void(Change)>& record) {
+  const Target& t = session.target;
+  if (kube) {
+    // The CronJob first, so no new run starts while its access goes.
+    const bool had =
+        kube->remove("/apis/batch/v1/namespaces/" + t.ns + "/cronjobs/" + kAutoDownName);
+    kube->remove("/api/v1/namespaces/" + t.ns + "/configmaps/" + kAutoDownName);
+    kube->remove("/apis/rbac.authorization.k8s.io/v1/namespaces/" + t.ns + "/rolebindings/" +
+                 kAutoDownName);
+    kube->remove("/apis/rbac.authorization.k8s.io/v1/namespaces/" + t.ns + "/roles/" +
+                 kAutoDownName);
+    kube->remove("/api/v1/namespaces/" + t.ns + "/serviceaccounts/" +
+                 auto_down_service_account(t.cluster));
+    if (had) record({"auto-down", "CronJob " + t.ns + "/" + kAutoDownName, "removed"});
+  }
+  gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
+                            session.endpoint("iam"));
+  const std::string role = "projects/" + t.project + "/roles/" + kAutoDownRoleId;
+  if (iam.revoke(t.project, role, auto_down_condition_title(t)))
+    record({"auto-down access", "to delete cluster " + t.cluster, "revoked"});
+}
+
+std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& ns) {
+  auto cm = kube.get(configmap_path(ns));
+  if (!cm) return std::nullopt;
+  const auto data = cm->value("data", nlohmann::json::object());
+  AutoDownState s;
+  try {
+    s.idle_seconds = std::stol(data.value("idle_after", "0"));
+  } catch (const std::exception&) {
+    s.idle_seconds = 0;
+  }
+  s.state = data.value("state", "");
+  try {
+    s.active = std::stoi(data.value("active", "0"));
+  } catch (const std::exception&) {
+    s.active = 0;
+  }
+  s.idle_since = time_field(data, "idle_since");
+  s.deletes_at = time_field(data, "deletes_at");
+  s.checked_at = time_field(data, "checked_at");
+  s.message = data.value("message", "");
+  return s;
+}
+
+std::optional<AutoDownState> read_auto_down(const Session& session) {
+  auto conn = connect_kube(session, cluster_access(session));
+  return read_auto_down(*conn.client, session.target.ns);
+}
+
+std::string auto_down_text(const AutoDownState& s, double now) {
+  const std::string period = period_text(s.idle_seconds);
+  std::string text;
+  if (s.state == "error") {
+    text = "auto-down failed at its last check: " + s.message;
+  } else if (s.state == "deleting") {
+    text = "auto-down is deleting the cluster" +
+           (s.idle_since ? " (idle since " + clock_text(*s.idle_since, now) + ")" : "");
+  } else if (s.state == "idle" && s.deletes_at && s.idle_since) {
+    const double left = *s.deletes_at - now;
+    text =
+        (left > 0 ? "auto-down in " + period_text(static_cast<long>(left)) : "auto-down due now") +
+        " (idle since " + clock_text(*s.idle_since, now) + ")";
+  } else if (s.state == "active") {
+    text = "auto-down after " + period + " idle (a job is pending or running)";
+  } else {
+    text = "auto-down after " + period + " idle (first check within 5 minutes)";
+  }
+  // A CronJob that stopped running would never delete anything: say so.
+  if (s.checked_at && now - *s.checked_at > 15 * 60)
+    text += "; last check " + period_text(static_cast<long>(now - *s.checked_at)) + " ago";
+  return text;
+}
+
+}  // namespace kinetic::gke

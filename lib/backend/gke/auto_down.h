@@ -1,0 +1,80 @@
+// Idle auto-down (docs/cost.md): `kinetic up --auto-down 2h` makes the cluster delete itself once
+// no kinetic job has been pending or running for two hours, with the user's laptop closed.
+//
+// In the cluster, in the job namespace: a CronJob (every 5 minutes, in the default pool) runs
+// lib/backend/gke/auto_down.py, embedded, as a ServiceAccount of its own whose Role lets it list
+// Jobs, JobSets and pods and read and patch one ConfigMap, where the script records what it
+// decided (state, idle_since, deletes_at) and `status` reads it. In the project: a custom role
+// holding only container.clusters.delete, granted to that ServiceAccount's Workload Identity
+// principal on a condition naming this cluster, so it may delete this cluster and nothing else.
+// `up` installs and grants; `up --auto-down off` and `down` remove and revoke.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/gke/provisioner.h"
+#include "backend/gke/session.h"
+#include "k8s/client.h"
+
+namespace kinetic::gke {
+
+// The CronJob, Role, RoleBinding and ConfigMap; the ServiceAccount is per cluster (below).
+inline constexpr const char* kAutoDownName = "kinetic-auto-down";
+inline constexpr const char* kAutoDownRoleId = "kineticAutoDown";
+inline constexpr const char* kResourceManagerService = "cloudresourcemanager.googleapis.com";
+inline constexpr const char* kAutoDownSchedule = "*/5 * * * *";
+// The image the script runs in: Python's standard library is all it needs.
+inline constexpr const char* kAutoDownImage = "python:3.12-slim";
+// The shortest period accepted: less would delete a cluster between a job's end and the next.
+inline constexpr long kAutoDownMinSeconds = 10 * 60;
+
+// The script, as embedded (comments dropped).
+std::string_view auto_down_source();
+
+// "kinetic-auto-down-CLUSTER": the principal is the namespace's service account of that name in
+// the project's workload pool, which every cluster of the project shares, so the name carries the
+// cluster's: another cluster's auto-down is another principal.
+std::string auto_down_service_account(const std::string& cluster);
+// principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/
+// PROJECT.svc.id.goog/subject/ns/NS/sa/SA
+std::string auto_down_principal(const Target& target, const std::string& project_number);
+// The IAM condition's title, one per cluster ("kinetic auto-down of CLUSTER in LOCATION").
+std::string auto_down_condition_title(const Target& target);
+// `resource.name == "projects/P/locations/L/clusters/C"`.
+std::string auto_down_condition(const Target& target);
+
+// The in-cluster objects, in the order they are applied (golden: tests/golden/manifests/).
+std::vector<nlohmann::ordered_json> auto_down_manifests(const Target& target, long idle_seconds);
+
+// `--auto-down` / the context's auto-down setting: "off" (0) or a duration of at least
+// kAutoDownMinSeconds; throws Error(Errc::usage) naming SOURCE otherwise.
+long parse_auto_down(const std::string& text, const std::string& source);
+
+// Grants the role (creating it if need be) and applies the objects; PROJECT_NUMBER names the
+// principal. Reports each step through RECORD.
+void install_auto_down(const Session& session, k8s::Client& kube, const std::string& project_number,
+                       long idle_seconds, const std::function<void(Change)>& record);
+// Deletes the objects (KUBE may be null when the cluster is gone) and revokes the grant.
+void remove_auto_down(const Session& session, k8s::Client* kube,
+                      const std::function<void(Change)>& record);
+
+// What the script recorded, for `status`.
+struct AutoDownState {
+  long idle_seconds = 0;
+  std::string state;  // "", "active", "idle", "deleting", "error"
+  int active = 0;
+  std::optional<double> idle_since, deletes_at, checked_at;  // Unix seconds
+  std::string message;
+};
+// Null when auto-down is not installed.
+std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& ns);
+std::optional<AutoDownState> read_auto_down(const Session& session);
+// "auto-down in 1h12m (idle since 14:03)", "auto-down after 2h idle (1 job active)", ... NOW
+// in Unix seconds; times shown in the local time zone.
+std::string auto_down_text(const AutoDownState& state, double now);
+
+}  // namespace kinetic::gke

@@ -1,0 +1,231 @@
+# kinetic's idle auto-down (docs/cost.md): run every few minutes by a CronJob in the cluster's
+# default pool, it deletes the cluster once no kinetic job has been pending or running for the
+# idle period, so a forgotten cluster stops costing money with the user's laptop closed.
+#
+# Standard library only (the CronJob's image is a plain python:3.X-slim), like the bootstrap;
+# no triple-quoted strings (cmake/embed_python.cmake drops comment lines). Each run:
+#   1. lists this namespace's kinetic Jobs, JobSets and pods (label kinetic.dev/job) with the
+#      pod's service-account token (RBAC: list those, get and patch one ConfigMap);
+#   2. decides (decide(), a pure function of the clock, what it saw and what it recorded last
+#      time: the only place the idle rule lives; `kinetic status` only reads what it recorded);
+#   3. records the decision in the ConfigMap (state, idle_since, deletes_at, checked_at, active);
+#   4. once the idle period is over, looks again, records "deleting" and deletes the cluster
+#      through the GKE API with a Workload Identity token whose principal holds only
+#      container.clusters.delete on this cluster (granted by `kinetic up`).
+# The jobs bucket and the image repository are not the cluster's: they stay.
+#
+# Environment (set by the CronJob): KINETIC_PROJECT, KINETIC_LOCATION, KINETIC_CLUSTER,
+# KINETIC_NAMESPACE, KINETIC_STATE (the ConfigMap's name). GCE_METADATA_HOST and
+# CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER redirect the metadata server and the GKE API as
+# Google's own clients honour them. The service-account token is read where Kubernetes mounts
+# it, or from KINETIC_SERVICEACCOUNT_DIR (a fake kubelet cannot mount: docs/fakes.md).
+import datetime
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.request
+
+JOB_LABEL = "kinetic.dev/job"
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def parse_time(text):
+    # RFC 3339 as Kubernetes writes it ("2026-11-25T14:03:00Z", fractions allowed) to epoch s.
+    if not text:
+        return None
+    try:
+        base = text.rstrip("Z").split(".")[0].split("+")[0]
+        moment = datetime.datetime.strptime(base, "%Y-%m-%dT%H:%M:%S")
+        return moment.replace(tzinfo=datetime.timezone.utc).timestamp()
+    except ValueError:
+        return None
+
+
+def format_time(epoch):
+    moment = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def condition_true(obj, kinds):
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") in kinds and c.get("status") == "True":
+            return c
+    return None
+
+
+def activity(jobs, jobsets, pods):
+    # What counts as activity: kinetic workloads not finished (pending on a scale-up, running,
+    # detached or not), and the latest time one finished. Pure: lists of API objects in, a dict
+    # out ({"active": [names], "last_end": epoch or None}).
+    active = []
+    ends = []
+    for job in jobs:
+        name = job.get("metadata", {}).get("name", "?")
+        done = condition_true(job, ("Complete", "Failed"))
+        if done:
+            ends.append(parse_time((job.get("status") or {}).get("completionTime")) or
+                        parse_time(done.get("lastTransitionTime")))
+        else:
+            active.append("job/" + name)
+    for js in jobsets:
+        name = js.get("metadata", {}).get("name", "?")
+        done = condition_true(js, ("Completed", "Failed"))
+        if done or (js.get("status") or {}).get("terminalState"):
+            ends.append(parse_time((done or {}).get("lastTransitionTime")))
+        else:
+            active.append("jobset/" + name)
+    for pod in pods:
+        phase = (pod.get("status") or {}).get("phase", "Pending")
+        if phase not in ("Succeeded", "Failed"):
+            active.append("pod/" + pod.get("metadata", {}).get("name", "?"))
+    ends = [e for e in ends if e is not None]
+    return {"active": active, "last_end": max(ends) if ends else None}
+
+
+def decide(now, seen, state, idle_seconds):
+    # The idle rule, the only one (docs/cost.md). NOW: epoch seconds; SEEN: activity(); STATE:
+    # what the last run recorded (the ConfigMap's data); IDLE_SECONDS: the period. Returns the
+    # new record and whether to delete the cluster now. The cluster has been idle since the
+    # last moment a workload is known to have been active: the end of one still listed if
+    # later, else what the last run recorded if it found the cluster idle, else now (the first
+    # run, or one after activity that ended at some unknown time since the last run).
+    record = {"idle_after": str(idle_seconds), "checked_at": format_time(now)}
+    if seen["active"]:
+        record.update(state="active", active=str(len(seen["active"])), idle_since="",
+                      deletes_at="")
+        return record, False
+    since = None
+    if state.get("state") in ("idle", "deleting", "error"):
+        since = parse_time(state.get("idle_since"))
+    if since is None:
+        since = now
+    if seen["last_end"] is not None and seen["last_end"] > since:
+        since = seen["last_end"]
+    since = min(since, now)
+    deletes_at = since + idle_seconds
+    delete = now >= deletes_at
+    record.update(state="deleting" if delete else "idle", active="0",
+                  idle_since=format_time(since), deletes_at=format_time(deletes_at))
+    return record, delete
+
+
+class Kube:
+    # The cluster's API with this pod's service-account token.
+
+    def __init__(self, env):
+        sa_dir = env.get("KINETIC_SERVICEACCOUNT_DIR") or SA_DIR
+        with open(os.path.join(sa_dir, "token")) as f:
+            self.token = f.read().strip()
+        self.context = ssl.create_default_context(cafile=os.path.join(sa_dir, "ca.crt"))
+        host = env.get("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc")
+        port = env.get("KUBERNETES_SERVICE_PORT", "443")
+        if ":" in host:
+            host = "[" + host + "]"
+        self.base = "https://%s:%s" % (host, port)
+
+    def call(self, method, path, body=None, content_type="application/json"):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.token)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self.context, timeout=30) as r:
+                return json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, e.code, status_message(e)))
+
+    def items(self, path, optional=False):
+        try:
+            return self.call("GET", path + "?labelSelector=" + JOB_LABEL).get("items") or []
+        except RuntimeError as e:
+            # A cluster without JobSet (its API group absent) has no JobSets to count.
+            if optional and "HTTP 404" in str(e):
+                return []
+            raise
+
+
+def status_message(error):
+    try:
+        body = json.loads(error.read() or b"{}")
+        return (body.get("error") or {}).get("message") or body.get("message") or error.reason
+    except ValueError:
+        return error.reason
+
+
+def look(kube, ns):
+    return activity(kube.items("/apis/batch/v1/namespaces/%s/jobs" % ns),
+                    kube.items("/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % ns,
+                               optional=True),
+                    kube.items("/api/v1/namespaces/%s/pods" % ns))
+
+
+def delete_cluster(env):
+    # DELETE the cluster through the GKE API as this pod's Workload Identity principal.
+    host = env.get("GCE_METADATA_HOST", "metadata.google.internal")
+    req = urllib.request.Request(
+        "http://%s/computeMetadata/v1/instance/service-accounts/default/token" % host,
+        headers={"Metadata-Flavor": "Google"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        token = json.loads(r.read())["access_token"]
+    base = env.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER") or "https://container.googleapis.com/"
+    if not base.endswith("/"):
+        base += "/"
+    url = base + "v1/projects/%s/locations/%s/clusters/%s" % (
+        env["KINETIC_PROJECT"], env["KINETIC_LOCATION"], env["KINETIC_CLUSTER"])
+    req = urllib.request.Request(url, method="DELETE",
+                                 headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read() or b"{}").get("name", "")
+    except urllib.error.HTTPError as e:
+        raise RuntimeError("deleting cluster %s: HTTP %d: %s" %
+                           (env["KINETIC_CLUSTER"], e.code, status_message(e)))
+
+
+def main(env):
+    ns = env["KINETIC_NAMESPACE"]
+    state_path = "/api/v1/namespaces/%s/configmaps/%s" % (ns, env["KINETIC_STATE"])
+    kube = Kube(env)
+    state = kube.call("GET", state_path).get("data") or {}
+    try:
+        idle_seconds = int(state.get("idle_after", ""))
+    except ValueError:
+        print("kinetic auto-down: %s has no idle_after; nothing to do" % state_path)
+        return 0
+    record, delete = decide(time.time(), look(kube, ns), state, idle_seconds)
+    if delete:
+        # A job submitted since the first look keeps the cluster: look once more, just before.
+        record, delete = decide(time.time(), look(kube, ns), state, idle_seconds)
+    record["message"] = ""
+    patch = "application/merge-patch+json"
+    kube.call("PATCH", state_path, {"data": record}, patch)
+    if not delete:
+        if record["state"] == "active":
+            print("kinetic auto-down: %s kinetic workload(s) active; the cluster stays" %
+                  record["active"])
+        else:
+            print("kinetic auto-down: idle since %s; the cluster is deleted at %s" %
+                  (record["idle_since"], record["deletes_at"]))
+        return 0
+    try:
+        operation = delete_cluster(env)
+    except (RuntimeError, OSError, ValueError, KeyError) as e:
+        kube.call("PATCH", state_path, {"data": {"state": "error", "message": str(e)}}, patch)
+        print("kinetic auto-down: %s" % e, file=sys.stderr)
+        return 1
+    print("kinetic auto-down: idle since %s; deleting cluster %s (operation %s)" %
+          (record["idle_since"], env["KINETIC_CLUSTER"], operation))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(os.environ))
+    except (RuntimeError, OSError, ValueError, KeyError) as e:
+        print("kinetic auto-down: %s" % e, file=sys.stderr)
+        sys.exit(1)

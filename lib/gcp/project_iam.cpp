@@ -1,0 +1,161 @@
+// Project IAM client. Decisions:
+// - The policy is read and written as version 3, so conditional bindings (ours and others')
+//   survive the round trip; a set carries the etag it read, and a 409 ABORTED (another writer
+//   in between) redoes the whole read-modify-write, as IAM asks.
+// - setIamPolicy is a POST but replaying it is harmless: a replay after a success carries a
+//   stale etag and fails 409, and the re-read finds the change made.
+// - A custom role is matched by id; a deleted one is undeleted (its id cannot be reused for
+//   weeks), and its permissions are set to exactly the ones asked.
+#include "gcp/project_iam.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "gcp/google_error.h"
+#include "gcp/json_fields.h"
+
+namespace kinetic::gcp {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kPolicyAttempts = 5;
+
+http::Response post(http::Transport& transport, const std::string& url, const json& body) {
+  http::Request req;
+  req.method = "POST";
+  req.url = url;
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = body.dump();
+  req.idempotent = true;  // a read, or a write guarded by its etag (above)
+  return transport.send(req);
+}
+
+bool same_condition(const json& binding, const std::string& title) {
+  return binding.contains("condition") && binding["condition"].is_object() &&
+         str(binding["condition"], "title") == title;
+}
+
+}  // namespace
+
+ProjectIamClient::ProjectIamClient(http::Transport& transport, std::string crm, std::string iam)
+    : transport_(transport), crm_(std::move(crm)), iam_(std::move(iam)) {
+  while (!crm_.empty() && crm_.back() == '/') crm_.pop_back();
+  while (!iam_.empty() && iam_.back() == '/') iam_.pop_back();
+}
+
+std::string ProjectIamClient::ensure_custom_role(const std::string& project,
+                                                 const std::string& role_id,
+                                                 const std::string& title,
+                                                 const std::string& description,
+                                                 const std::vector<std::string>& permissions) {
+  const std::string name = "projects/" + project + "/roles/" + role_id;
+  const std::string what = "creating the IAM role " + name;
+  json role = {{"title", title},
+               {"description", description},
+               {"includedPermissions", permissions},
+               {"stage", "GA"}};
+  auto r = post(transport_, iam_ + "/v1/projects/" + project + "/roles",
+                {{"roleId", role_id}, {"role", role}});
+  if (ok(r.status)) return "created";
+  if (r.status != 409) throw google_error(r.status, r.body, what);
+
+  http::Request get;
+  get.url = iam_ + "/v1/" + name;
+  auto g = transport_.send(get);
+  if (!ok(g.status)) throw google_error(g.status, g.body, "reading the IAM role " + name);
+  json existing = parse_json(g, "reading the IAM role " + name, "IAM");
+  bool changed = false;
+  if (existing.value("deleted", false)) {
+    auto u = post(transport_, iam_ + "/v1/" + name + ":undelete", json::object());
+    if (!ok(u.status)) throw google_error(u.status, u.body, "undeleting the IAM role " + name);
+    existing = parse_json(u, "undeleting the IAM role " + name, "IAM");
+    changed = true;
+  }
+  std::vector<std::string> have;
+  for (const auto& p : existing.value("includedPermissions", json::array()))
+    if (p.is_string()) have.push_back(p.get<std::string>());
+  std::vector<std::string> want = permissions;
+  std::sort(have.begin(), have.end());
+  std::sort(want.begin(), want.end());
+  if (have != want) {
+    http::Request patch;
+    patch.method = "PATCH";
+    patch.url = iam_ + "/v1/" + name + "?updateMask=includedPermissions";
+    patch.headers = {{"Content-Type", "application/json"}};
+    json body = {{"includedPermissions", permissions}};
+    if (existing.contains("etag")) body["etag"] = existing["etag"];
+    patch.body = body.dump();
+    auto p = transport_.send(patch);
+    if (!ok(p.status)) throw google_error(p.status, p.body, "updating the IAM role " + name);
+    changed = true;
+  }
+  return changed ? "updated" : "exists";
+}
+
+bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant& grant) {
+  const std::string what =
+      "granting " + grant.role + " to " + grant.member + " in project " + project;
+  const std::string base = crm_ + "/v1/projects/" + project;
+  for (int attempt = 1;; ++attempt) {
+    auto r =
+        post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
+    if (!ok(r.status)) throw google_error(r.status, r.body, what);
+    json policy = parse_json(r, what, "Cloud Resource Manager");
+    auto& bindings = policy["bindings"];
+    if (!bindings.is_array()) bindings = json::array();
+    json* target = nullptr;
+    for (auto& b : bindings) {
+      if (str(b, "role") != grant.role || !same_condition(b, grant.condition.title)) continue;
+      for (const auto& m : b.value("members", json::array()))
+        if (m.is_string() && m.get<std::string>() == grant.member) return false;
+      if (!target) target = &b;
+    }
+    if (target) {
+      (*target)["members"].push_back(grant.member);
+    } else {
+      bindings.push_back({{"role", grant.role},
+                          {"members", json::array({grant.member})},
+                          {"condition",
+                           {{"title", grant.condition.title},
+                            {"description", grant.condition.description},
+                            {"expression", grant.condition.expression}}}});
+    }
+    policy["version"] = 3;  // conditional bindings need it
+    auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
+    if (ok(s.status)) return true;
+    if (s.status == 409 && attempt < kPolicyAttempts) continue;  // changed since read: redo
+    throw google_error(s.status, s.body, what);
+  }
+}
+
+bool ProjectIamClient::revoke(const std::string& project, const std::string& role,
+                              const std::string& condition_title) {
+  const std::string what = "revoking " + role + " (" + condition_title + ") in project " + project;
+  const std::string base = crm_ + "/v1/projects/" + project;
+  for (int attempt = 1;; ++attempt) {
+    auto r =
+        post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
+    if (!ok(r.status)) throw google_error(r.status, r.body, what);
+    json policy = parse_json(r, what, "Cloud Resource Manager");
+    json kept = json::array();
+    bool found = false;
+    for (const auto& b : policy.value("bindings", json::array())) {
+      if (str(b, "role") == role && same_condition(b, condition_title)) {
+        found = true;
+        continue;
+      }
+      kept.push_back(b);
+    }
+    if (!found) return false;
+    policy["bindings"] = kept;
+    policy["version"] = 3;
+    auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
+    if (ok(s.status)) return true;
+    if (s.status == 409 && attempt < kPolicyAttempts) continue;
+    throw google_error(s.status, s.body, what);
+  }
+}
+
+}  // namespace kinetic::gcp

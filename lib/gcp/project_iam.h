@@ -1,0 +1,54 @@
+// A project's IAM: its allow policy (Cloud Resource Manager v1 projects.getIamPolicy and
+// setIamPolicy, gcp-api.md) and its custom roles (IAM v1 projects.roles). `kinetic up
+// --auto-down` grants the cluster's auto-down principal a custom role holding only
+// container.clusters.delete, on a condition naming the cluster; `down` revokes it
+// (docs/cost.md, docs/security.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "http/transport.h"
+
+namespace kinetic::gcp {
+
+// An IAM condition (CEL). Bindings are told apart by role and condition title.
+struct IamCondition {
+  std::string title;
+  std::string description;
+  std::string expression;
+};
+
+struct ConditionalGrant {
+  std::string role;  // "projects/P/roles/ID" or "roles/..."
+  std::string member;
+  IamCondition condition;
+};
+
+class ProjectIamClient {
+ public:
+  // CRM: the Cloud Resource Manager endpoint; IAM: the IAM endpoint (gcp/endpoints.h).
+  ProjectIamClient(http::Transport& transport, std::string crm, std::string iam);
+
+  // Creates the custom role projects/PROJECT/roles/ROLE_ID holding exactly PERMISSIONS, or
+  // brings an existing one (undeleting it if deleted) to them. Returns "created", "updated" or
+  // "exists".
+  std::string ensure_custom_role(const std::string& project, const std::string& role_id,
+                                 const std::string& title, const std::string& description,
+                                 const std::vector<std::string>& permissions);
+  // Adds GRANT's member to the project's binding of its role with its condition (a
+  // read-modify-write of the version 3 policy, redone when the etag shows another writer in
+  // between). False when it was there already.
+  bool grant(const std::string& project, const ConditionalGrant& grant);
+  // Removes the project's bindings of ROLE whose condition is titled CONDITION_TITLE, whoever
+  // they name. False when there was none.
+  bool revoke(const std::string& project, const std::string& role,
+              const std::string& condition_title);
+
+ private:
+  http::Transport& transport_;
+  std::string crm_;
+  std::string iam_;
+};
+
+}  // namespace kinetic::gcp

@@ -1,0 +1,168 @@
+// The idle rule of auto-down (lib/backend/gke/auto_down.py, as embedded) run for real with
+// python3: decide() and activity() are pure, so each case is a fake clock (NOW, in seconds), the
+// workloads the script would list and what it recorded last time. The whole script against a
+// cluster is in the e2e tests (tests/e2e/test_gke_auto_down.cpp).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/gke/auto_down.h"
+#include "core/fs.h"
+
+namespace kinetic {
+namespace {
+
+using nlohmann::json;
+
+constexpr long kHour = 3600;
+constexpr double kT0 = 1795000000;  // 2026-11-18T..., a fixed clock
+
+// Loads the embedded script as a module (not as __main__, so main() does not run) and prints
+// what EXPR evaluates to, as JSON. ARGS is bound to `args` in the expression's scope.
+json python(const std::string& expr, const json& args) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("kinetic-auto-down-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "auto_down.py") << gke::auto_down_source();
+  std::ofstream(dir / "args.json") << args.dump();
+  std::ofstream(dir / "driver.py") << "import json, sys\n"
+                                      "m = {'__name__': 'auto_down'}\n"
+                                      "exec(open(sys.argv[1]).read(), m)\n"
+                                      "args = json.load(open(sys.argv[2]))\n"
+                                      "print(json.dumps(eval(sys.argv[3], m, {'args': args})))\n";
+  const std::string cmd = "python3 '" + (dir / "driver.py").string() + "' '" +
+                          (dir / "auto_down.py").string() + "' '" + (dir / "args.json").string() +
+                          "' \"" + expr + "\"";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  EXPECT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  fs::remove_all(dir);
+  return json::parse(out);
+}
+
+// decide(now, seen, state, idle) → [record, delete]
+json decide(double now, const json& seen, const json& state, long idle) {
+  return python("decide(args[0], args[1], args[2], args[3])", {now, seen, state, idle});
+}
+
+json idle_seen() {
+  return {{"active", json::array()}, {"last_end", nullptr}};
+}
+
+// As the script writes times: RFC 3339, whole seconds, UTC.
+std::string at(double t) {
+  const time_t secs = static_cast<time_t>(t);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+TEST(AutoDownRule, TheFirstCheckOfAnIdleClusterStartsTheClock) {
+  json r = decide(kT0, idle_seen(), json::object(), 2 * kHour);
+  EXPECT_EQ(r[0]["state"], "idle");
+  EXPECT_EQ(r[0]["idle_since"], at(kT0));
+  EXPECT_EQ(r[0]["deletes_at"], at(kT0 + 2 * kHour));
+  EXPECT_EQ(r[0]["idle_after"], "7200");
+  EXPECT_FALSE(r[1]);
+}
+
+TEST(AutoDownRule, TheClusterGoesWhenThePeriodIsOverAndNotASecondBefore) {
+  json state = {{"state", "idle"}, {"idle_since", at(kT0)}};
+  json before = decide(kT0 + 2 * kHour - 1, idle_seen(), state, 2 * kHour);
+  EXPECT_EQ(before[0]["state"], "idle");
+  EXPECT_FALSE(before[1]);
+  json due = decide(kT0 + 2 * kHour, idle_seen(), state, 2 * kHour);
+  EXPECT_EQ(due[0]["state"], "deleting");
+  EXPECT_EQ(due[0]["idle_since"], at(kT0));
+  EXPECT_TRUE(due[1]);
+}
+
+TEST(AutoDownRule, AnActiveWorkloadKeepsTheClusterWhateverWasRecorded) {
+  json seen = {{"active", {"job/job-1a2b3c4d"}}, {"last_end", nullptr}};
+  json state = {{"state", "idle"}, {"idle_since", at(kT0)}};
+  json r = decide(kT0 + 30 * kHour, seen, state, 2 * kHour);
+  EXPECT_EQ(r[0]["state"], "active");
+  EXPECT_EQ(r[0]["active"], "1");
+  EXPECT_EQ(r[0]["idle_since"], "");
+  EXPECT_FALSE(r[1]);
+}
+
+TEST(AutoDownRule, AfterActivityTheClockStartsAgainFromNowWhenTheEndIsUnknown) {
+  // The job was seen at the last check and is gone (its Job deleted by run's clean-up): it
+  // ended at some unknown time before now, so the period counts from now, never from earlier.
+  json state = {{"state", "active"}, {"checked_at", at(kT0)}, {"idle_since", ""}};
+  json r = decide(kT0 + 5 * kHour, idle_seen(), state, 2 * kHour);
+  EXPECT_EQ(r[0]["idle_since"], at(kT0 + 5 * kHour));
+  EXPECT_FALSE(r[1]);
+}
+
+TEST(AutoDownRule, AJobThatEndedSinceTheLastCheckRestartsTheClockAtItsEnd) {
+  // Idle since T0, then a short job ran between two checks; its finished Job is still listed.
+  json state = {{"state", "idle"}, {"idle_since", at(kT0)}};
+  json seen = {{"active", json::array()}, {"last_end", kT0 + 2 * kHour - 60}};
+  json r = decide(kT0 + 2 * kHour, seen, state, 2 * kHour);
+  EXPECT_EQ(r[0]["idle_since"], at(kT0 + 2 * kHour - 60));
+  EXPECT_FALSE(r[1]) << "the cluster went 60 s after a job ended";
+}
+
+TEST(AutoDownRule, AnEndInTheFutureIsNotBelieved) {
+  // A node's clock ahead of ours must not push the deletion out indefinitely, nor date the
+  // idle time after now.
+  json seen = {{"active", json::array()}, {"last_end", kT0 + kHour}};
+  json r = decide(kT0, seen, json::object(), 2 * kHour);
+  EXPECT_EQ(r[0]["idle_since"], at(kT0));
+}
+
+// ---- activity(): what counts
+
+json job(const std::string& name, const std::string& condition, const std::string& end) {
+  json j = {{"metadata", {{"name", name}}}, {"status", json::object()}};
+  if (!condition.empty()) {
+    j["status"]["conditions"] = {
+        {{"type", condition}, {"status", "True"}, {"lastTransitionTime", end}}};
+    if (condition == "Complete") j["status"]["completionTime"] = end;
+  }
+  return j;
+}
+
+TEST(AutoDownActivity, UnfinishedJobsJobSetsAndPodsAreActivityFinishedOnesGiveTheirEnd) {
+  json jobs = {job("job-running", "", ""), job("job-done", "Complete", at(kT0 + 10)),
+               job("job-failed", "Failed", at(kT0 + 20))};
+  json jobsets = {
+      {{"metadata", {{"name", "js-pending"}}}, {"status", json::object()}},
+      {{"metadata", {{"name", "js-done"}}},
+       {"status",
+        {{"terminalState", "Completed"},
+         {"conditions",
+          {{{"type", "Completed"}, {"status", "True"}, {"lastTransitionTime", at(kT0 + 5)}}}}}}}};
+  // A pod pending on a scale-up counts; one that ended does not.
+  json pods = {{{"metadata", {{"name", "job-running-abcde"}}}, {"status", {{"phase", "Pending"}}}},
+               {{"metadata", {{"name", "job-done-fghij"}}}, {"status", {{"phase", "Succeeded"}}}}};
+  json seen = python("activity(args[0], args[1], args[2])", {jobs, jobsets, pods});
+  EXPECT_EQ(seen["active"],
+            json({"job/job-running", "jobset/js-pending", "pod/job-running-abcde"}));
+  EXPECT_EQ(seen["last_end"], kT0 + 20);
+}
+
+TEST(AutoDownActivity, NothingListedIsNoActivityAndNoEnd) {
+  json seen =
+      python("activity(args[0], args[1], args[2])", {json::array(), json::array(), json::array()});
+  EXPECT_TRUE(seen["active"].empty());
+  EXPECT_TRUE(seen["last_end"].is_null());
+}
+
+}  // namespace
+}  // namespace kinetic

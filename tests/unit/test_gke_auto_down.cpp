@@ -1,0 +1,129 @@
+// Auto-down's objects (golden: tests/golden/manifests/auto-down.yaml), its period, and the line
+// `status` makes of what the in-cluster check recorded (backend/gke/auto_down.h).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "backend/gke/auto_down.h"
+#include "core/error.h"
+#include "render/yaml.h"
+
+namespace kinetic::gke {
+namespace {
+
+Target target() {
+  Target t;
+  t.project = "acme-ml";
+  t.location = "us-central1-a";
+  t.region = "us-central1";
+  t.cluster = "kinetic";
+  t.ns = "default";
+  return t;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+TEST(AutoDownManifests, Golden) {
+  auto docs = auto_down_manifests(target(), 7200);
+  // The script is tested on its own (tests/integration/test_auto_down_script.cpp).
+  for (auto& d : docs)
+    if (d["kind"] == "CronJob")
+      d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"][2] =
+          "<lib/backend/gke/auto_down.py>";
+  const std::string actual = to_yaml_stream(docs);
+  const std::filesystem::path path =
+      std::filesystem::path(KINETIC_GOLDEN_DIR) / "manifests" / "auto-down.yaml";
+  if (const char* u = std::getenv("KINETIC_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
+    return;
+  }
+  EXPECT_EQ(read_file(path), actual)
+      << "differs from " << path << "; rerun with KINETIC_UPDATE_GOLDEN=1 if intended";
+}
+
+TEST(AutoDownManifests, TheCronJobRunsTheEmbeddedScriptAsItsOwnServiceAccount) {
+  auto docs = auto_down_manifests(target(), 600);
+  const nlohmann::ordered_json* cron = nullptr;
+  for (const auto& d : docs)
+    if (d["kind"] == "CronJob") cron = &d;
+  ASSERT_NE(cron, nullptr);
+  const auto& pod = (*cron)["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["serviceAccountName"], "kinetic-auto-down-kinetic");
+  EXPECT_EQ(pod["containers"][0]["command"][2], std::string(auto_down_source()));
+  // The script selects kinetic's jobs by kinetic.dev/job: its own Job must not carry it, or it
+  // would count as activity and the cluster would never go.
+  EXPECT_FALSE((*cron)["spec"]["jobTemplate"]["metadata"]["labels"].contains("kinetic.dev/job"));
+  EXPECT_FALSE(pod.contains("labels"));
+  EXPECT_EQ(docs.size(), 5u) << "no Namespace object for the default namespace";
+  Target other = target();
+  other.ns = "ml";
+  EXPECT_EQ(auto_down_manifests(other, 600).front()["kind"], "Namespace");
+}
+
+TEST(AutoDownGrant, ThePrincipalAndConditionNameThisClusterOnly) {
+  EXPECT_EQ(auto_down_principal(target(), "123456789012"),
+            "principal://iam.googleapis.com/projects/123456789012/locations/global/"
+            "workloadIdentityPools/acme-ml.svc.id.goog/subject/ns/default/sa/"
+            "kinetic-auto-down-kinetic");
+  EXPECT_EQ(auto_down_condition(target()),
+            "resource.name == \"projects/acme-ml/locations/us-central1-a/clusters/kinetic\"");
+  Target other = target();
+  other.cluster = "big";
+  EXPECT_NE(auto_down_principal(other, "1"), auto_down_principal(target(), "1"));
+  EXPECT_NE(auto_down_condition_title(other), auto_down_condition_title(target()));
+}
+
+TEST(AutoDownPeriod, AcceptsDurationsOfTenMinutesOrMoreAndOff) {
+  EXPECT_EQ(parse_auto_down("2h", "--auto-down"), 7200);
+  EXPECT_EQ(parse_auto_down("10m", "--auto-down"), 600);
+  EXPECT_EQ(parse_auto_down("1h30m", "--auto-down"), 5400);
+  EXPECT_EQ(parse_auto_down("off", "--auto-down"), 0);
+  EXPECT_EQ(parse_auto_down("OFF", "--auto-down"), 0);
+  try {
+    parse_auto_down("5m", "--auto-down");
+    ADD_FAILURE() << "5m accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), Errc::usage);
+    EXPECT_NE(std::string(e.what()).find("at least 10m"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_auto_down("soon", "--auto-down"), Error);
+}
+
+constexpr double kNow = 1795000000;
+
+TEST(AutoDownText, SaysWhenTheClusterGoesAndSinceWhenItIsIdle) {
+  AutoDownState s;
+  s.idle_seconds = 7200;
+  s.state = "idle";
+  s.idle_since = kNow - 48 * 60;
+  s.deletes_at = kNow + 72 * 60;
+  s.checked_at = kNow - 60;
+  const std::string text = auto_down_text(s, kNow);
+  EXPECT_EQ(text.rfind("auto-down in 1h12m (idle since ", 0), 0u) << text;
+  EXPECT_EQ(text.find("last check"), std::string::npos) << text;
+}
+
+TEST(AutoDownText, ActiveUncheckedDeletingFailedAndStale) {
+  AutoDownState s;
+  s.idle_seconds = 7200;
+  EXPECT_EQ(auto_down_text(s, kNow), "auto-down after 2h idle (first check within 5 minutes)");
+  s.state = "active";
+  s.checked_at = kNow - 120;
+  EXPECT_EQ(auto_down_text(s, kNow), "auto-down after 2h idle (a job is pending or running)");
+  s.checked_at = kNow - 40 * 60;  // the CronJob stopped running: say so
+  EXPECT_EQ(auto_down_text(s, kNow),
+            "auto-down after 2h idle (a job is pending or running); last check 40m ago");
+  s.state = "error";
+  s.checked_at = kNow;
+  s.message = "deleting cluster kinetic: HTTP 403: Required \"container.clusters.delete\"";
+  EXPECT_EQ(auto_down_text(s, kNow), "auto-down failed at its last check: " + s.message);
+}
+
+}  // namespace
+}  // namespace kinetic::gke
