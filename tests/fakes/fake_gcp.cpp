@@ -1,6 +1,7 @@
-// FakeGcp, common part: one cpp-httplib server per API on 127.0.0.1, bearer-auth check,
-// SERVICE_DISABLED gating, google.rpc.Status errors, counters, injected faults and the
-// google.longrunning operations shared by Service Usage and Artifact Registry.
+// FakeGcp, common part: one cpp-httplib server per API on 127.0.0.1, bearer-auth check (and, for
+// Workload Identity tokens, the IAM check of fake_gcp_authz.cpp), SERVICE_DISABLED gating,
+// google.rpc.Status errors, counters, injected faults and the google.longrunning operations shared
+// by Service Usage and Artifact Registry.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -87,6 +88,11 @@ RpcError already_exists(std::string message) {
 RpcError failed_precondition(std::string message) {
   RpcError e = rpc_error(400, std::move(message));
   e.status = "FAILED_PRECONDITION";
+  return e;
+}
+RpcError aborted(std::string message) {
+  RpcError e = rpc_error(409, std::move(message));
+  e.status = "ABORTED";
   return e;
 }
 
@@ -215,6 +221,8 @@ const std::map<std::string, std::string>& api_titles() {
       {"cloudbuild.googleapis.com", "Cloud Build API"},
       {"artifactregistry.googleapis.com", "Artifact Registry API"},
       {"serviceusage.googleapis.com", "Service Usage API"},
+      {"cloudresourcemanager.googleapis.com", "Cloud Resource Manager API"},
+      {"iam.googleapis.com", "Identity and Access Management (IAM) API"},
   };
   return titles;
 }
@@ -227,11 +235,16 @@ json error_body(const RpcError& e) {
 
 // The verbs the APIs define (custom methods), split off the last segment as ":verb".
 bool is_verb(const std::string& v) {
-  static const std::set<std::string> verbs = {
-      "enable",       "disable",        "batchEnable",       "batchGet",  "cancel",
-      "setSize",      "setAutoscaling", "setResourceLabels", "setLabels", "updateMaster",
-      "retry",        "approve",        "setManagement",     "rollback",  "completeUpgrade",
-      "setIamPolicy", "getIamPolicy"};
+  static const std::set<std::string> verbs = {"enable",          "disable",
+                                              "batchEnable",     "batchGet",
+                                              "cancel",          "setSize",
+                                              "setAutoscaling",  "setResourceLabels",
+                                              "setLabels",       "updateMaster",
+                                              "retry",           "approve",
+                                              "setManagement",   "rollback",
+                                              "completeUpgrade", "setIamPolicy",
+                                              "getIamPolicy",    "testIamPermissions",
+                                              "undelete",        "queryTestablePermissions"};
   return verbs.count(v) > 0;
 }
 
@@ -260,14 +273,18 @@ void FakeGcp::Impl::start(const std::string& service) {
   s->http.Delete(".*", handler);
   s->http.set_keep_alive_max_count(1000);
   s->http.new_task_queue = [] { return new httplib::ThreadPool(16); };
-  s->http.set_tcp_nodelay(true);  // else every small answer waits ~40 ms for Nagle
   simulate_round_trips(s->http);
-  s->port = s->http.bind_to_any_port("127.0.0.1");
-  if (s->port <= 0) throw std::runtime_error("FakeGcp: cannot bind 127.0.0.1 for " + service);
-  auto* http = &s->http;
-  s->thread = std::thread([http] { http->listen_after_bind(); });
-  while (!s->http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  listen(*s);
   servers.push_back(std::move(s));
+}
+
+void FakeGcp::Impl::listen(Server& s) {
+  s.http.set_tcp_nodelay(true);  // else every small answer waits ~40 ms for Nagle
+  s.port = s.http.bind_to_any_port("127.0.0.1");
+  if (s.port <= 0) throw std::runtime_error("FakeGcp: cannot bind 127.0.0.1 for " + s.service);
+  auto* http = &s.http;
+  s.thread = std::thread([http] { http->listen_after_bind(); });
+  while (!s.http.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void FakeGcp::Impl::send_json(httplib::Response& res, const json& body, int status) const {
@@ -464,6 +481,7 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
                                 {"metadata", {{"service", service + ".googleapis.com"}}}}});
       throw e;
     }
+    const std::string token = auth.substr(7);
     if (!req.body.empty()) {
       try {
         call.body = json::parse(req.body);
@@ -479,6 +497,9 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
       try {
         if (call.seg.size() >= 3 && call.seg[0] == "v1" && call.seg[1] == "projects")
           require_enabled(call.seg[2], service + ".googleapis.com");
+        // After the enablement check, before routing: as at Google, a caller without the
+        // permission learns nothing of whether the resource exists.
+        authorize(call, token);
         if (service == "serviceusage")
           serviceusage(call, res);
         else if (service == "container")
@@ -487,6 +508,10 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
           cloudbuild(call, res);
         else if (service == "artifactregistry")
           artifactregistry(call, res);
+        else if (service == "cloudresourcemanager")
+          cloudresourcemanager(call, res);
+        else if (service == "iam")
+          iam(call, res);
         else
           throw not_found("Method not found.");
       } catch (...) {
@@ -511,17 +536,24 @@ FakeGcp::FakeGcp(FakeGcpOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->own_images = std::make_unique<FakeImageStore>();
     impl_->options.images = impl_->own_images.get();
   }
-  for (const char* s : {"serviceusage", "container", "cloudbuild", "artifactregistry"})
+  for (const char* s : {"serviceusage", "container", "cloudbuild", "artifactregistry",
+                        "cloudresourcemanager", "iam"})
     impl_->start(s);
 }
 
 FakeGcp::~FakeGcp() {
-  for (auto& s : impl_->servers) s->http.stop();
+  std::vector<Impl::Server*> all;
+  for (auto& s : impl_->servers) all.push_back(s.get());
+  {
+    std::lock_guard lock(impl_->wi_mu);
+    for (auto& [key, s] : impl_->wi_servers) all.push_back(s.get());
+  }
+  for (auto* s : all) s->http.stop();
   // httplib 0.11 workers idle on a kept-alive connection until its 5 s timeout even after stop():
   // shutting the accepted sockets down wakes them at once (clients in the same process often
   // outlive the fake).
   std::set<int> ports;
-  for (auto& s : impl_->servers) ports.insert(s->port);
+  for (auto* s : all) ports.insert(s->port);
   if (DIR* dir = opendir("/proc/self/fd")) {
     while (auto* entry = readdir(dir)) {
       char* end = nullptr;
@@ -538,7 +570,7 @@ FakeGcp::~FakeGcp() {
     }
     closedir(dir);
   }
-  for (auto& s : impl_->servers) {
+  for (auto* s : all) {
     if (s->thread.joinable()) s->thread.join();
   }
 }
@@ -605,7 +637,7 @@ void FakeGcp::fail_next(const std::string& service, int n, int status,
 
 int FakeGcp::pending_faults() const {
   std::lock_guard lock(impl_->mu);
-  return static_cast<int>(impl_->failures.size());
+  return static_cast<int>(impl_->failures.size() + impl_->policy_interleaves.size());
 }
 
 void FakeGcp::fail_next_pool(const std::string& code, const std::string& message) {

@@ -1,10 +1,16 @@
 // Faithful fakes of the Google Cloud control-plane APIs kinetic drives (see
 // /work/shared/reference/gcp-api.md §2, §3, §4, §6): Service Usage, GKE (container v1), Cloud
-// Build and Artifact Registry, each on its own 127.0.0.1 port (their operation paths overlap).
-// Long-running operations are real Operation objects (GKE's own type; google.longrunning for the
-// others) that advance one step per poll, never by wall-clock time, so tests are deterministic.
-// Errors are google.rpc.Status bodies with ErrorInfo (SERVICE_DISABLED when an API is off).
-// gcloud with api_endpoint_overrides is the reference client (tests/gcloud/).
+// Build, Artifact Registry, Cloud Resource Manager v1 (project IAM policies) and IAM v1 (custom
+// roles), each on its own 127.0.0.1 port (their operation paths overlap). Long-running operations
+// are real Operation objects (GKE's own type; google.longrunning for the others) that advance one
+// step per poll, never by wall-clock time, so tests are deterministic. Errors are google.rpc.Status
+// bodies with ErrorInfo (SERVICE_DISABLED when an API is off). gcloud with api_endpoint_overrides
+// is the reference client (tests/gcloud/).
+//
+// Who may do what: any bearer token is the user's (an owner: full access), except the tokens that
+// the Workload Identity metadata servers below mint. Those act as the pod's principal and are
+// held to the project's IAM policy, for the GKE routes only (docs/fakes.md has the table and the
+// CEL subset conditions are evaluated in).
 #pragma once
 
 #include <functional>
@@ -64,8 +70,8 @@ class FakeGcp {
   FakeGcp(const FakeGcp&) = delete;
   FakeGcp& operator=(const FakeGcp&) = delete;
 
-  // Base URL of SERVICE ("serviceusage", "container", "cloudbuild", "artifactregistry") as an
-  // endpoint override takes it: "http://127.0.0.1:PORT/".
+  // Base URL of SERVICE ("serviceusage", "container", "cloudbuild", "artifactregistry",
+  // "cloudresourcemanager", "iam") as an endpoint override takes it: "http://127.0.0.1:PORT/".
   std::string url(const std::string& service) const;
   int port(const std::string& service) const;
 
@@ -85,6 +91,33 @@ class FakeGcp {
   FakeImageStore& images();
   int builds_created() const;
 
+  // ---- IAM: project policies (Cloud Resource Manager) and custom roles (IAM) ----------------
+  // PROJECT's policy as getIamPolicy with requestedPolicyVersion 3 answers it ({version, etag,
+  // bindings}). Every project starts with roles/owner for user:test@example.com, version 1.
+  nlohmann::json project_iam_policy(const std::string& project) const;
+  // The custom role projects/PROJECT/roles/ID as roles.get answers it (a deleted one has
+  // "deleted": true); nullopt when it was never created.
+  std::optional<nlohmann::json> custom_role(const std::string& project,
+                                            const std::string& id) const;
+
+  // ---- Workload Identity --------------------------------------------------------------------
+  // "127.0.0.1:PORT" (for GCE_METADATA_HOST) of a GKE metadata server as the pods running as
+  // Kubernetes service account NS/KSA in a cluster of PROJECT see it: started on the first call
+  // for these three, then the same one; stopped by ~FakeGcp. It requires "Metadata-Flavor:
+  // Google" (403 otherwise) and serves .../service-accounts/default/token (a new token each
+  // time, which this fake then authorizes as the principal below), .../default/email
+  // ("PROJECT.svc.id.goog"), project/project-id and project/numeric-project-id. GKE runs one such
+  // server per node and tells pods apart by their IP; every fake pod has 127.0.0.1, hence one
+  // server per identity.
+  std::string workload_identity_metadata_host(const std::string& project, const std::string& ns,
+                                              const std::string& ksa);
+  // The IAM principal of those tokens: principal://iam.googleapis.com/projects/NUMBER/locations/
+  // global/workloadIdentityPools/PROJECT.svc.id.goog/subject/ns/NS/sa/KSA.
+  static std::string workload_identity_principal(const std::string& project, const std::string& ns,
+                                                 const std::string& ksa);
+  // Tokens minted by the metadata servers so far.
+  int workload_identity_tokens() const;
+
   // ---- deterministic fault injection --------------------------------------------------------
   // The next N requests to SERVICE whose "METHOD /path" starts with ROUTE_PREFIX answer STATUS
   // with a google.rpc.Status body (429 RESOURCE_EXHAUSTED adds RetryInfo; 503 UNAVAILABLE).
@@ -93,7 +126,13 @@ class FakeGcp {
   // The next node pool created ends its operation with an error (e.g. GCE_STOCKOUT or
   // GCE_QUOTA_EXCEEDED as GKE reports them) and the pool in ERROR.
   void fail_next_pool(const std::string& code, const std::string& message);
-  // fail_next faults not yet triggered.
+  // A concurrent writer: right after the next getIamPolicy of PROJECT is answered, MEMBER is added
+  // to ROLE (the etag changes), so a setIamPolicy based on that read gets 409 ABORTED and the
+  // client must read again and re-apply its change.
+  void concurrent_project_iam_change_after_next_get(const std::string& project,
+                                                    const std::string& role,
+                                                    const std::string& member);
+  // fail_next faults and concurrent policy changes not yet triggered.
   int pending_faults() const;
 
   // ---- counters: "METHOD /canonical/path" per service; also GET /_fake/counters on each port -

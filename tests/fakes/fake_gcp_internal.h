@@ -1,7 +1,10 @@
 // Internals of FakeGcp (fake_gcp.h) shared by its per-API translation units: fake_gcp.cpp
 // (servers, auth, errors, counters, faults), fake_gcp_services.cpp (Service Usage),
 // fake_gcp_gke.cpp (GKE), fake_gcp_build.cpp (Cloud Build), fake_gcp_registry.cpp (Artifact
-// Registry). Not part of the contract: tests use fake_gcp.h only.
+// Registry), fake_gcp_iam.cpp (Cloud Resource Manager project policies, IAM custom roles),
+// fake_gcp_metadata.cpp (Workload Identity metadata servers), fake_gcp_authz.cpp (what a Workload
+// Identity token may do) and fake_gcp_cel.cpp (IAM conditions). Not part of the contract: tests
+// use fake_gcp.h only.
 #pragma once
 
 #include <httplib.h>
@@ -45,6 +48,7 @@ RpcError not_found(std::string message = "Requested entity was not found.");
 RpcError invalid_argument(std::string message);
 RpcError already_exists(std::string message);
 RpcError failed_precondition(std::string message);
+RpcError aborted(std::string message);  // 409 ABORTED: a read-modify-write lost a race
 
 // ---- small helpers ----
 std::string rfc3339_now();
@@ -145,6 +149,22 @@ struct ImageRef {
 };
 std::optional<ImageRef> parse_image(const std::string& image);
 
+// What an IAM condition sees of the resource a permission is checked on.
+struct CelResource {
+  std::string name;     // "projects/P/locations/L/clusters/C"
+  std::string type;     // "container.googleapis.com/Cluster"
+  std::string service;  // "container.googleapis.com"
+};
+// Evaluates a condition's expression in the CEL subset of fake_gcp_cel.cpp; nullopt when the
+// expression is outside it (the caller denies).
+std::optional<bool> evaluate_condition(const std::string& expression, const CelResource& resource);
+
+// The Workload Identity principal a token minted by one of the fake metadata servers stands for.
+struct WiIdentity {
+  std::string project, ns, ksa;
+  std::string principal;  // principal://iam.googleapis.com/projects/NUMBER/.../sa/KSA
+};
+
 }  // namespace gcp_detail
 
 struct FakeGcp::Impl {
@@ -160,7 +180,11 @@ struct FakeGcp::Impl {
     std::thread thread;
     int port = 0;
   };
-  std::vector<std::unique_ptr<Server>> servers;
+  std::vector<std::unique_ptr<Server>> servers;  // one per API, made by the constructor
+  // Workload Identity metadata servers, "project/ns/ksa" → server, started on first ask (so
+  // guarded by their own mutex: starting one waits for its thread, which must not hold mu).
+  std::mutex wi_mu;
+  std::map<std::string, std::unique_ptr<Server>> wi_servers;
 
   mutable std::mutex mu;
   std::mt19937_64 rng{std::random_device{}()};
@@ -193,9 +217,28 @@ struct FakeGcp::Impl {
   std::set<std::string> other_images;               // pushed outside Artifact Registry
   int builds_created = 0;
 
+  // ---- IAM state (fake_gcp_iam.cpp) ----
+  struct ProjectPolicy {
+    json bindings = json::array();
+    json audit_configs = json::array();
+    std::string etag;
+  };
+  std::map<std::string, ProjectPolicy> policies;  // by project id, made on first use
+  struct PolicyInterleave {
+    std::string project, role, member;
+  };
+  std::deque<PolicyInterleave> policy_interleaves;
+  std::map<std::string, json> roles;  // "projects/P/roles/ID" → Role resource (deleted kept)
+  std::uint64_t etag_sequence = 0;
+  // Tokens the metadata servers minted (any other bearer token is the user's, with full access).
+  std::map<std::string, gcp_detail::WiIdentity> wi_tokens;
+  int wi_tokens_minted = 0;
+
   // ---- common (fake_gcp.cpp) ----
   std::string url(const std::string& service) const;
   void start(const std::string& service);
+  // Binds S to a free 127.0.0.1 port and serves it from its own thread (routes already set).
+  static void listen(Server& s);
   void handle(const std::string& service, const httplib::Request& req, httplib::Response& res);
   bool service_enabled(const std::string& project, const std::string& service) const;
   void require_enabled(const std::string& project, const std::string& api) const;
@@ -230,6 +273,24 @@ struct FakeGcp::Impl {
   std::optional<std::string> push_image(const std::string& image, bool create_repo);
   gcp_detail::ArRepo& ensure_repo(const std::string& project, const std::string& location,
                                   const std::string& repo, json body);
+
+  // Cloud Resource Manager and IAM (fake_gcp_iam.cpp)
+  void cloudresourcemanager(Call& call, httplib::Response& res);
+  void iam(Call& call, httplib::Response& res);
+  // The project id a path names: a project number maps back to the id it was derived from when
+  // the fake has seen that id (a policy, a cluster, an enabled service), else stays as it is.
+  std::string project_id(const std::string& project) const;
+  ProjectPolicy& policy_of(const std::string& project);
+  const ProjectPolicy* find_policy(const std::string& project) const;
+  json policy_json(const ProjectPolicy& p) const;
+  std::string new_etag();
+
+  // Workload Identity (fake_gcp_metadata.cpp, fake_gcp_authz.cpp)
+  std::string metadata_host(const std::string& project, const std::string& ns,
+                            const std::string& ksa);
+  // Throws 403 PERMISSION_DENIED unless TOKEN is the user's, or the principal it was minted for
+  // holds the permission CALL needs (under mu, before the call is routed).
+  void authorize(const Call& call, const std::string& token) const;
 };
 
 }  // namespace kinetic::fakes

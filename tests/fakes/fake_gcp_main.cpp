@@ -1,7 +1,7 @@
-// kinetic_fake_gcp: the fake Service Usage, GKE, Cloud Build and Artifact Registry APIs, wired to
-// a fake GCS, as one standalone process for the gcloud fidelity test and manual use. Prints one
-// JSON line with the base URLs (as api_endpoint_overrides take them), then serves until
-// SIGINT/SIGTERM.
+// kinetic_fake_gcp: the fake Service Usage, GKE, Cloud Build, Artifact Registry, Cloud Resource
+// Manager and IAM APIs, wired to a fake GCS, as one standalone process for the gcloud fidelity
+// test and manual use. Prints one JSON line with the base URLs (as api_endpoint_overrides take
+// them), then serves until SIGINT/SIGTERM.
 //
 //   kinetic_fake_gcp [--enable-all] [--enable SERVICE]... [--operation-polls N] [--build-polls N]
 //                    [--kube-endpoint HOST[:PORT]] [--kube-ca-file PEM]
@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
       for (const char* s :
            {"container.googleapis.com", "cloudbuild.googleapis.com",
             "artifactregistry.googleapis.com", "serviceusage.googleapis.com",
-            "storage.googleapis.com", "compute.googleapis.com", "logging.googleapis.com"})
+            "storage.googleapis.com", "compute.googleapis.com", "logging.googleapis.com",
+            "cloudresourcemanager.googleapis.com", "iam.googleapis.com"})
         options.enabled_services.insert(s);
     } else if (a == "--enable") {
       options.enabled_services.insert(value());
@@ -101,6 +102,8 @@ int main(int argc, char** argv) {
                          {"container", gcp.url("container")},
                          {"cloudbuild", gcp.url("cloudbuild")},
                          {"artifactregistry", gcp.url("artifactregistry")},
+                         {"cloudresourcemanager", gcp.url("cloudresourcemanager")},
+                         {"iam", gcp.url("iam")},
                          {"storage", gcs.url() + "/"}};
   std::cout << urls.dump() << std::endl;
   int sig = 0;
