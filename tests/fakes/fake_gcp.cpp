@@ -500,6 +500,7 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
         // After the enablement check, before routing: as at Google, a caller without the
         // permission learns nothing of whether the resource exists.
         authorize(call, token);
+        call.workload_identity = wi_tokens.count(token) > 0;
         if (service == "serviceusage")
           serviceusage(call, res);
         else if (service == "container")

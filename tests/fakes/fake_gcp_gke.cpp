@@ -1,7 +1,8 @@
 // FakeGcp: GKE (container v1): clusters, node pools, operations and serverConfig, under both
 // `projects/P/locations/L/...` and the legacy `projects/P/zones/Z/...` paths. Operations are
-// GKE's own type and advance PENDING → RUNNING → DONE one step per poll; while one runs on a
-// cluster, other mutations of that cluster answer 400 FAILED_PRECONDITION.
+// GKE's own type and advance PENDING → RUNNING → DONE one step per poll (one started with a
+// Workload Identity token is done at once); while one runs on a cluster, other mutations of that
+// cluster answer 400 FAILED_PRECONDITION.
 #include <algorithm>
 #include <chrono>
 
@@ -121,7 +122,11 @@ void FakeGcp::Impl::container(Call& call, httplib::Response& res) {
     op.cluster = c.name;
     op.pool = pool;
     op.type = type;
-    op.target = std::max(0, options.operation_polls);
+    // Operations advance as clients poll them, but a pod's principal is rarely granted
+    // container.operations.get (kinetic's auto-down role holds only container.clusters.delete),
+    // and GKE finishes a deletion whether or not anyone watches: an operation a Workload
+    // Identity token starts is done in its first answer.
+    op.target = call.workload_identity ? 0 : std::max(0, options.operation_polls);
     op.on_done = std::move(on_done);
     std::string target =
         std::string(kApi) + "projects/" + number + "/zones/" + c.location + "/clusters/" + c.name;

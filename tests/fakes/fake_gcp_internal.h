@@ -69,6 +69,7 @@ struct Call {
   std::string canonical;         // "METHOD /v1/projects/{name}/..." for counters
   const httplib::Request* http = nullptr;
   json body = json::object();
+  bool workload_identity = false;  // the bearer token was minted by a WI metadata server
 
   // seg[i] == pattern[i] for every i, "*" matching any; sizes must be equal.
   bool match(std::initializer_list<const char*> pattern, const char* method_ = nullptr,
