@@ -318,11 +318,14 @@ void FakeGcp::Impl::iam(Call& call, httplib::Response& res) {
   const auto& s = call.seg;
 
   if (call.match({"v1", "permissions"}, "POST", "queryTestablePermissions")) {
+    // "//cloudresourcemanager.googleapis.com/projects/P"; gcloud names the service by the host of
+    // its endpoint override ("//127.0.0.1:PORT/projects/P"), so any host is taken.
     auto resource = call.body.value("fullResourceName", std::string());
-    const std::string prefix = "//cloudresourcemanager.googleapis.com/projects/";
-    if (resource.rfind(prefix, 0) != 0 || resource.size() == prefix.size())
+    auto at = resource.find("/projects/");
+    if (resource.rfind("//", 0) != 0 || at == std::string::npos || at + 10 == resource.size() ||
+        resource.find('/', at + 10) != std::string::npos)
       throw invalid_argument("Invalid full resource name: \"" + resource + "\".");
-    auto project = project_id(resource.substr(prefix.size()));
+    auto project = project_id(resource.substr(at + 10));
     json permissions = json::array();
     for (auto& name : permission_catalog()) {
       json perm = {{"name", name}, {"stage", "GA"}};

@@ -1,11 +1,14 @@
 // kinetic_fake_gcp: the fake Service Usage, GKE, Cloud Build, Artifact Registry, Cloud Resource
 // Manager and IAM APIs, wired to a fake GCS, as one standalone process for the gcloud fidelity
 // test and manual use. Prints one JSON line with the base URLs (as api_endpoint_overrides take
-// them), then serves until SIGINT/SIGTERM.
+// them), then serves until SIGINT/SIGTERM. --workload-identity starts the GKE metadata server of
+// pods running as Kubernetes service account NS/KSA in PROJECT and adds its host ("127.0.0.1:PORT",
+// for GCE_METADATA_HOST and gcloud's GCE_METADATA_ROOT) to the map as "metadata".
 //
 //   kinetic_fake_gcp [--enable-all] [--enable SERVICE]... [--operation-polls N] [--build-polls N]
 //                    [--kube-endpoint HOST[:PORT]] [--kube-ca-file PEM]
 //                    [--zone ZONE=TYPE,TYPE...]... [--unknown-package NAME]...
+//                    [--workload-identity PROJECT/NS/KSA]
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +27,8 @@ namespace {
 int usage() {
   std::cerr << "usage: kinetic_fake_gcp [--enable-all] [--enable SERVICE]... "
                "[--operation-polls N] [--build-polls N] [--kube-endpoint HOST[:PORT]] "
-               "[--kube-ca-file PEM] [--zone ZONE=TYPE,TYPE...]... [--unknown-package NAME]...\n";
+               "[--kube-ca-file PEM] [--zone ZONE=TYPE,TYPE...]... [--unknown-package NAME]... "
+               "[--workload-identity PROJECT/NS/KSA]\n";
   return 2;
 }
 
@@ -42,6 +46,7 @@ int main(int argc, char** argv) {
   kinetic::fakes::FakeGcpOptions options;
   options.kube_endpoint = "127.0.0.1:6443";
   options.kube_ca_pem = kDefaultCa;
+  std::string workload_identity;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -79,6 +84,13 @@ int main(int argc, char** argv) {
         if (!t.empty()) types.insert(t);
     } else if (a == "--unknown-package") {
       options.unknown_packages.insert(value());
+    } else if (a == "--workload-identity") {
+      workload_identity = value();
+      auto first = workload_identity.find('/');
+      auto second = workload_identity.find('/', first + 1);
+      if (first == std::string::npos || second == std::string::npos ||
+          workload_identity.find('/', second + 1) != std::string::npos)
+        return usage();
     } else if (a == "-h" || a == "--help") {
       usage();
       return 0;
@@ -105,6 +117,13 @@ int main(int argc, char** argv) {
                          {"cloudresourcemanager", gcp.url("cloudresourcemanager")},
                          {"iam", gcp.url("iam")},
                          {"storage", gcs.url() + "/"}};
+  if (!workload_identity.empty()) {
+    auto first = workload_identity.find('/');
+    auto second = workload_identity.find('/', first + 1);
+    urls["metadata"] = gcp.workload_identity_metadata_host(
+        workload_identity.substr(0, first), workload_identity.substr(first + 1, second - first - 1),
+        workload_identity.substr(second + 1));
+  }
   std::cout << urls.dump() << std::endl;
   int sig = 0;
   sigwait(&set, &sig);

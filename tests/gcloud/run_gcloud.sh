@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Fidelity test: the real gcloud, with api_endpoint_overrides, against kinetic_fake_gcp (fake
-# Service Usage, GKE, Cloud Build, Artifact Registry and GCS). gcloud is the reference client:
-# if it can enable services, create a cluster and write its kubeconfig, manage node pools, submit
-# a build (uploading the source to the fake GCS), list the pushed tag and read the build log, the
-# fakes answer the way the real APIs do. Exits 125 (skipped) when gcloud is not installed.
+# Service Usage, GKE, Cloud Build, Artifact Registry, Cloud Resource Manager, IAM and GCS). gcloud
+# is the reference client: if it can enable services, create a cluster and write its kubeconfig,
+# manage node pools, submit a build (uploading the source to the fake GCS), list the pushed tag and
+# read the build log, and make, show and revoke kinetic's auto-down grant (a custom role bound on
+# the project with a condition on the cluster's name), the fakes answer the way the real APIs do.
+# Exits 125 (skipped) when gcloud is not installed.
 #
 #   run_gcloud.sh PATH/TO/kinetic_fake_gcp
 set -euo pipefail
@@ -27,9 +29,15 @@ fail() {
   exit 1
 }
 
-# Start the fake; its first stdout line is a JSON map of base URLs.
+PROJECT=acme
+ZONE=us-central1-a
+REGION=us-central1
+REPO_URL=$REGION-docker.pkg.dev/$PROJECT/kinetic
+
+# Start the fake (with the metadata server of kinetic's auto-down pods); its first stdout line is
+# a JSON map of base URLs.
 mkfifo "$WORK/urls.fifo"
-"$FAKE" >"$WORK/urls.fifo" 2>"$WORK/fake.err" &
+"$FAKE" --workload-identity "$PROJECT/kinetic/auto-down" >"$WORK/urls.fifo" 2>"$WORK/fake.err" &
 FAKE_PID=$!
 read -r URLS <"$WORK/urls.fifo" || fail "kinetic_fake_gcp did not start: $(cat "$WORK/fake.err")"
 url() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$URLS" "$1"; }
@@ -39,22 +47,26 @@ export KUBECONFIG="$WORK/kubeconfig"
 export CLOUDSDK_CORE_DISABLE_PROMPTS=1
 unset CLOUDSDK_AUTH_ACCESS_TOKEN CLOUDSDK_CORE_PROJECT GOOGLE_APPLICATION_CREDENTIALS || true
 echo "ya29.fake-token" >"$WORK/token"
-PROJECT=acme
-ZONE=us-central1-a
-REGION=us-central1
-REPO_URL=$REGION-docker.pkg.dev/$PROJECT/kinetic
 
 g() { gcloud "$@" >"$WORK/out" 2>&1 || fail "gcloud $*"; }
 gv() { gcloud "$@" 2>"$WORK/out"; }  # stdout captured by the caller
 expect_fail() {
   if gcloud "$@" >"$WORK/out" 2>&1; then fail "gcloud $* succeeded unexpectedly"; fi
 }
+# gcloud as kinetic's auto-down pod runs it: no credentials of its own, the GKE metadata server
+# (gcloud reads GCE_METADATA_ROOT, Google's client libraries GCE_METADATA_HOST) and the GKE API.
+pod() {
+  CLOUDSDK_CONFIG="$WORK/pod-config" GCE_METADATA_ROOT="$(url metadata)" \
+    GCE_METADATA_HOST="$(url metadata)" CLOUDSDK_CORE_PROJECT="$PROJECT" \
+    CLOUDSDK_CORE_DISABLE_USAGE_REPORTING=true CLOUDSDK_COMPONENT_MANAGER_DISABLE_UPDATE_CHECK=true \
+    CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER="$(url container)" gcloud "$@" >"$WORK/out" 2>&1
+}
 
 g config set core/project "$PROJECT"
 g config set core/disable_usage_reporting true
 g config set component_manager/disable_update_check true
 g config set auth/access_token_file "$WORK/token"
-for api in serviceusage container cloudbuild artifactregistry storage; do
+for api in serviceusage container cloudbuild artifactregistry storage cloudresourcemanager iam; do
   g config set "api_endpoint_overrides/$api" "$(url "$api")"
 done
 
@@ -131,6 +143,86 @@ bucket=$(gv builds describe "$bad" --format='value(logsBucket)')
 gv storage cat "$bucket/log-$bad.txt" >"$WORK/log" || fail "no build log"
 grep -q "No matching distribution found for this-package-does-not-exist" "$WORK/log" ||
   fail "log lacks the pip error: $(cat "$WORK/log")"
+
+echo "== IAM: kinetic's auto-down grant (custom role, conditional project binding), then revoked"
+expect_fail projects get-iam-policy "$PROJECT"
+grep -q "Cloud Resource Manager API has not been used in project $PROJECT" "$WORK/out" ||
+  fail "no SERVICE_DISABLED for Resource Manager"
+g services enable iam.googleapis.com cloudresourcemanager.googleapis.com
+g container clusters create kinetic --zone "$ZONE" --num-nodes 1
+CLUSTER_NAME="projects/$PROJECT/locations/$ZONE/clusters/kinetic"
+pod auth list --format='value(account)' || fail "gcloud auth list in the pod"
+grep -qx "$PROJECT.svc.id.goog" "$WORK/out" || fail "the pod's gcloud found no metadata server"
+if pod container clusters delete kinetic --zone "$ZONE" --async --quiet; then
+  fail "the pod deleted its cluster without a grant"
+fi
+grep -q "Required \"container.clusters.delete\" permission(s) for \"$CLUSTER_NAME\"" "$WORK/out" ||
+  fail "no GKE permission error for the pod"
+
+g iam roles create kineticAutoDown --project "$PROJECT" --permissions container.clusters.delete \
+  --title "kinetic auto-down" --description "Deletes this idle cluster" --stage GA
+expect_fail iam roles create kineticAutoDown --project "$PROJECT" \
+  --permissions container.clusters.delete
+grep -q "A role named kineticAutoDown in projects/$PROJECT already exists" "$WORK/out" ||
+  fail "no conflict on a second role create"
+role=$(gv iam roles describe kineticAutoDown --project "$PROJECT" \
+  --format='value(name,stage,includedPermissions)')
+[[ $role == "projects/$PROJECT/roles/kineticAutoDown"$'\t'"GA"$'\t'"container.clusters.delete" ]] ||
+  fail "role: $role"
+number=$(gv projects describe "$PROJECT" --format='value(projectNumber)')
+[[ $number =~ ^[0-9]{12}$ ]] || fail "project number: $number"
+MEMBER="principal://iam.googleapis.com/projects/$number/locations/global/workloadIdentityPools/$PROJECT.svc.id.goog/subject/ns/kinetic/sa/auto-down"
+CONDITION="expression=resource.name == \"$CLUSTER_NAME\",title=kinetic-auto-down"
+g projects add-iam-policy-binding "$PROJECT" --member="$MEMBER" \
+  --role="projects/$PROJECT/roles/kineticAutoDown" --condition="$CONDITION"
+gv projects get-iam-policy "$PROJECT" --format=json >"$WORK/policy.json" ||
+  fail "get-iam-policy"
+# Prints what the policy grants MEMBER: "VERSION ROLE TITLE EXPRESSION", or "VERSION none".
+granted() {
+  python3 - "$WORK/policy.json" "$MEMBER" <<'PY'
+import json, sys
+policy = json.load(open(sys.argv[1]))
+found = [b for b in policy.get("bindings", []) if sys.argv[2] in b["members"]]
+for b in found:
+    c = b.get("condition", {})
+    print(policy["version"], b["role"], c.get("title"), c.get("expression"))
+if not found:
+    print(policy["version"], "none")
+PY
+}
+got=$(granted)
+[[ $got == "3 projects/$PROJECT/roles/kineticAutoDown kinetic-auto-down resource.name == \"$CLUSTER_NAME\"" ]] ||
+  fail "policy after the binding: $got"
+expect_fail projects add-iam-policy-binding "$PROJECT" --member="$MEMBER" \
+  --role="projects/$PROJECT/roles/noSuchRole" --condition=None
+grep -q "Role (projects/$PROJECT/roles/noSuchRole) does not exist in the resource's hierarchy" \
+  "$WORK/out" || fail "no error for an unknown role"
+
+# The pod may now delete its own cluster, and no other. (--async: the role has no
+# container.operations.get to watch the deletion with.)
+if pod container clusters delete demo --zone "$ZONE" --async --quiet; then
+  fail "the pod deleted a cluster its condition does not name"
+fi
+grep -q "Required \"container.clusters.delete\" permission(s)" "$WORK/out" ||
+  fail "no GKE permission error for another cluster"
+pod container clusters delete kinetic --zone "$ZONE" --async --quiet ||
+  fail "the pod could not delete its cluster"
+names=$(gv container clusters list --format='value(name)')
+[[ $names == demo ]] || fail "clusters after the pod's delete: $names"
+
+g projects remove-iam-policy-binding "$PROJECT" --member="$MEMBER" \
+  --role="projects/$PROJECT/roles/kineticAutoDown" --condition="$CONDITION"
+gv projects get-iam-policy "$PROJECT" --format=json >"$WORK/policy.json" ||
+  fail "get-iam-policy"
+got=$(granted)
+[[ $got == "1 none" ]] || fail "policy after the removal: $got"
+g iam roles delete kineticAutoDown --project "$PROJECT"
+deleted=$(gv iam roles describe kineticAutoDown --project "$PROJECT" --format='value(deleted)')
+[[ $deleted == True ]] || fail "deleted role describes as deleted=$deleted"
+expect_fail iam roles create kineticAutoDown --project "$PROJECT" \
+  --permissions container.clusters.delete
+grep -q "in a deleted state" "$WORK/out" || fail "no deleted-state refusal"
+g iam roles undelete kineticAutoDown --project "$PROJECT"
 
 echo "== clean up: cluster and repository delete"
 g container clusters delete demo --zone "$ZONE" --quiet
