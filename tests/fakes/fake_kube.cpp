@@ -42,6 +42,7 @@ const std::vector<ResourceType>& resource_types() {
       {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, {"sa"}, {}},
       {"apps", "v1", "deployments", "deployment", "Deployment", true, {"deploy"}, {"all"}},
       {"batch", "v1", "jobs", "job", "Job", true, {}, {"all"}},
+      {"batch", "v1", "cronjobs", "cronjob", "CronJob", true, {"cj"}, {"all"}},
       {"apiextensions.k8s.io",
        "v1",
        "customresourcedefinitions",
@@ -568,7 +569,25 @@ json resource_list(const std::string& group_version) {
                            {"namespaced", true},
                            {"kind", "Pod"},
                            {"verbs", {"get"}}});
-    if (t.plural != "events" && t.plural != "secrets")
+    if (t.plural == "serviceaccounts")
+      resources.push_back({{"name", "serviceaccounts/token"},
+                           {"singularName", ""},
+                           {"namespaced", true},
+                           {"group", "authentication.k8s.io"},
+                           {"version", "v1"},
+                           {"kind", "TokenRequest"},
+                           {"verbs", {"create"}}});
+    static const std::set<std::string> no_status = {"events",
+                                                    "secrets",
+                                                    "configmaps",
+                                                    "serviceaccounts",
+                                                    "roles",
+                                                    "rolebindings",
+                                                    "clusterroles",
+                                                    "clusterrolebindings",
+                                                    "mutatingwebhookconfigurations",
+                                                    "validatingwebhookconfigurations"};
+    if (!no_status.count(t.plural))
       resources.push_back({{"name", t.plural + "/status"},
                            {"singularName", ""},
                            {"namespaced", t.namespaced},
@@ -682,6 +701,16 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
     col("Status", "string");
     col("Completions", "string");
     col("Duration", "string");
+  } else if (rt.plural == "cronjobs") {
+    col("Schedule", "string");
+    col("Timezone", "string");
+    col("Suspend", "boolean");
+    col("Active", "integer");
+    col("Last Schedule", "string");
+  } else if (rt.plural == "serviceaccounts") {
+    col("Secrets", "string");
+  } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
+    col("Role", "string");
   } else if (rt.plural == "nodes" || rt.plural == "namespaces") {
     col("Status", "string");
   } else if (rt.plural == "events") {
@@ -689,7 +718,11 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
     col("Reason", "string");
     col("Message", "string");
   }
-  col("Age", "string");
+  const bool created_at = rt.plural == "roles" || rt.plural == "clusterroles";
+  if (created_at)
+    col("Created At", "date");
+  else
+    col("Age", "string");
   json rows = json::array();
   auto now = SysClock::now();
   for (auto& o : items) {
@@ -725,6 +758,20 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
         duration = human_age((end ? *end : now) - *st);
       }
       cells.push_back(duration);
+    } else if (rt.plural == "cronjobs") {
+      const json spec = o.value("spec", json::object());
+      const json status = o.value("status", json::object());
+      cells.push_back(spec.value("schedule", std::string()));
+      cells.push_back(spec.contains("timeZone") ? spec["timeZone"] : json("<none>"));
+      cells.push_back(spec.value("suspend", false) ? "True" : "False");
+      cells.push_back(status.value("active", json::array()).size());
+      auto last = parse_rfc3339(status.value("lastScheduleTime", std::string()));
+      cells.push_back(last ? human_age(now - *last) : "<none>");
+    } else if (rt.plural == "serviceaccounts") {
+      cells.push_back(std::to_string(o.value("secrets", json::array()).size()));
+    } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
+      const json ref = o.value("roleRef", json::object());
+      cells.push_back(ref.value("kind", std::string()) + "/" + ref.value("name", std::string()));
     } else if (rt.plural == "nodes") {
       cells.push_back("Ready");
     } else if (rt.plural == "namespaces") {
@@ -735,7 +782,10 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
       cells.push_back(o.value("message", std::string()));
     }
     auto created = parse_rfc3339(o["metadata"].value("creationTimestamp", std::string()));
-    cells.push_back(created ? human_age(now - *created) : "<unknown>");
+    if (created_at)
+      cells.push_back(o["metadata"].value("creationTimestamp", std::string()));
+    else
+      cells.push_back(created ? human_age(now - *created) : "<unknown>");
     json obj = full_object ? o
                            : json{{"kind", "PartialObjectMetadata"},
                                   {"apiVersion", "meta.k8s.io/v1"},
@@ -949,6 +999,167 @@ void validate_pod_spec(const json& spec, const std::string& path,
   }
 }
 
+// A Job's spec (PATH "spec"), or a CronJob's jobTemplate's ("spec.jobTemplate.spec").
+void validate_job_spec(json& spec, const std::string& path,
+                       std::vector<std::pair<std::string, std::string>>& causes) {
+  if (!spec.contains("template") || !spec["template"].is_object())
+    spec["template"] = json::object();
+  auto& tspec = spec["template"]["spec"];
+  if (!tspec.is_object()) tspec = json::object();
+  validate_pod_spec(tspec, path + ".template.spec", causes);
+  auto policy = tspec.value("restartPolicy", std::string());
+  if (policy != "Never" && policy != "OnFailure") {
+    if (policy.empty())
+      causes.push_back({path + ".template.spec.restartPolicy",
+                        "Required value: valid values: \"OnFailure\", \"Never\""});
+    else
+      causes.push_back(
+          {path + ".template.spec.restartPolicy",
+           "Unsupported value: \"" + policy + "\": supported values: \"OnFailure\", \"Never\""});
+  }
+  if (spec.contains("completionMode") && spec["completionMode"] == "Indexed" &&
+      (!spec.contains("completions") || spec["completions"].is_null()))
+    causes.push_back({path + ".completions", "Required value: when completion mode is Indexed"});
+}
+
+std::string non_negative(const json& v) {
+  return "Invalid value: " + v.dump() + ": must be greater than or equal to 0";
+}
+
+// SetDefaults_CronJob: no startingDeadlineSeconds, no timeZone.
+void default_cronjob_spec(json& spec) {
+  if (!spec.contains("concurrencyPolicy") || spec["concurrencyPolicy"] == "")
+    spec["concurrencyPolicy"] = "Allow";
+  if (!spec.contains("suspend") || spec["suspend"].is_null()) spec["suspend"] = false;
+  if (!spec.contains("successfulJobsHistoryLimit") || spec["successfulJobsHistoryLimit"].is_null())
+    spec["successfulJobsHistoryLimit"] = 3;
+  if (!spec.contains("failedJobsHistoryLimit") || spec["failedJobsHistoryLimit"].is_null())
+    spec["failedJobsHistoryLimit"] = 1;
+}
+
+// ValidateCronJobSpec (pkg/apis/batch/validation), on a defaulted CronJob.
+void validate_cronjob_spec(json& spec, bool schedule_had_tz,
+                           std::vector<std::pair<std::string, std::string>>& causes) {
+  auto schedule = spec.value("schedule", std::string());
+  if (schedule.empty()) {
+    causes.push_back({"spec.schedule", "Required value"});
+  } else {
+    auto quoted = json(schedule).dump();
+    auto why = cron_schedule_error(schedule);
+    if (!why.empty()) causes.push_back({"spec.schedule", "Invalid value: " + quoted + ": " + why});
+    if (!schedule_had_tz && schedule.find("TZ") != std::string::npos)
+      causes.push_back({"spec.schedule",
+                        "Invalid value: " + quoted +
+                            ": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"});
+  }
+  if (spec.contains("startingDeadlineSeconds") && spec["startingDeadlineSeconds"].is_number() &&
+      spec["startingDeadlineSeconds"].get<long>() < 0)
+    causes.push_back(
+        {"spec.startingDeadlineSeconds", non_negative(spec["startingDeadlineSeconds"])});
+  auto policy = spec.value("concurrencyPolicy", std::string());
+  if (policy != "Allow" && policy != "Forbid" && policy != "Replace")
+    causes.push_back({"spec.concurrencyPolicy",
+                      policy.empty() ? std::string("Required value")
+                                     : "Unsupported value: \"" + policy +
+                                           "\": supported values: \"Allow\", \"Forbid\", "
+                                           "\"Replace\""});
+  auto& jt = spec["jobTemplate"];
+  if (!jt.is_object()) jt = json::object();
+  if (!jt["spec"].is_object()) jt["spec"] = json::object();
+  validate_job_spec(jt["spec"], "spec.jobTemplate.spec", causes);
+  for (const char* limit : {"successfulJobsHistoryLimit", "failedJobsHistoryLimit"})
+    if (spec.contains(limit) && spec[limit].is_number() && spec[limit].get<long>() < 0)
+      causes.push_back({std::string("spec.") + limit, non_negative(spec[limit])});
+}
+
+const char* kRbacGroup = "rbac.authorization.k8s.io";
+
+// ValidatePolicyRule for each rule of a Role (NAMESPACED) or ClusterRole.
+void validate_rules(const json& obj, bool namespaced,
+                    std::vector<std::pair<std::string, std::string>>& causes) {
+  const json rules = obj.value("rules", json::array());
+  if (!rules.is_array()) throw bad_request("rules must be a list");
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const json& r = rules[i];
+    const auto p = "rules[" + std::to_string(i) + "]";
+    auto empty = [&](const char* k) { return !r.contains(k) || !r[k].is_array() || r[k].empty(); };
+    if (empty("verbs"))
+      causes.push_back({p + ".verbs", "Required value: verbs must contain at least one value"});
+    if (!empty("nonResourceURLs")) {
+      if (namespaced)
+        causes.push_back(
+            {p + ".nonResourceURLs", "Invalid value: " + r["nonResourceURLs"].dump() +
+                                         ": namespaced rules cannot apply to non-resource URLs"});
+      if (!empty("apiGroups") || !empty("resources") || !empty("resourceNames"))
+        causes.push_back(
+            {p + ".nonResourceURLs",
+             "Invalid value: " + r["nonResourceURLs"].dump() +
+                 ": rules cannot apply to both regular resources and non-resource URLs"});
+      continue;
+    }
+    if (empty("apiGroups"))
+      causes.push_back(
+          {p + ".apiGroups", "Required value: resource rules must supply at least one api group"});
+    if (empty("resources"))
+      causes.push_back(
+          {p + ".resources", "Required value: resource rules must supply at least one resource"});
+  }
+}
+
+// SetDefaults_RoleBinding/Subject, then ValidateRoleBinding (CLUSTER: a ClusterRoleBinding).
+void default_and_validate_binding(json& obj, bool cluster,
+                                  std::vector<std::pair<std::string, std::string>>& causes) {
+  auto& ref = obj["roleRef"];
+  if (!ref.is_object()) ref = json::object();
+  if (ref.value("apiGroup", std::string()).empty()) ref["apiGroup"] = kRbacGroup;
+  if (ref["apiGroup"] != kRbacGroup)
+    causes.push_back({"roleRef.apiGroup", "Unsupported value: " + ref["apiGroup"].dump() +
+                                              ": supported values: \"" + kRbacGroup + "\""});
+  auto kind = ref.value("kind", std::string());
+  if (cluster ? kind != "ClusterRole" : kind != "Role" && kind != "ClusterRole")
+    causes.push_back(
+        {"roleRef.kind", "Unsupported value: " + json(kind).dump() + ": supported values: " +
+                             (cluster ? "\"ClusterRole\"" : "\"Role\", \"ClusterRole\"")});
+  if (ref.value("name", std::string()).empty())
+    causes.push_back({"roleRef.name", "Required value"});
+  if (!obj.contains("subjects")) return;
+  if (!obj["subjects"].is_array()) throw bad_request("subjects must be a list");
+  for (std::size_t i = 0; i < obj["subjects"].size(); ++i) {
+    auto& sub = obj["subjects"][i];
+    const auto p = "subjects[" + std::to_string(i) + "]";
+    auto skind = sub.value("kind", std::string());
+    if ((skind == "User" || skind == "Group") && sub.value("apiGroup", std::string()).empty())
+      sub["apiGroup"] = kRbacGroup;
+    if (sub.value("name", std::string()).empty()) causes.push_back({p + ".name", "Required value"});
+    auto group = sub.value("apiGroup", std::string());
+    if (skind == "ServiceAccount") {
+      if (!group.empty())
+        causes.push_back({p + ".apiGroup",
+                          "Unsupported value: " + json(group).dump() + ": supported values: \"\""});
+      if (cluster && sub.value("namespace", std::string()).empty())
+        causes.push_back({p + ".namespace", "Required value"});
+    } else if (skind == "User" || skind == "Group") {
+      if (group != kRbacGroup)
+        causes.push_back({p + ".apiGroup", "Unsupported value: " + json(group).dump() +
+                                               ": supported values: \"" + kRbacGroup + "\""});
+    } else {
+      causes.push_back({p + ".kind", "Unsupported value: " + json(skind).dump() +
+                                         ": supported values: \"ServiceAccount\", \"User\", "
+                                         "\"Group\""});
+    }
+  }
+}
+
+bool rbac_type(const ResourceType& rt) {
+  return rt.group == kRbacGroup;
+}
+
+// RBAC names are path segments (ValidateRBACName), so "system:auth-delegator" is one.
+bool valid_path_segment(const std::string& n) {
+  return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos &&
+         n.find('%') == std::string::npos;
+}
+
 }  // namespace
 
 void kube::default_pod_spec(json& spec) {
@@ -1004,6 +1215,7 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
   for (const char* k : {"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"})
     md.erase(k);
   auto name = md.value("name", std::string());
+  const bool generated = name.empty() && md.contains("generateName");
   if (name.empty() && md.contains("generateName")) {
     auto base = md["generateName"].get<std::string>();
     if (base.size() > 58) base = base.substr(0, 58);
@@ -1016,6 +1228,10 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
   std::vector<std::pair<std::string, std::string>> causes;
   if (name.empty()) {
     causes.push_back({"metadata.name", "Required value: name or generateName is required"});
+  } else if (rbac_type(rt)) {
+    if (!valid_path_segment(name))
+      causes.push_back({"metadata.name", "Invalid value: \"" + name +
+                                             "\": may not contain '/' or '%', or be '.' or '..'"});
   } else if (!valid_dns_subdomain(name) ||
              ((rt.plural == "namespaces" || rt.plural == "services") && !valid_dns_label(name))) {
     causes.push_back({"metadata.name", "Invalid value: \"" + name + "\": " + kSubdomainMsg});
@@ -1024,32 +1240,43 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
     throw bad_request("metadata.labels must be an object");
   // kind-specific validation and defaults
   if (rt.plural == "pods") {
-    if (!obj.contains("spec")) obj["spec"] = json::object();
-    validate_pod_spec(obj["spec"], "spec", causes);
+    if (!obj.contains("spec") || !obj["spec"].is_object()) obj["spec"] = json::object();
+    // The ServiceAccount admission plugin, before validation: it names the pod as it was sent
+    // (its generateName when the name is generated).
+    auto& spec = obj["spec"];
+    auto sa = spec.value("serviceAccountName", std::string());
+    if (sa.empty()) sa = spec.value("serviceAccount", std::string());
+    if (sa.empty()) sa = "default";
+    spec["serviceAccountName"] = sa;
+    spec["serviceAccount"] = sa;
+    if (!find(*find_type("", "v1", "serviceaccounts"), ns, sa)) {
+      auto shown = generated ? md["generateName"].get<std::string>() : name;
+      throw ApiError{403, "Forbidden",
+                     "pods \"" + shown + "\" is forbidden: error looking up service account " + ns +
+                         "/" + sa + ": serviceaccount \"" + sa + "\" not found",
+                     json{{"name", shown}, {"kind", "pods"}}};
+    }
+    validate_pod_spec(spec, "spec", causes);
   } else if (rt.plural == "jobs") {
     if (!obj.contains("spec")) obj["spec"] = json::object();
     auto& spec = obj["spec"];
-    if (!spec.contains("template") || !spec["template"].is_object())
-      spec["template"] = json::object();
-    auto& tspec = spec["template"]["spec"];
-    if (!tspec.is_object()) tspec = json::object();
-    validate_pod_spec(tspec, "spec.template.spec", causes);
-    auto policy = tspec.value("restartPolicy", std::string());
-    if (policy != "Never" && policy != "OnFailure") {
-      if (policy.empty())
-        causes.push_back({"spec.template.spec.restartPolicy",
-                          "Required value: valid values: \"OnFailure\", \"Never\""});
-      else
-        causes.push_back(
-            {"spec.template.spec.restartPolicy",
-             "Unsupported value: \"" + policy + "\": supported values: \"OnFailure\", \"Never\""});
-    }
     if (!name.empty() && name.size() > 63 && valid_dns_subdomain(name))
       causes.push_back(
           {"metadata.name", "Invalid value: \"" + name + "\": must be no more than 63 characters"});
-    if (spec.contains("completionMode") && spec["completionMode"] == "Indexed" &&
-        (!spec.contains("completions") || spec["completions"].is_null()))
-      causes.push_back({"spec.completions", "Required value: when completion mode is Indexed"});
+    validate_job_spec(spec, "spec", causes);
+  } else if (rt.plural == "cronjobs") {
+    if (!obj.contains("spec") || !obj["spec"].is_object()) obj["spec"] = json::object();
+    auto& spec = obj["spec"];
+    default_cronjob_spec(spec);
+    // The name leaves room for the controller's "-<minutes>" (ValidateCronJobCreate).
+    if (name.size() > 52 && valid_dns_subdomain(name))
+      causes.push_back(
+          {"metadata.name", "Invalid value: \"" + name + "\": must be no more than 52 characters"});
+    validate_cronjob_spec(spec, false, causes);
+  } else if (rt.plural == "roles" || rt.plural == "clusterroles") {
+    validate_rules(obj, rt.plural == "roles", causes);
+  } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
+    default_and_validate_binding(obj, rt.plural == "clusterrolebindings", causes);
   } else if (rt.plural == "jobsets") {
     if (!obj.contains("spec") || !obj["spec"].contains("replicatedJobs") ||
         !obj["spec"]["replicatedJobs"].is_array() || obj["spec"]["replicatedJobs"].empty())
@@ -1094,6 +1321,12 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
     obj["status"] = {{"phase", "Pending"}, {"qosClass", "BestEffort"}};
   } else if (rt.plural == "jobs") {
     apply_job_defaults(obj);
+  } else if (rt.plural == "cronjobs") {
+    auto& tspec = obj["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    if (!tspec.contains("terminationGracePeriodSeconds"))
+      tspec["terminationGracePeriodSeconds"] = options.default_grace_seconds;
+    default_pod_spec(tspec);
+    obj["status"] = json::object();
   } else if (rt.plural == "namespaces") {
     md["labels"]["kubernetes.io/metadata.name"] = name;
     obj["spec"] = {{"finalizers", {"kubernetes"}}};
@@ -1128,7 +1361,36 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
     obj["status"] = json::object();
   }
   if (dry_run) return obj;
-  return insert(rt, std::move(obj));
+  json stored = insert(rt, std::move(obj));
+  // The service-account controller gives a new namespace its "default" ServiceAccount (at once
+  // here, so that a pod created right after the namespace finds it).
+  if (rt.plural == "namespaces") ensure_default_service_accounts();
+  return stored;
+}
+
+void FakeKube::Impl::validate_update(const ResourceType& rt, const json& old, const json& next) {
+  std::vector<std::pair<std::string, std::string>> causes;
+  const auto name = old["metadata"].value("name", std::string());
+  if (rt.plural == "cronjobs") {
+    json spec = next.value("spec", json::object());
+    default_cronjob_spec(spec);
+    const auto before = old["spec"].value("schedule", std::string());
+    validate_cronjob_spec(spec, before.find("TZ") != std::string::npos, causes);
+  } else if (rt.plural == "roles" || rt.plural == "clusterroles") {
+    validate_rules(next, rt.plural == "roles", causes);
+  } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
+    json copy = next;
+    default_and_validate_binding(copy, rt.plural == "clusterrolebindings", causes);
+    const json& a = old["roleRef"];
+    const json& b = copy["roleRef"];
+    if (causes.empty() && a != b)
+      causes.push_back(
+          {"roleRef",
+           "Invalid value: rbac.RoleRef{APIGroup:" + b.value("apiGroup", json("")).dump() +
+               ", Kind:" + b.value("kind", json("")).dump() +
+               ", Name:" + b.value("name", json("")).dump() + "}: cannot change roleRef"});
+  }
+  if (!causes.empty()) throw invalid(rt, name, causes);
 }
 
 json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns,
@@ -1181,7 +1443,7 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
     erase(rt, ns, name);
     return copy;
   }
-  if (rt.plural == "jobs" || rt.plural == "jobsets") {
+  if (rt.plural == "jobs" || rt.plural == "jobsets" || rt.plural == "cronjobs") {
     auto uid = (*obj)["metadata"]["uid"].get<std::string>();
     std::string policy = propagation;
     if (policy.empty() && rt.plural == "jobs") {
@@ -1192,7 +1454,7 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
             "propagationPolicy=Background to remove them or set propagationPolicy=Orphan to "
             "suppress this warning\"";
     }
-    if (policy.empty()) policy = "Background";
+    if (policy.empty()) policy = "Background";  // batch/v1 CronJobs: DeleteDependents
     auto& child_type =
         rt.plural == "jobs" ? *find_type("", "v1", "pods") : *find_type("batch", "v1", "jobs");
     std::vector<std::string> children;
@@ -1269,7 +1531,8 @@ void FakeKube::Impl::handle(const httplib::Request& req, httplib::Response& res,
 }
 
 void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
-                           const std::string& body) {
+                           const std::string& sent_body) {
+  std::string body = sent_body;  // JSON, once a protobuf body is decoded
   auto seg = split_path(req.path);
   if (seg.size() == 2 && seg[0] == "_fake" && seg[1] == "counters") {
     std::lock_guard lock(mu);
@@ -1284,8 +1547,13 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
   // authentication
   auto auth = req.get_header_value("Authorization");
   std::string token = auth.rfind("Bearer ", 0) == 0 ? auth.substr(7) : std::string();
-  if (token.empty() || (!options.expected_token.empty() && token != options.expected_token))
-    throw ApiError{401, "Unauthorized", "Unauthorized"};
+  kube::Identity who;
+  {
+    std::lock_guard lock(mu);
+    auto id = authenticate(token);
+    if (!id) throw ApiError{401, "Unauthorized", "Unauthorized"};
+    who = std::move(*id);
+  }
   {
     std::lock_guard lock(mu);
     auto raw = req.method + " " + req.path;
@@ -1301,6 +1569,13 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
       res.set_header(kLoseResponse, "1");
       break;
     }
+  }
+  // authorization: RBAC for the tokens of service accounts
+  if (who.rbac) {
+    auto attrs = request_attributes(req.method, seg, req.path, param(req, "watch"),
+                                    param(req, "fieldSelector"));
+    std::lock_guard lock(mu);
+    authorize(who, attrs);
   }
   const bool get = req.method == "GET";
   // discovery
@@ -1404,16 +1679,32 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
   const auto& rt = *rtp;
-  if (!sub.empty() && !(sub == "status" || (sub == "log" && rt.plural == "pods")))
+  if (!sub.empty() && !(sub == "status" || (sub == "log" && rt.plural == "pods") ||
+                        (sub == "token" && rt.plural == "serviceaccounts")))
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
 
   if (!get && !body.empty() &&
-      req.get_header_value("Content-Type").find("protobuf") != std::string::npos)
-    throw ApiError{415, "UnsupportedMediaType",
-                   "the body of the request was in an unknown format - accepted media types "
-                   "include: application/json, application/merge-patch+json, "
-                   "application/strategic-merge-patch+json"};
+      req.get_header_value("Content-Type").find("protobuf") != std::string::npos) {
+    // Built-in kinds are read from protobuf (kubectl's typed commands send it); a custom
+    // resource only ever from JSON.
+    if (rt.group == "jobset.x-k8s.io")
+      throw ApiError{415, "UnsupportedMediaType",
+                     "the body of the request was in an unknown format - accepted media types "
+                     "include: application/json, application/merge-patch+json, "
+                     "application/strategic-merge-patch+json"};
+    body = decode_protobuf(body).dump();
+  }
+  if (sub == "token") {
+    if (req.method != "POST")
+      throw ApiError{405, "MethodNotAllowed",
+                     "the server does not allow this method on the requested resource"};
+    json request = json::parse(body, nullptr, false);
+    if (request.is_discarded() || !request.is_object())
+      throw bad_request("the body of the request must be a TokenRequest");
+    std::lock_guard lock(mu);
+    return send_json(res, 201, token_request(ns, name, std::move(request)));
+  }
   if (get && sub == "log") return serve_log(req, res, ns, name);
   if (get && name.empty() && truthy(param(req, "watch"))) return serve_watch(req, res, rt, ns);
 
@@ -1531,6 +1822,9 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     }
     for (const char* k : {"uid", "creationTimestamp", "namespace", "name", "generation"})
       if ((*obj)["metadata"].contains(k)) next["metadata"][k] = (*obj)["metadata"][k];
+    if (rt.plural == "cronjobs" && sub != "status" && next["spec"].is_object())
+      default_cronjob_spec(next["spec"]);
+    if (sub != "status") validate_update(rt, *obj, next);
     // A change of spec is a new generation, for the controllers to observe.
     if (sub != "status" && next.value("spec", json()) != obj->value("spec", json()))
       next["metadata"]["generation"] = (*obj)["metadata"].value("generation", 1) + 1;
@@ -2061,6 +2355,7 @@ void FakeKube::delete_cluster_objects() {
       if (impl.find(t, "", name)) impl.erase(t, "", name);
     }
   }
+  impl.ensure_default_service_accounts();
   impl.kick();
 }
 
@@ -2086,6 +2381,38 @@ bool FakeKube::wait_for_object(const std::string& path,
   return impl_->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
     auto* o = impl_->find(*t, ns, name);
     return pred(o ? *o : json(nullptr));
+  });
+}
+
+std::string FakeKube::trigger_cronjob(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(impl_->mu);
+  return impl_->trigger_cronjob(ns, name);
+}
+
+bool FakeKube::wait_for_cronjob_job_done(const std::string& ns, const std::string& job,
+                                         int timeout_ms) const {
+  auto& jobs_t = *find_type("batch", "v1", "jobs");
+  auto& cronjobs_t = *find_type("batch", "v1", "cronjobs");
+  std::unique_lock lock(impl_->mu);
+  json* j = impl_->find(jobs_t, ns, job);
+  if (!j) return false;
+  const std::string uid = (*j)["metadata"]["uid"];
+  std::string owner;
+  for (auto& ref : (*j)["metadata"].value("ownerReferences", json::array()))
+    if (ref.value("kind", "") == "CronJob" && ref.value("controller", false))
+      owner = ref.value("name", std::string());
+  return impl_->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    json* cj = owner.empty() ? nullptr : impl_->find(cronjobs_t, ns, owner);
+    if (cj)
+      for (auto& ref : (*cj)["status"].value("active", json::array()))
+        if (ref.value("uid", "") == uid) return false;
+    json* now = impl_->find(jobs_t, ns, job);
+    if (!now || (*now)["metadata"].value("uid", "") != uid) return true;  // deleted
+    for (auto& c : (*now)["status"].value("conditions", json::array()))
+      if ((c.value("type", "") == "Complete" || c.value("type", "") == "Failed") &&
+          c.value("status", "") == "True")
+        return true;
+    return false;
   });
 }
 

@@ -3,8 +3,12 @@
 // a scheduler that places pods on the nodes of its node pools by node selector, taints and
 // extended resources (scaling a pool up from 0 like the cluster autoscaler, with its events), a
 // Job controller (and a JobSet controller) and a kubelet that runs each pod's container command as
-// a local process, so a job really runs: its logs stream, and its exit code comes back.
-// kubectl is the reference client (tests/kubectl/): discovery, OpenAPI, create/get/logs/delete.
+// a local process, so a job really runs: its logs stream, and its exit code comes back. A CronJob
+// controller fires on demand (trigger_cronjob), never on the clock. Pods get service-account
+// tokens, and requests carrying one are authorized by RBAC (Roles, RoleBindings, ClusterRoles,
+// ClusterRoleBindings); the test user's token may do anything.
+// kubectl is the reference client (tests/kubectl/): discovery, OpenAPI, create/get/logs/delete,
+// protobuf bodies of its typed commands (create serviceaccount/role/rolebinding/job/token).
 #pragma once
 
 #include <cstdint>
@@ -42,12 +46,21 @@ struct FakeNodePool {
 
 struct FakeKubeOptions {
   std::string cluster = "kinetic";
-  // Bearer token every request must carry; empty accepts any non-empty token (401 Status
-  // otherwise, as a real API server answers an anonymous caller with no RBAC).
+  // Bearer token of the test user, who may do anything; empty accepts any non-empty token (401
+  // Status otherwise, as a real API server answers an anonymous caller with no RBAC). A
+  // service-account token the fake minted (a pod's, or from `kubectl create token`) is accepted
+  // too, as its ServiceAccount, and authorized by RBAC; once its pod or its ServiceAccount is
+  // deleted it is refused (401) whatever this says.
   std::string expected_token;
   // Extra environment given to every pod process (e.g. STORAGE_EMULATOR_HOST, GCE_METADATA_HOST),
   // as a test cluster's nodes would provide.
   std::map<std::string, std::string> pod_env;
+  // Extra environment for the pods of one ServiceAccount, from their namespace and
+  // spec.serviceAccountName (e.g. a Workload Identity metadata server for one KSA), applied after
+  // pod_env and before the container's own env. Null: none.
+  std::function<std::map<std::string, std::string>(const std::string& ns,
+                                                   const std::string& service_account)>
+      pod_identity_env;
   // Whether the node can pull IMAGE; false makes the container wait in ErrImagePull, then
   // ImagePullBackOff, with a "Failed" event quoting WHY. Null: every image pulls.
   std::function<bool(const std::string& image, std::string* why)> image_pullable;
@@ -128,6 +141,27 @@ class FakeKube {
   // ("Error creating: pods \"NAME-xxxxx\" is forbidden: MESSAGE") and is retried with a backoff
   // (0.1 s doubling to 1 s; the real controller starts at 10 s). Empty: pods are created again.
   void fail_pod_creates(const std::string& message);
+
+  // ---- CronJob controller, on demand ----------------------------------------------------------
+  // Does what the CronJob controller does when the schedule of CronJob NS/NAME comes due (the
+  // fake never fires on the clock: a test cannot wait for "*/5 * * * *"): nothing ("") when the
+  // CronJob is missing or suspended, or when its concurrencyPolicy is Forbid and a Job it owns is
+  // still active (a JobAlreadyActive event, as the controller records); with Replace, the active
+  // Jobs are deleted first. Otherwise creates the Job NAME-<scheduled time in Unix minutes> from
+  // spec.jobTemplate (its labels and annotations, the batch.kubernetes.io/cronjob-scheduled-
+  // timestamp annotation, a controller ownerReference), records SuccessfulCreate on the CronJob,
+  // adds the Job to status.active and sets status.lastScheduleTime, and returns the Job's name.
+  // The scheduled time is the current minute, or the minute after the last scheduled time when
+  // that is not earlier (two triggers in one minute make two Jobs). As the Jobs finish, the
+  // controller takes them out of status.active (SawCompletedJob), sets lastSuccessfulTime, and
+  // deletes the oldest finished Jobs (and their pods) beyond successfulJobsHistoryLimit and
+  // failedJobsHistoryLimit.
+  std::string trigger_cronjob(const std::string& ns, const std::string& name);
+  // Blocks until Job NS/JOB (which exists when called) has finished (Complete or Failed) and its
+  // CronJob no longer lists it in status.active, or it was deleted (a history limit); false after
+  // TIMEOUT_MS, or at once when the Job does not exist.
+  bool wait_for_cronjob_job_done(const std::string& ns, const std::string& job,
+                                 int timeout_ms) const;
 
   // Faults set up but not yet triggered (fail_next, cut and clean stream ends, lost responses),
   // so a test can check its fault really hit; clear_faults drops them.

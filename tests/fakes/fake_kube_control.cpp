@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -49,6 +50,24 @@ const ResourceType& secrets_t() {
 const ResourceType& services_t() {
   static const ResourceType* t = find_type("", "v1", "services");
   return *t;
+}
+const ResourceType& serviceaccounts_t() {
+  static const ResourceType* t = find_type("", "v1", "serviceaccounts");
+  return *t;
+}
+
+// Where the kubelet mounts a pod's service-account token, under the pod's own directory: a
+// process of this machine cannot see /var/run/secrets/kubernetes.io/serviceaccount, so the
+// container is told the place in KINETIC_SERVICEACCOUNT_DIR.
+std::string serviceaccount_dir(const std::string& pod_dir) {
+  return pod_dir + "/var/run/secrets/kubernetes.io/serviceaccount";
+}
+
+bool write_file(const std::string& path, const std::string& data) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  bool ok = std::fwrite(data.data(), 1, data.size(), f) == data.size();
+  return std::fclose(f) == 0 && ok;
 }
 
 long quantity(const json& v) {
@@ -321,9 +340,11 @@ void FakeKube::Impl::controller_loop() {
 std::optional<Steady::time_point> FakeKube::Impl::reconcile() {
   std::optional<Steady::time_point> next;
   process_pools();
+  ensure_default_service_accounts();
   reconcile_deployments();
   if (jobset_controller_running()) reconcile_jobsets();
   reconcile_jobs(Steady::now(), next);
+  reconcile_cronjobs();
   schedule_pods();
   run_kubelet(next);
   return next;
@@ -850,28 +871,27 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
         } else if (!suspended) {
           // false when the pod could not be created (fail_pod_creates; retried later).
           auto create_pod = [&](std::optional<int> index) {
-            if (!pod_create_failure.empty()) {
-              if (tr.create_retry_at && now_steady < *tr.create_retry_at) {
-                if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;
-                return false;
-              }
-              // As a ResourceQuota or an admission webhook answers the controller's POST: the
-              // name was generated before admission refused it.
-              std::string pod_name =
-                  name + "-" + (index ? std::to_string(*index) + "-" : "") + random_suffix(5);
-              new_event(
-                  job, "Warning", "FailedCreate",
-                  "Error creating: pods \"" + pod_name + "\" is forbidden: " + pod_create_failure,
-                  "job-controller");
+            if (tr.create_retry_at && now_steady < *tr.create_retry_at) {
+              if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;
+              return false;
+            }
+            // A refused POST: a FailedCreate event on the Job, and a retry after a backoff.
+            auto refused = [&](const std::string& why) {
+              new_event(job, "Warning", "FailedCreate", "Error creating: " + why, "job-controller");
               ++tr.failed_creates;
               auto delay = std::chrono::milliseconds(
                   std::min(1000, 100 << std::min(tr.failed_creates - 1, 4)));
               tr.create_retry_at = now_steady + delay;
               if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;
               return false;
+            };
+            if (!pod_create_failure.empty()) {
+              // As a ResourceQuota or an admission webhook answers the controller's POST: the
+              // name was generated before admission refused it.
+              std::string pod_name =
+                  name + "-" + (index ? std::to_string(*index) + "-" : "") + random_suffix(5);
+              return refused("pods \"" + pod_name + "\" is forbidden: " + pod_create_failure);
             }
-            tr.failed_creates = 0;
-            tr.create_retry_at.reset();
             json tmpl = spec["template"];
             json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
             auto& md = pod["metadata"];
@@ -920,12 +940,16 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
             }
             try {
               json created = create(pods_t(), ns, std::move(pod), false);
+              tr.failed_creates = 0;
+              tr.create_retry_at.reset();
               new_event(job, "Normal", "SuccessfulCreate",
                         "Created pod: " + created["metadata"]["name"].get<std::string>(),
                         "job-controller");
               ++active;
               return true;
-            } catch (const ApiError&) {
+            } catch (const ApiError& e) {
+              // The ServiceAccount admission plugin: the pod's service account does not exist.
+              if (e.code == 403) return refused(e.message);
               return false;  // e.g. the namespace is going away
             }
           };
@@ -1323,7 +1347,29 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   auto ns = pod["metadata"]["namespace"].get<std::string>();
   auto& status = pod["status"];
   if (prt.dir.empty()) prt.dir = work_root + "/" + ns + "_" + prt.name + "_" + prt.uid.substr(0, 8);
-  // the environment: image defaults < pod_env < envFrom < env
+  // The service account's token is mounted unless automountServiceAccountToken (the pod's, else
+  // the ServiceAccount's) is false; without the account, the volume cannot be set up.
+  const auto sa_name = pod["spec"].value("serviceAccountName", std::string("default"));
+  json* sa = find(serviceaccounts_t(), ns, sa_name);
+  bool automount = true;
+  if (pod["spec"].contains("automountServiceAccountToken") &&
+      pod["spec"]["automountServiceAccountToken"].is_boolean())
+    automount = pod["spec"]["automountServiceAccountToken"].get<bool>();
+  else if (sa && sa->contains("automountServiceAccountToken") &&
+           (*sa)["automountServiceAccountToken"].is_boolean())
+    automount = (*sa)["automountServiceAccountToken"].get<bool>();
+  if (automount && !sa) {
+    auto msg =
+        "MountVolume.SetUp failed for volume \"kube-api-access\" : failed to fetch token: "
+        "serviceaccounts \"" +
+        sa_name + "\" not found";
+    if (prt.config_error != msg) {
+      prt.config_error = msg;
+      new_event(pod, "Warning", "FailedMount", msg, "kubelet", node);
+    }
+    return;
+  }
+  // the environment: image defaults < kubelet's < pod_env < pod_identity_env < envFrom < env
   std::vector<std::pair<std::string, std::string>> env;
   std::map<std::string, std::string> vars;
   auto put = [&](const std::string& k, const std::string& v) {
@@ -1347,7 +1393,10 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   put("KUBERNETES_SERVICE_HOST", "127.0.0.1");
   put("KUBERNETES_SERVICE_PORT", std::to_string(port));
   put("KUBERNETES_SERVICE_PORT_HTTPS", std::to_string(port));
+  if (automount) put("KINETIC_SERVICEACCOUNT_DIR", serviceaccount_dir(prt.dir));
   for (auto& [k, v] : options.pod_env) put(k, v);
+  if (options.pod_identity_env)
+    for (auto& [k, v] : options.pod_identity_env(ns, sa_name)) put(k, v);
   std::string error;
   auto secret = [&](const std::string& name) -> json* { return find(secrets_t(), ns, name); };
   for (auto& from : c.value("envFrom", json::array())) {
@@ -1418,6 +1467,14 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   std::string exe = argv.empty() ? std::string() : lookup_path(argv[0], vars["PATH"]);
   std::error_code ec;
   std::filesystem::create_directories(prt.dir, ec);
+  if (automount) {
+    // token, ca.crt and namespace, as the projected volume kube-api-access-* holds them
+    const auto sa_dir = serviceaccount_dir(prt.dir);
+    std::filesystem::create_directories(sa_dir, ec);
+    write_file(sa_dir + "/token", mint_token(*sa, &pod, std::nullopt));
+    write_file(sa_dir + "/ca.crt", ca_pem);
+    write_file(sa_dir + "/namespace", ns);
+  }
   if (exe.empty()) {
     auto msg = argv.empty() ? std::string("failed to create containerd task: no command specified")
                             : "failed to create containerd task: failed to create shim task: OCI "

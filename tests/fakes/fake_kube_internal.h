@@ -89,6 +89,49 @@ bool fields_match(const std::vector<Requirement>& sel, const json& obj);
 // Server-side defaults of a PodSpec (restartPolicy, dnsPolicy, imagePullPolicy...).
 void default_pod_spec(json& spec);
 
+// ---- protobuf bodies (fake_kube_proto.cpp) ----------------------------------------------------
+// The JSON object of a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown), as kubectl's
+// typed commands send them. Throws ApiError: 415 for a kind or a field the fake cannot read (it
+// never skips one), 400 for malformed bytes.
+json decode_protobuf(const std::string& body);
+
+// ---- CronJob schedules (fake_kube_cron.cpp) -----------------------------------------------------
+// Why SCHEDULE is not a standard cron schedule (5 fields or a descriptor such as @hourly), in the
+// words of robfig/cron's ParseStandard, which the API server validates with; "" when it is one.
+std::string cron_schedule_error(const std::string& schedule);
+
+// ---- authentication and RBAC (fake_kube_auth.cpp) -----------------------------------------------
+// Who a request comes from.
+struct Identity {
+  std::string user;  // "system:serviceaccount:NS:NAME" for a token the fake minted
+  std::vector<std::string> groups;
+  bool rbac = false;  // authorized by RBAC; false: the test user's token, which may do anything
+};
+
+// A service-account token the fake minted: for a pod's container (the kubelet's), or by the
+// TokenRequest API (`kubectl create token`). It authenticates while its ServiceAccount (the same
+// uid) exists, while the pod it is bound to exists, and until it expires.
+struct MintedToken {
+  std::string ns, service_account, sa_uid;
+  std::string pod, pod_uid;  // empty: not bound to a pod
+  std::optional<SysClock::time_point> expires;
+};
+
+// What RBAC is asked: the request attributes as the API server's RequestInfoFactory reads them.
+struct RequestAttributes {
+  bool resource_request = false;
+  std::string verb;  // get list watch create update patch delete deletecollection
+  std::string group, version, resource, subresource, ns, name;
+  std::string path;  // non-resource requests
+};
+// SEG: the path's decoded segments; WATCH and FIELD_SELECTOR: those query parameters.
+RequestAttributes request_attributes(const std::string& method, const std::vector<std::string>& seg,
+                                     const std::string& path, const std::string& watch,
+                                     const std::string& field_selector);
+// Whether one RBAC PolicyRule allows A (verbs, apiGroups, resources with "res/sub" and "*/sub",
+// resourceNames, nonResourceURLs with a trailing "*").
+bool rule_allows(const json& rule, const RequestAttributes& a);
+
 // ---- runtime state ---------------------------------------------------------------------------
 struct LogLine {
   SysClock::time_point time;
@@ -196,6 +239,8 @@ struct FakeKube::Impl {
   std::map<std::string, kube::PoolState> pools;
   std::map<std::string, kube::JobTracking> jobs;                 // by job uid
   std::map<std::string, std::set<std::string>> jobset_children;  // jobset uid -> created names
+  std::set<std::string> unexpected_jobs;            // job uids a CronJob reported as UnexpectedJob
+  std::map<std::string, kube::MintedToken> tokens;  // service-account tokens by value
 
   std::deque<kube::FailRule> failures;
   std::optional<std::size_t> cut_log_after;
@@ -240,9 +285,35 @@ struct FakeKube::Impl {
   void serve_log(const httplib::Request& req, httplib::Response& res, const std::string& ns,
                  const std::string& name);
   json create(const ResourceType& rt, const std::string& ns, json obj, bool dry_run);
+  // A PUT or PATCH result NEXT of the object now OLD, checked as the API server's update
+  // validation does (CronJob schedules, a RoleBinding's roleRef); throws ApiError 422.
+  void validate_update(const ResourceType& rt, const json& old, const json& next);
   json delete_object(const ResourceType& rt, const std::string& ns, const std::string& name,
                      const std::string& propagation, std::optional<int> grace,
                      std::map<std::string, std::string>* headers);
+
+  // ---- authentication, RBAC, service-account tokens (fake_kube_auth.cpp; caller holds mu) ----
+  // The caller of TOKEN; nullopt: 401. A minted token that no longer holds is refused even when
+  // options.expected_token is empty.
+  std::optional<kube::Identity> authenticate(const std::string& token);
+  // Throws the API server's 403 Forbidden Status unless RBAC allows WHO the request (a caller
+  // without rbac passes).
+  void authorize(const kube::Identity& who, const kube::RequestAttributes& a);
+  // A new token for the ServiceAccount SA (an object in the store), bound to POD when not null.
+  std::string mint_token(const json& sa, const json* pod,
+                         std::optional<SysClock::time_point> expires);
+  // POST .../serviceaccounts/NAME/token (TokenRequest): the answer.
+  json token_request(const std::string& ns, const std::string& name, json request);
+  // The service-account controller: every namespace has a "default" ServiceAccount.
+  void ensure_default_service_accounts();
+
+  // ---- CronJob controller (fake_kube_cron.cpp; caller holds mu) ----
+  void reconcile_cronjobs();
+  // What the controller does with CJ's Jobs on every sync: finished ones leave status.active
+  // (SawCompletedJob), lastSuccessfulTime, missing ones (MissingJob), history limits.
+  void sync_cronjob(json& cj);
+  // What it does at a scheduled time (FakeKube::trigger_cronjob).
+  std::string trigger_cronjob(const std::string& ns, const std::string& name);
 
   // ---- control plane (fake_kube_control.cpp) ----
   void controller_loop();
