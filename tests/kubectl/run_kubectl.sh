@@ -12,8 +12,11 @@
 # /openapi/v3/apis/GROUP/VERSION, looks for the PATCH operation of the kind
 # (x-kubernetes-group-version-kind) with a `fieldValidation` query parameter, and then sends
 # ?fieldValidation=Strict instead of validating client-side (no /openapi/v2 needed);
-# --validate=false skips OpenAPI altogether. Typed commands such as `kubectl create secret
-# generic` send protobuf bodies, which the fake refuses with 415, so this test creates from files.
+# --validate=false skips OpenAPI altogether. Typed commands (`kubectl create serviceaccount`,
+# `create role`, `create rolebinding`, `create job --from=cronjob/X`, `create token`, `create
+# secret generic`...) send protobuf bodies (application/vnd.kubernetes.protobuf), which the fake
+# reads from its table of the API types (tests/fakes/fake_kube_proto.cpp); `create job
+# --from=cronjob/X` builds the Job client side (ownerReference, cronjob.kubernetes.io/instantiate).
 set -euo pipefail
 
 FAKE=${1:?usage: run_kubectl.sh PATH/TO/kinetic_fake_kube PATH/TO/jobset-release.yaml}
@@ -198,6 +201,98 @@ out=$(k wait --for=jsonpath='{.status.terminalState}'=Completed jobset/js --time
 contains "jobset completes" "condition met" "$out"
 out=$(k get jobs -l jobset.sigs.k8s.io/jobset-name=js -o name)
 contains "child jobs" "job.batch/js-workers-1" "$out"
+
+# ---- CronJobs ----------------------------------------------------------------------------
+cat >"$WORK/cronjob.yaml" <<'YAML'
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: idle
+spec:
+  schedule: "*/5 * * * *"
+  concurrencyPolicy: Forbid
+  jobTemplate:
+    metadata:
+      labels:
+        app: auto-down
+    spec:
+      backoffLimit: 0
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: main
+            image: app
+            command: ["sh", "-c", "echo idle check"]
+YAML
+out=$(k apply -f "$WORK/cronjob.yaml")
+contains "apply a CronJob" "cronjob.batch/idle created" "$out"
+out=$(k apply -f "$WORK/cronjob.yaml")
+contains "apply it again" "cronjob.batch/idle unchanged" "$out"
+out=$(k get cronjobs)
+contains "get cronjobs" "*/5 * * * *" "$out"
+out=$(k get cj)
+contains "get cj (short name)" "idle" "$out"
+out=$(k get cj idle -o jsonpath='{.spec.successfulJobsHistoryLimit}/{.spec.failedJobsHistoryLimit}/{.spec.concurrencyPolicy}/{.spec.suspend}')
+contains "CronJob defaults" "3/1/Forbid/false" "$out"
+sed -e 's/name: idle/name: bad-schedule/' -e 's|"\*/5 \* \* \* \*"|"61 * * * *"|' \
+  "$WORK/cronjob.yaml" >"$WORK/bad-cronjob.yaml"
+out=$(k apply -f "$WORK/bad-cronjob.yaml" 2>&1 || true)
+contains "a bad schedule is 422" \
+  'The CronJob "bad-schedule" is invalid: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61' \
+  "$out"
+out=$(k create job --from=cronjob/idle manual-1)
+contains "create job --from=cronjob" "job.batch/manual-1 created" "$out"
+out=$(k get job manual-1 -o jsonpath='{.metadata.annotations.cronjob\.kubernetes\.io/instantiate} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.metadata.labels.app}')
+contains "the manual Job is the CronJob's" "manual CronJob/idle auto-down" "$out"
+out=$(k wait --for=condition=complete job/manual-1 --timeout=30s)
+contains "the manual Job runs" "job.batch/manual-1 condition met" "$out"
+out=$(k logs job/manual-1)
+contains "its pod's log" "idle check" "$out"
+
+# ---- service accounts and RBAC (typed commands: protobuf bodies) --------------------------
+as_sa() {  # as_sa TOKEN ARGS...: kubectl with a service account's token
+  local token=$1
+  shift
+  kubectl --server "$SERVER" --certificate-authority "$WORK/ca.pem" --token "$token" \
+    --cache-dir "$WORK/cache-sa" --request-timeout 30s "$@"
+}
+out=$(k get serviceaccounts)
+contains "every namespace has its default account" "default" "$out"
+out=$(k create serviceaccount auto-down)
+contains "create serviceaccount" "serviceaccount/auto-down created" "$out"
+SA_TOKEN=$(k create token auto-down)
+contains "create token" "eyJ" "$SA_TOKEN"
+if out=$(as_sa "$SA_TOKEN" get pods 2>&1); then
+  fail "a service account without a role must not list pods: $out"
+fi
+contains "Forbidden as kubectl prints it" \
+  'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:default:auto-down" cannot list resource "pods" in API group "" in the namespace "default"' \
+  "$out"
+out=$(k create role pod-reader --verb=get --verb=list --resource=pods)
+contains "create role" "role.rbac.authorization.k8s.io/pod-reader created" "$out"
+out=$(k create rolebinding pod-reader --role=pod-reader --serviceaccount=default:auto-down)
+contains "create rolebinding" "rolebinding.rbac.authorization.k8s.io/pod-reader created" "$out"
+out=$(k get rolebindings)
+contains "get rolebindings" "Role/pod-reader" "$out"
+out=$(as_sa "$SA_TOKEN" get pods -l job-name=manual-1 -o name)
+contains "the bound account lists pods" "pod/manual-1-" "$out"
+if out=$(as_sa "$SA_TOKEN" get jobs 2>&1); then
+  fail "the account has no role for jobs: $out"
+fi
+contains "jobs stay forbidden" \
+  'Error from server (Forbidden): jobs.batch is forbidden: User "system:serviceaccount:default:auto-down" cannot list resource "jobs" in API group "batch" in the namespace "default"' \
+  "$out"
+out=$(k delete serviceaccount auto-down)
+contains "delete serviceaccount" 'serviceaccount "auto-down" deleted' "$out"
+if out=$(as_sa "$SA_TOKEN" get pods 2>&1); then
+  fail "a deleted account's token must be refused: $out"
+fi
+contains "its token is refused (401)" "You must be logged in to the server" "$out"
+out=$(k delete cronjob idle)
+contains "delete the CronJob" 'cronjob.batch "idle" deleted' "$out"
+out=$(k get jobs -l app=auto-down 2>&1)
+contains "its Jobs went with it" "No resources found" "$out"
 
 # ---- delete ------------------------------------------------------------------------------
 out=$(k delete job fidelity)
