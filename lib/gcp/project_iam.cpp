@@ -4,6 +4,9 @@
 //   in between) redoes the whole read-modify-write, as IAM asks.
 // - setIamPolicy is a POST but replaying it is harmless: a replay after a success carries a
 //   stale etag and fails 409, and the re-read finds the change made.
+// - IAM is eventually consistent: for a while after a custom role is created, binding it
+//   answers 400 "Role (...) does not exist in the resource's hierarchy." That answer is waited
+//   out (the poll back-off, two minutes at most) rather than failing the first `up --auto-down`.
 // - A custom role is matched by id; a deleted one is undeleted (its id cannot be reused for
 //   weeks), and its permissions are set to exactly the ones asked.
 #include "gcp/project_iam.h"
@@ -39,8 +42,9 @@ bool same_condition(const json& binding, const std::string& title) {
 
 }  // namespace
 
-ProjectIamClient::ProjectIamClient(http::Transport& transport, std::string crm, std::string iam)
-    : transport_(transport), crm_(std::move(crm)), iam_(std::move(iam)) {
+ProjectIamClient::ProjectIamClient(http::Transport& transport, std::string crm, std::string iam,
+                                   PollOptions poll)
+    : transport_(transport), crm_(std::move(crm)), iam_(std::move(iam)), poll_(std::move(poll)) {
   while (!crm_.empty() && crm_.back() == '/') crm_.pop_back();
   while (!iam_.empty() && iam_.back() == '/') iam_.pop_back();
 }
@@ -98,6 +102,9 @@ bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant&
   const std::string what =
       "granting " + grant.role + " to " + grant.member + " in project " + project;
   const std::string base = crm_ + "/v1/projects/" + project;
+  PollOptions unseen_poll = poll_;
+  unseen_poll.deadline = std::chrono::seconds(120);
+  Backoff unseen(unseen_poll);
   for (int attempt = 1;; ++attempt) {
     auto r =
         post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
@@ -126,6 +133,11 @@ bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant&
     auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
     if (ok(s.status)) return true;
     if (s.status == 409 && attempt < kPolicyAttempts) continue;  // changed since read: redo
+    if (s.status == 400 && s.body.find("does not exist in the resource") != std::string::npos &&
+        unseen.wait()) {
+      --attempt;  // not a conflict: the role is not visible yet
+      continue;
+    }
     throw google_error(s.status, s.body, what);
   }
 }

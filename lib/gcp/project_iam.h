@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gcp/operations.h"
 #include "http/transport.h"
 
 namespace kinetic::gcp {
@@ -27,8 +28,9 @@ struct ConditionalGrant {
 
 class ProjectIamClient {
  public:
-  // CRM: the Cloud Resource Manager endpoint; IAM: the IAM endpoint (gcp/endpoints.h).
-  ProjectIamClient(http::Transport& transport, std::string crm, std::string iam);
+  // CRM: the Cloud Resource Manager endpoint; IAM: the IAM endpoint (gcp/endpoints.h). POLL
+  // paces the waits for a role IAM has not propagated yet.
+  ProjectIamClient(http::Transport& transport, std::string crm, std::string iam, PollOptions poll);
 
   // Creates the custom role projects/PROJECT/roles/ROLE_ID holding exactly PERMISSIONS, or
   // brings an existing one (undeleting it if deleted) to them. Returns "created", "updated" or
@@ -38,7 +40,8 @@ class ProjectIamClient {
                                  const std::vector<std::string>& permissions);
   // Adds GRANT's member to the project's binding of its role with its condition (a
   // read-modify-write of the version 3 policy, redone when the etag shows another writer in
-  // between). False when it was there already.
+  // between, and after a wait while IAM says a custom role just created does not exist yet).
+  // False when it was there already.
   bool grant(const std::string& project, const ConditionalGrant& grant);
   // Removes the project's bindings of ROLE whose condition is titled CONDITION_TITLE, whoever
   // they name. False when there was none.
@@ -49,6 +52,7 @@ class ProjectIamClient {
   http::Transport& transport_;
   std::string crm_;
   std::string iam_;
+  PollOptions poll_;
 };
 
 }  // namespace kinetic::gcp

@@ -132,6 +132,17 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
     auto rt = images_->runtime(image);
     return rt.env;
   };
+  // A pod reaches Google's APIs as its Kubernetes service account, through Workload Identity:
+  // the metadata server of that identity (its tokens held to the project's IAM policy), and the
+  // GKE API at the fake's address, as a node's pods reach the real one.
+  ko.pod_identity_env = [this, project = options.project](const std::string& ns,
+                                                          const std::string& ksa) {
+    std::map<std::string, std::string> env;
+    if (!gcp_) return env;
+    env["GCE_METADATA_HOST"] = gcp_->workload_identity_metadata_host(project, ns, ksa);
+    env["CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER"] = gcp_->url("container");
+    return env;
+  };
   kube_ = std::make_unique<FakeKube>(ko);
 
   FakeGcpOptions go;
@@ -173,6 +184,8 @@ std::map<std::string, std::string> FakeCloud::client_env() const {
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER", gcp_->url("container")},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDBUILD", gcp_->url("cloudbuild")},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY", gcp_->url("artifactregistry")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER", gcp_->url("cloudresourcemanager")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM", gcp_->url("iam")},
       {"STORAGE_EMULATOR_HOST", gcs_->url()},
       {"CLOUDSDK_AUTH_ACCESS_TOKEN", "fake-access-token"},
       {"KINETIC_POLL_INTERVAL_MS", "1"},

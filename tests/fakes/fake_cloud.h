@@ -26,6 +26,9 @@ struct FakeCloudOptions {
   bool all_services_enabled = false;
   int kill_grace_seconds = 5;
   std::map<std::string, std::set<std::string>> zone_machine_types;
+  // The project whose workload pool the cluster's pods are in (Workload Identity): the one the
+  // end-to-end tests run `kinetic up` in.
+  std::string project = "acme-ml";
 };
 
 class FakeCloud {

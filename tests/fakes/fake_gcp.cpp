@@ -638,7 +638,8 @@ void FakeGcp::fail_next(const std::string& service, int n, int status,
 
 int FakeGcp::pending_faults() const {
   std::lock_guard lock(impl_->mu);
-  return static_cast<int>(impl_->failures.size() + impl_->policy_interleaves.size());
+  return static_cast<int>(impl_->failures.size() + impl_->policy_interleaves.size()) +
+         impl_->unseen_role_refusals;
 }
 
 void FakeGcp::fail_next_pool(const std::string& code, const std::string& message) {

@@ -132,7 +132,11 @@ class FakeGcp {
   void concurrent_project_iam_change_after_next_get(const std::string& project,
                                                     const std::string& role,
                                                     const std::string& member);
-  // fail_next faults and concurrent policy changes not yet triggered.
+  // IAM's eventual consistency: the next N setIamPolicy calls that newly bind a custom role
+  // answer 400 "Role (...) does not exist in the resource's hierarchy.", as they do for a while
+  // after the role is created.
+  void unseen_roles_for_next(int n);
+  // fail_next faults, concurrent policy changes and unseen-role refusals not yet triggered.
   int pending_faults() const;
 
   // ---- counters: "METHOD /canonical/path" per service; also GET /_fake/counters on each port -

@@ -245,9 +245,15 @@ void FakeGcp::Impl::cloudresourcemanager(Call& call, httplib::Response& res) {
         if (std::regex_match(role, m, custom) && project_id(m[1]) == project) {
           auto r = roles.find("projects/" + project + "/roles/" + m[2].str());
           if (r != roles.end()) {
-            known = !r->second.value("deleted", false) ||
-                    std::any_of(p.bindings.begin(), p.bindings.end(),
-                                [&](const json& b) { return b.value("role", "") == role; });
+            const bool bound =
+                std::any_of(p.bindings.begin(), p.bindings.end(),
+                            [&](const json& b) { return b.value("role", "") == role; });
+            known = !r->second.value("deleted", false) || bound;
+            // A role IAM has not propagated yet (unseen_roles_for_next).
+            if (known && !bound && unseen_role_refusals > 0) {
+              --unseen_role_refusals;
+              known = false;
+            }
           }
         }
         if (!known)
@@ -482,6 +488,11 @@ std::optional<nlohmann::json> FakeGcp::custom_role(const std::string& project,
   auto it = impl_->roles.find("projects/" + impl_->project_id(project) + "/roles/" + id);
   if (it == impl_->roles.end()) return std::nullopt;
   return it->second;
+}
+
+void FakeGcp::unseen_roles_for_next(int n) {
+  std::lock_guard lock(impl_->mu);
+  impl_->unseen_role_refusals = n;
 }
 
 void FakeGcp::concurrent_project_iam_change_after_next_get(const std::string& project,

@@ -230,6 +230,7 @@ struct FakeGcp::Impl {
   };
   std::deque<PolicyInterleave> policy_interleaves;
   std::map<std::string, json> roles;  // "projects/P/roles/ID" → Role resource (deleted kept)
+  int unseen_role_refusals = 0;       // FakeGcp::unseen_roles_for_next
   std::uint64_t etag_sequence = 0;
   // Tokens the metadata servers minted (any other bearer token is the user's, with full access).
   std::map<std::string, gcp_detail::WiIdentity> wi_tokens;

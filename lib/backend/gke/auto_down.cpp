@@ -183,7 +183,7 @@ void install_auto_down(const Session& session, k8s::Client& kube, const std::str
                        long idle_seconds, const std::function<void(Change)>& record) {
   const Target& t = session.target;
   gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
-                            session.endpoint("iam"));
+                            session.endpoint("iam"), session.poll);
   const std::string role = "projects/" + t.project + "/roles/" + kAutoDownRoleId;
   record({"IAM role", role + " (container.clusters.delete only)",
           iam.ensure_custom_role(t.project, kAutoDownRoleId, "kinetic auto-down",
@@ -233,7 +233,7 @@ void remove_auto_down(const Session& session, k8s::Client* kube,
     if (had) record({"auto-down", "CronJob " + t.ns + "/" + kAutoDownName, "removed"});
   }
   gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
-                            session.endpoint("iam"));
+                            session.endpoint("iam"), session.poll);
   const std::string role = "projects/" + t.project + "/roles/" + kAutoDownRoleId;
   if (iam.revoke(t.project, role, auto_down_condition_title(t)))
     record({"auto-down access", "to delete cluster " + t.cluster, "revoked"});

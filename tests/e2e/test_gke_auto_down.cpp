@@ -1,0 +1,207 @@
+// Idle auto-down end to end (#12, docs/cost.md): `kinetic up --auto-down` installs the CronJob
+// and grants its principal; each check is the CronJob's Job really running the embedded script
+// in the fake cluster, as its own service account (held to its Role by the fake's RBAC), and
+// deleting the cluster through the fake GKE API with a Workload Identity token (held to the
+// project's IAM policy). The fake's CronJob controller fires when the test says
+// (FakeKube::trigger_cronjob), and the idle clock is moved by editing what the script recorded:
+// the order is the test's, never a wait for wall-clock time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "gke_fixture.h"
+
+namespace kinetic::test {
+namespace {
+
+constexpr const char* kCronJob = "kinetic-auto-down";
+constexpr const char* kState = "/api/v1/namespaces/default/configmaps/kinetic-auto-down";
+constexpr const char* kRole = "projects/acme-ml/roles/kineticAutoDown";
+
+// RFC 3339 (whole seconds, UTC) of now + OFFSET seconds.
+std::string at_offset(long offset) {
+  const time_t t = ::time(nullptr) + offset;
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+class GkeAutoDown : public GkeFixture {
+ protected:
+  // One check: the CronJob's next Job, run to its end. Its pod's log on failure.
+  void check() {
+    const std::string job = cloud_->kube().trigger_cronjob("default", kCronJob);
+    ASSERT_FALSE(job.empty()) << "the CronJob did not start a Job";
+    const bool ended = cloud_->kube().wait_for_object(
+        "/apis/batch/v1/namespaces/default/jobs/" + job,
+        [](const nlohmann::json& j) {
+          return j.is_object() &&
+                 (j["status"].value("succeeded", 0) > 0 || j["status"].value("failed", 0) > 0);
+        },
+        60000);
+    ASSERT_TRUE(ended) << "the check's Job " << job << " never ended";
+    auto j = cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/" + job);
+    ASSERT_TRUE(j.has_value());
+    EXPECT_EQ((*j)["status"].value("succeeded", 0), 1) << j->dump();
+  }
+  nlohmann::json recorded() const {
+    auto cm = cloud_->kube().object(kState);
+    return cm ? (*cm)["data"] : nlohmann::json();
+  }
+  // Moves the idle clock: the cluster has been idle since SECONDS ago.
+  void idle_for(long seconds) {
+    ASSERT_TRUE(cloud_->kube().merge_patch(
+        kState, {{"data", {{"idle_since", at_offset(-seconds)}, {"state", "idle"}}}}));
+  }
+  bool granted() const {
+    for (const auto& b :
+         cloud_->gcp().project_iam_policy("acme-ml").value("bindings", nlohmann::json::array()))
+      if (b.value("role", "") == kRole) return true;
+    return false;
+  }
+  bool cluster_up() const {
+    auto c = cloud_->gcp().cluster("acme-ml", "us-central1-a", "kinetic");
+    return c && (*c).value("status", "") == "RUNNING";
+  }
+};
+
+TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAndImages) {
+  auto up = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("kineticAutoDown (container.clusters.delete only)"), std::string::npos)
+      << up.err;
+  EXPECT_NE(up.err.find("may delete cluster kinetic and nothing else"), std::string::npos)
+      << up.err;
+  EXPECT_NE(up.err.find("deletes the cluster after 10m with no job pending or running"),
+            std::string::npos)
+      << up.err;
+  // The grant: the custom role with one permission, to this cluster's principal, on a condition
+  // naming this cluster.
+  auto role = cloud_->gcp().custom_role("acme-ml", "kineticAutoDown");
+  ASSERT_TRUE(role.has_value());
+  EXPECT_EQ((*role)["includedPermissions"], nlohmann::json({"container.clusters.delete"}));
+  ASSERT_TRUE(granted());
+  auto st = kin({"status"});
+  EXPECT_NE(st.err.find("auto-down after 10m idle (first check within 5 minutes)"),
+            std::string::npos)
+      << st.err;
+
+  check();
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+  st = kin({"status"});
+  EXPECT_NE(st.err.find("; auto-down in 10m (idle since "), std::string::npos) << st.err;
+  EXPECT_EQ(st.err.find("let it go by itself"), std::string::npos) << st.err;
+
+  // Idle for longer than the period: the next check deletes the cluster through GKE, with its
+  // own Workload Identity token (the user's token is never in the cluster). The check's Job
+  // goes with the cluster.
+  idle_for(11 * 60);
+  const int tokens = cloud_->gcp().workload_identity_tokens();
+  ASSERT_FALSE(cloud_->kube().trigger_cronjob("default", kCronJob).empty());
+  ASSERT_TRUE(eventually([&] { return !cluster_up(); }, 60)) << "the cluster is still up";
+  EXPECT_GT(cloud_->gcp().workload_identity_tokens(), tokens);
+  EXPECT_EQ(cloud_->gcp().request_counts(
+                "container")["DELETE /v1/projects/{name}/locations/{name}/clusters/{name}"],
+            1);
+  // What is not the cluster's stays: the bucket and the images, for the next up and run.
+  EXPECT_TRUE(cloud_->gcs().has_bucket(kGkeBucket));
+  for (const auto& [route, n] : cloud_->gcp().request_counts("artifactregistry"))
+    EXPECT_NE(route.rfind("DELETE", 0), 0u) << route;
+
+  // `down` afterwards has no cluster to delete, and revokes the grant.
+  auto down = kin({"down", "--yes", "--keep-images", "--keep-bucket"});
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.err.find("auto-down access"), std::string::npos) << down.err;
+  EXPECT_FALSE(granted());
+}
+
+TEST_F(GkeAutoDown, AJobRunningOrPendingKeepsTheCluster) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  // A detached job that runs until the test lets it end.
+  const fs::path flag = sb.root() / "go";
+  sb.write("proj/wait.py",
+           "import os, time\nprint('started', flush=True)\nwhile not os.path.exists('" +
+               flag.string() + "'):\n    time.sleep(0.05)\n");
+  auto detached = kin({"run", "wait.py", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  const std::string id = first_line(detached.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id,
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+
+  check();  // a first record, then one that says the cluster is long idle: the job wins
+  idle_for(3600);
+  check();
+  EXPECT_EQ(recorded()["state"], "active") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
+  auto st = kin({"status"});
+  EXPECT_NE(st.err.find("auto-down after 10m idle (a job is pending or running)"),
+            std::string::npos)
+      << st.err;
+
+  // The job ends: the clock starts again from this check, not from before the job.
+  sb.write("go", "");
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id,
+      [](const nlohmann::json& j) {
+        return j.is_object() && j["status"].value("succeeded", 0) > 0;
+      },
+      30000));
+  check();
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
+}
+
+TEST_F(GkeAutoDown, AJobWaitingForANodeKeepsTheCluster) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  // The TPU pool cannot scale up: the job's pod stays Pending, which is activity all the same.
+  std::string pool;
+  for (const auto& p : cloud_->kube().node_pools())
+    if (p.labels.count("cloud.google.com/gke-tpu-accelerator")) pool = p.name;
+  ASSERT_FALSE(pool.empty());
+  cloud_->kube().fail_scale_up(pool, "GCE quota exceeded");
+  auto detached = kin({"run", "train.py", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  ASSERT_TRUE(cloud_->kube().wait_for_event("default", "FailedScaleUp", 30000));
+  idle_for(3600);
+  check();
+  EXPECT_EQ(recorded()["state"], "active") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
+  EXPECT_EQ(kin({"cancel", first_line(detached.out)}).exit_code, 0);
+}
+
+TEST_F(GkeAutoDown, OffRemovesItAndRevokesTheGrant) {
+  ASSERT_EQ(
+      kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "2h"}).exit_code,
+      0);
+  ASSERT_TRUE(granted());
+  // The setting is kept in the context: a plain `up` keeps it.
+  auto again = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("auto-down access"), std::string::npos) << again.err;
+  EXPECT_TRUE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+
+  auto off = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "off"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.err.find("revoked"), std::string::npos) << off.err;
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+  EXPECT_FALSE(exists(kState));
+  EXPECT_FALSE(granted());
+  auto st = kin({"status"});
+  EXPECT_EQ(st.err.find("; auto-down"), std::string::npos) << st.err;
+  EXPECT_NE(st.err.find("kinetic up --auto-down 2h"), std::string::npos) << st.err;
+
+  auto bad = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "5m"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--auto-down 5m is too short"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace kinetic::test
