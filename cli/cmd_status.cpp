@@ -54,14 +54,24 @@ struct ClusterView {
   std::string location;
   std::vector<gke::PoolRow> pools;
   std::optional<gke::AutoDownState> auto_down;  // what the in-cluster check recorded
+  bool missing = false;  // GKE has no such cluster (deleted by auto-down, or by `down`)
 };
 
 std::optional<ClusterView> cluster_view(Factory& f) {
   if (f.settings().backend != "gke") return std::nullopt;
   gke::Session& s = f.gke_session();
   gke::Provisioner provisioner(s, nullptr);
-  return ClusterView{s.target.cluster, s.target.location, provisioner.list_pools(),
-                     gke::read_auto_down(s)};
+  ClusterView view{s.target.cluster, s.target.location, {}, std::nullopt};
+  try {
+    view.pools = provisioner.list_pools();
+  } catch (const Error& e) {
+    // Jobs' records outlive the cluster (they are in the bucket): still show them.
+    if (e.code() != Errc::not_found) throw;
+    view.missing = true;
+    return view;
+  }
+  view.auto_down = gke::read_auto_down(s);
+  return view;
 }
 
 std::string duration_text(const JobStatus& s) {
@@ -117,6 +127,7 @@ int StatusOptions::run(Factory& f) {
       }
       p.fields["cluster"] = {{"name", cluster->name},
                              {"location", cluster->location},
+                             {"exists", !cluster->missing},
                              {"cost_per_hour", cost.per_hour},
                              {"pools", pools}};
       if (const auto& a = cluster->auto_down) {
@@ -164,7 +175,11 @@ int StatusOptions::run(Factory& f) {
     }
     return t;
   };
-  if (cluster) {
+  if (cluster && cluster->missing) {
+    io.info("cluster " + cluster->name + " (" + cluster->location +
+            "): not found (deleted by its auto-down or by `kinetic down`); `kinetic up` makes it "
+            "again and reuses the images");
+  } else if (cluster) {
     io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
             gke::cluster_cost_text(cost) + " now" +
             (cluster->auto_down ? "; " + gke::auto_down_text(*cluster->auto_down, now_unix())
@@ -185,9 +200,9 @@ int StatusOptions::run(Factory& f) {
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   print(io, format, p);
   // Idle and still billing: the reminder kinetic's users most asked for (issue #12).
-  if (cluster && std::none_of(jobs.begin(), jobs.end(), [](const JobStatus& j) {
-        return j.state == kPending || j.state == kRunning;
-      }))
+  if (cluster && !cluster->missing &&
+      std::none_of(jobs.begin(), jobs.end(),
+                   [](const JobStatus& j) { return j.state == kPending || j.state == kRunning; }))
     io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
             gke::cluster_cost_text(cost) +
             "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "

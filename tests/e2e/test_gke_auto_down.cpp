@@ -110,6 +110,15 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
   for (const auto& [route, n] : cloud_->gcp().request_counts("artifactregistry"))
     EXPECT_NE(route.rfind("DELETE", 0), 0u) << route;
 
+  // `status` still shows the jobs (their records are in the bucket) and says where the
+  // cluster went.
+  auto gone = kin({"status"});
+  EXPECT_EQ(gone.exit_code, 0) << gone.err;
+  EXPECT_NE(gone.err.find("cluster kinetic (us-central1-a): not found (deleted by its auto-down"),
+            std::string::npos)
+      << gone.err;
+  EXPECT_EQ(nlohmann::json::parse(kin({"status", "-o", "json"}).out)["cluster"]["exists"], false);
+
   // `down` afterwards has no cluster to delete, and revokes the grant.
   auto down = kin({"down", "--yes", "--keep-images", "--keep-bucket"});
   ASSERT_EQ(down.exit_code, 0) << down.err;
@@ -201,6 +210,16 @@ TEST_F(GkeAutoDown, OffRemovesItAndRevokesTheGrant) {
   auto bad = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "5m"});
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--auto-down 5m is too short"), std::string::npos) << bad.err;
+
+  // The context's setting is what the next plain `up` applies.
+  auto short_setting = kin({"config", "set", "contexts.acme-ml.auto-down", "5m"});
+  EXPECT_EQ(short_setting.exit_code, 2) << short_setting.err;
+  ASSERT_EQ(kin({"config", "set", "contexts.acme-ml.auto-down", "15m"}).exit_code, 0);
+  auto from_setting = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a"});
+  ASSERT_EQ(from_setting.exit_code, 0) << from_setting.err;
+  EXPECT_NE(from_setting.err.find("deletes the cluster after 15m"), std::string::npos)
+      << from_setting.err;
+  EXPECT_EQ(recorded()["idle_after"], "900");
 }
 
 }  // namespace
