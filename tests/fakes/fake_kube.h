@@ -140,6 +140,8 @@ class FakeKube {
   // an admission webhook refuses them: each try records a Warning FailedCreate event on the Job
   // ("Error creating: pods \"NAME-xxxxx\" is forbidden: MESSAGE") and is retried with a backoff
   // (0.1 s doubling to 1 s; the real controller starts at 10 s). Empty: pods are created again.
+  // A pod whose spec.serviceAccountName does not exist is refused the same way, always (the
+  // ServiceAccount admission plugin's 403), until the account is created.
   void fail_pod_creates(const std::string& message);
 
   // ---- CronJob controller, on demand ----------------------------------------------------------

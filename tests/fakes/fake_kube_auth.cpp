@@ -3,6 +3,8 @@
 // controller's "default" accounts, and RBAC for the requests that carry such a token. The test
 // user's token keeps full access.
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <random>
 
 #include "fakes/fake_encoding.h"

@@ -869,7 +869,8 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
           new_event(job, "Normal", "Completed", "Job completed", "job-controller");
           finished = true;
         } else if (!suspended) {
-          // false when the pod could not be created (fail_pod_creates; retried later).
+          // false when the pod could not be created (fail_pod_creates, or its service account
+          // is missing; retried after a backoff).
           auto create_pod = [&](std::optional<int> index) {
             if (tr.create_retry_at && now_steady < *tr.create_retry_at) {
               if (!next || *tr.create_retry_at < *next) next = tr.create_retry_at;

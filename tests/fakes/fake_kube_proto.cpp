@@ -221,6 +221,8 @@ json decode_message(const std::string& type, std::string_view bytes) {
     if (field.kind == K::Ignore) return r.skip(wire);
     if (field.kind == K::Unsupported) throw undecodable(std::string(field.json) + " of " + type);
     if (field.kind == K::MapString || field.kind == K::MapBytes || field.kind == K::MapQuantity) {
+      if (wire != 2)
+        throw bad_request("protobuf wire type " + std::to_string(wire) + " for " + where);
       std::string key;
       json value = "";
       for_each_field(r.bytes(), [&](int en, int ew, Reader& er) {
@@ -243,6 +245,8 @@ json decode_message(const std::string& type, std::string_view bytes) {
       while (!packed.done()) obj[field.json].push_back(static_cast<std::int64_t>(packed.varint()));
       return;
     }
+    if (wire != (field.kind == K::Bool || field.kind == K::Int ? 0 : 2))
+      throw bad_request("protobuf wire type " + std::to_string(wire) + " for " + where);
     json v = scalar(field, wire, r, where);
     if (field.inlined && v.is_object()) {
       for (auto& [k, x] : v.items()) obj[k] = x;
