@@ -116,7 +116,7 @@ int StatusOptions::run(Factory& f) {
     if (cluster) {
       nlohmann::ordered_json pools = nlohmann::ordered_json::array();
       for (const auto& pool : cluster->pools) {
-        auto each = node_price_per_hour(pool.pool.machine_type, prices);
+        auto each = gke::pool_node_price(pool, prices);
         pools.push_back({{"name", pool.pool.name},
                          {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
                          {"nodes", pool.nodes},
@@ -186,7 +186,7 @@ int StatusOptions::run(Factory& f) {
                                 : std::string()));
     Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
     for (const auto& pool : cluster->pools) {
-      auto each = node_price_per_hour(pool.pool.machine_type, prices);
+      auto each = gke::pool_node_price(pool, prices);
       pools.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
                      std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes),
                      each ? format_usd(*each * pool.nodes) : "?"});

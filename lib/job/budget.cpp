@@ -31,7 +31,9 @@ double parse_usd(std::string_view text, std::string_view flag, bool allow_zero) 
 }
 
 Budget budget_for(double max_cost_usd, const Accelerator& accel, const PriceBook& book) {
-  const double price = accelerator_price(accel, book);
+  // On Spot, your Spot price when the book has one; else the on-demand price (never overrun).
+  const std::optional<double> spot = accel.spot ? spot_price(accel, book) : std::nullopt;
+  const double price = spot ? *spot : accelerator_price(accel, book);
   if (price <= 0)
     throw Error(Errc::usage, "--max-cost needs the accelerator's price, and " + accel.name +
                                  " has none in the catalog; set one with `kinetic config set "
@@ -40,7 +42,8 @@ Budget budget_for(double max_cost_usd, const Accelerator& accel, const PriceBook
   Budget b;
   b.max_cost_usd = max_cost_usd;
   b.price_per_hour = price;
-  b.negotiated = negotiated(accel, book);
+  b.negotiated = spot || negotiated(accel, book);
+  b.spot = spot.has_value();
   b.seconds = static_cast<long>(std::floor(max_cost_usd / price * 3600.0));
   if (b.seconds < 1)
     throw Error(Errc::usage, "--max-cost " + format_usd(max_cost_usd) +
@@ -54,9 +57,10 @@ std::string budget_line(const Budget& b, const Accelerator& accel) {
   return "budget " + format_usd(b.max_cost_usd) + " buys " +
          format_duration(static_cast<double>(b.seconds)) + " of " + accel.name + " at " +
          format_usd(b.price_per_hour) + "/h (" +
-         (b.negotiated ? std::string("your price, from the prices setting")
-                       : "on-demand list price as of " + std::string(catalog_price_date()) +
-                             (accel.spot ? "; Spot costs less" : "")) +
+         (b.spot         ? std::string("your Spot price, from the prices setting")
+          : b.negotiated ? std::string("your price, from the prices setting")
+                         : "on-demand list price as of " + std::string(catalog_price_date()) +
+                               (accel.spot ? "; Spot costs less" : "")) +
          "); the job is stopped then (exit 124)";
 }
 

@@ -16,6 +16,7 @@ struct Budget {
   double price_per_hour = 0;  // what the deadline was worked out from (USD, the whole slice)
   long seconds = 0;           // the deadline it buys
   bool negotiated = false;    // the price is the `prices` setting's, not the list price
+  bool spot = false;          // ... its Spot price (NAME:spot=USD)
 };
 
 // "5", "12.50", "$5": dollars for --max-cost. Throws Error(Errc::usage) naming FLAG otherwise

@@ -40,7 +40,9 @@ PriceBook parse_price_book(std::string_view text) {
     const std::string entry(trim(raw));
     if (entry.empty()) continue;
     const size_t eq = entry.find('=');
-    const std::string name(trim(std::string_view(entry).substr(0, eq)));
+    std::string name(trim(std::string_view(entry).substr(0, eq)));
+    const bool spot = name.size() > 5 && name.ends_with(":spot");
+    if (spot) name.resize(name.size() - 5);
     if (eq == std::string::npos || name.empty())
       throw Error(Errc::usage, "prices: '" + entry +
                                    "' is not NAME=USD; e.g. 'v5litepod-8=3.50,e2-standard-4=0.12'");
@@ -53,12 +55,14 @@ PriceBook parse_price_book(std::string_view text) {
                                    "'v5litepod-8=3.50'");
     }
     if (name == "control-plane") {
+      if (spot)
+        throw Error(Errc::usage, "prices: the control plane has no Spot price ('" + entry + "')");
       book.control_plane = usd;
     } else if (known_machine_type(name)) {
-      book.machines[name] = usd;
+      (spot ? book.spot_machines : book.machines)[name] = usd;
     } else {
       try {
-        book.accelerators[resolve_accelerator(name).name] = usd;
+        (spot ? book.spot_accelerators : book.accelerators)[resolve_accelerator(name).name] = usd;
       } catch (const Error& e) {
         throw Error(Errc::usage, "prices: '" + name +
                                      "' is neither control-plane, a machine type kinetic prices, "
@@ -90,6 +94,22 @@ bool negotiated(const Accelerator& accel, const PriceBook& book) {
 
 double control_plane_price(const PriceBook& book) {
   return book.control_plane.value_or(kControlPlanePerHour);
+}
+
+std::optional<double> spot_price(const Accelerator& accel, const PriceBook& book) {
+  auto it = book.spot_accelerators.find(accel.name);
+  if (it == book.spot_accelerators.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> spot_node_price_per_hour(std::string_view machine_type,
+                                               const PriceBook& book) {
+  if (auto it = book.spot_machines.find(std::string(machine_type)); it != book.spot_machines.end())
+    return it->second;
+  for (const auto& a : accelerator_catalog())
+    if (a.machine_type == machine_type && a.hosts > 0)
+      if (auto slice = spot_price(a, book)) return *slice / a.hosts;
+  return std::nullopt;
 }
 
 std::optional<double> node_price_per_hour(std::string_view machine_type, const PriceBook& book) {

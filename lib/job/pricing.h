@@ -13,12 +13,19 @@ struct Accelerator;
 
 // Prices that replace the list prices (negotiated, or another region's): the `prices` setting,
 // "NAME=USD,NAME=USD", each NAME an accelerator as `run -a` takes it (the whole slice's price per
-// hour), a machine type (one node's), or control-plane.
+// hour), a machine type (one node's), or control-plane. "NAME:spot=USD" is NAME's Spot price:
+// the catalog has none (Spot prices move, up to once a month), so Spot costs are shown only
+// from these.
 struct PriceBook {
-  std::map<std::string, double> accelerators;  // canonical name -> USD/h of the slice
-  std::map<std::string, double> machines;      // machine type -> USD/h of one node
+  std::map<std::string, double> accelerators;       // canonical name -> USD/h of the slice
+  std::map<std::string, double> machines;           // machine type -> USD/h of one node
+  std::map<std::string, double> spot_accelerators;  // the same, on Spot
+  std::map<std::string, double> spot_machines;
   std::optional<double> control_plane;
-  bool empty() const { return accelerators.empty() && machines.empty() && !control_plane; }
+  bool empty() const {
+    return accelerators.empty() && machines.empty() && spot_accelerators.empty() &&
+           spot_machines.empty() && !control_plane;
+  }
 };
 
 // Throws Error(Errc::usage) naming the entry that is not NAME=USD or whose NAME is neither an
@@ -33,6 +40,12 @@ double accelerator_price(const Accelerator& accel, const PriceBook& book);
 // Whether the book sets ACCEL's price (lines then say "your price" rather than "list price").
 bool negotiated(const Accelerator& accel, const PriceBook& book);
 double control_plane_price(const PriceBook& book);
+// ACCEL's Spot price for the whole slice, when the book has one ("NAME:spot=USD").
+std::optional<double> spot_price(const Accelerator& accel, const PriceBook& book);
+// One Spot node of MACHINE_TYPE, when the book prices it (the machine type's, or a slice's
+// over its hosts).
+std::optional<double> spot_node_price_per_hour(std::string_view machine_type,
+                                               const PriceBook& book);
 
 // GKE Standard's cluster management fee (the free tier's monthly credit covers one zonal
 // cluster per billing account; kinetic does not know whether it applies).

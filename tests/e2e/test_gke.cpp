@@ -348,6 +348,28 @@ TEST_F(GkeEndToEnd, YourPricesReplaceTheListPrices) {
       << env.err;
 }
 
+TEST_F(GkeEndToEnd, SpotCostsAreYourSpotPricesOrSaidToBeLess) {
+  // No Spot price anywhere: the on-demand price, and how to give yours.
+  auto plain = kin({"pool", "add", "--accelerator", "l4", "--spot"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_NE(plain.err.find("on demand while up, Spot costs less (`kinetic config set prices "
+                           "l4:spot=USD` shows it)"),
+            std::string::npos)
+      << plain.err;
+  // With yours: that price, in the pool's line and in a Spot job's budget.
+  ASSERT_EQ(kin({"config", "set", "prices", "v5litepod-4:spot=1.50"}).exit_code, 0);
+  auto priced = kin({"pool", "add", "--accelerator", "v5litepod-4", "--spot"});
+  ASSERT_EQ(priced.exit_code, 0) << priced.err;
+  EXPECT_NE(priced.err.find("$1.50/h per node (your Spot price) while up"), std::string::npos)
+      << priced.err;
+  auto dry =
+      kin({"run", "train.py", "-a", "v5litepod-4", "--spot", "--max-cost", "3", "--dry-run"});
+  ASSERT_EQ(dry.exit_code, 0) << dry.err;
+  EXPECT_NE(dry.out.find("budget $3.00 buys 2h00m of v5litepod-4 at $1.50/h (your Spot price"),
+            std::string::npos)
+      << dry.out;
+}
+
 TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {
   auto r = kin({"run", "train.py", "--accelerator", "l4"});
   EXPECT_EQ(r.exit_code, 126) << r.err;

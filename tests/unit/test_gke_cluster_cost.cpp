@@ -45,5 +45,18 @@ TEST(ClusterCost, TheControlPlaneAndEveryNodeUp) {
             "at most ");
 }
 
+TEST(ClusterCost, SpotNodesAtYourSpotPriceAreNoLongerAnUpperBound) {
+  const PriceBook book = parse_price_book("ct5lp-hightpu-1t:spot=0.36");
+  ClusterCost cost =
+      cluster_cost({pool("e2-standard-4", 1), pool("ct5lp-hightpu-1t", 2, true)}, book);
+  EXPECT_EQ(cost.spot_nodes, 0);
+  EXPECT_DOUBLE_EQ(cost.per_hour, kControlPlanePerHour + 0.134 + 2 * 0.36);
+  EXPECT_EQ(cluster_cost_text(cost), "$0.95/h (the control plane and 3 nodes)");
+  EXPECT_EQ(*pool_node_price(pool("ct5lp-hightpu-1t", 1, true), book), 0.36);
+  // The same machine type on demand keeps its on-demand price.
+  EXPECT_EQ(pool_node_price(pool("ct5lp-hightpu-1t", 1), book),
+            node_price_per_hour("ct5lp-hightpu-1t"));
+}
+
 }  // namespace
 }  // namespace kinetic::gke

@@ -146,5 +146,32 @@ TEST(PriceBook, YourPricesReplaceTheListWhereverAPriceIsUsed) {
       << budget_line(b, slice);
 }
 
+TEST(PriceBook, SpotPricesComeOnlyFromTheBook) {
+  const Accelerator slice = resolve_accelerator("v5litepod-16");  // 4 hosts
+  PriceBook book = parse_price_book("v5litepod-16:spot=2.40,e2-standard-4:spot=0.04");
+  EXPECT_EQ(*spot_price(slice, book), 2.4);
+  EXPECT_FALSE(spot_price(slice, {}));  // the catalog has none
+  EXPECT_EQ(*spot_node_price_per_hour(slice.machine_type, book), 0.6);
+  EXPECT_EQ(*spot_node_price_per_hour("e2-standard-4", book), 0.04);
+  EXPECT_FALSE(spot_node_price_per_hour("n2-standard-4", book));
+  // A Spot price is not an on-demand price.
+  EXPECT_FALSE(negotiated(slice, book));
+  EXPECT_EQ(accelerator_price(slice, book), slice.price_per_hour);
+  EXPECT_THROW(parse_price_book("control-plane:spot=0"), Error);
+  EXPECT_THROW(parse_price_book(":spot=1"), Error);
+
+  // A budget on Spot lasts as long as your Spot price buys; without one, the on-demand price.
+  Accelerator spot = slice;
+  spot.spot = true;
+  Budget b = budget_for(2.4, spot, book);
+  EXPECT_EQ(b.seconds, 3600);
+  EXPECT_NE(budget_line(b, spot).find("at $2.40/h (your Spot price, from the prices setting)"),
+            std::string::npos)
+      << budget_line(b, spot);
+  Budget list = budget_for(2.4, spot, {});
+  EXPECT_LT(list.seconds, 3600);
+  EXPECT_NE(budget_line(list, spot).find("; Spot costs less"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kinetic

@@ -173,14 +173,29 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
   std::string what = name + " (" + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
   // What a node costs while it is up, and a multi-host slice, which comes up whole.
+  // On Spot: your Spot price when the prices setting has one, else the on-demand price and a
+  // word on how to price Spot (the catalog has no Spot prices).
+  const bool on_spot = accelerator.spot || options.spot;
+  const std::optional<double> spot_slice =
+      on_spot ? spot_price(accelerator, session_.prices) : std::nullopt;
+  const std::optional<double> spot_node =
+      on_spot ? spot_node_price_per_hour(accelerator.machine_type, session_.prices) : std::nullopt;
   const bool yours = negotiated(accelerator, session_.prices);
-  const std::string basis = yours ? " (your price)" : " on demand";
-  const std::string spot = !yours && (accelerator.spot || options.spot) ? ", Spot costs less" : "";
+  std::string basis = yours ? " (your price)" : " on demand";
+  std::string spot;
+  if (on_spot && (accelerator.hosts > 1 ? spot_slice : spot_node)) {
+    basis = " (your Spot price)";
+  } else if (on_spot) {
+    spot = ", Spot costs less (`kinetic config set prices " + accelerator.name +
+           ":spot=USD` shows it)";
+  }
   if (accelerator.hosts > 1) {
     what += "; a slice is " + std::to_string(accelerator.hosts) + " nodes, " +
-            format_usd(accelerator_price(accelerator, session_.prices)) + "/h" + basis +
-            " while up" + spot;
-  } else if (auto each = node_price_per_hour(accelerator.machine_type, session_.prices)) {
+            format_usd(spot_slice ? *spot_slice : accelerator_price(accelerator, session_.prices)) +
+            "/h" + basis + " while up" + spot;
+  } else if (auto each = spot_node
+                             ? spot_node
+                             : node_price_per_hour(accelerator.machine_type, session_.prices)) {
     what += "; " + format_usd(*each) + "/h per node" + basis + " while up" + spot;
   }
   Change c{"node pool", what + ")", "created"};
@@ -209,13 +224,20 @@ Change Provisioner::remove_pool(const std::string& name) {
   return c;
 }
 
+std::optional<double> pool_node_price(const PoolRow& row, const PriceBook& prices) {
+  if (row.pool.spot)
+    if (auto spot = spot_node_price_per_hour(row.pool.machine_type, prices)) return spot;
+  return node_price_per_hour(row.pool.machine_type, prices);
+}
+
 ClusterCost cluster_cost(const std::vector<PoolRow>& pools, const PriceBook& prices) {
   ClusterCost cost;
   cost.per_hour = control_plane_price(prices);
   for (const auto& row : pools) {
     cost.nodes += row.nodes;
-    if (row.pool.spot) cost.spot_nodes += row.nodes;
-    if (auto each = node_price_per_hour(row.pool.machine_type, prices))
+    if (row.pool.spot && !spot_node_price_per_hour(row.pool.machine_type, prices))
+      cost.spot_nodes += row.nodes;  // at its on-demand price: at most
+    if (auto each = pool_node_price(row, prices))
       cost.per_hour += *each * row.nodes;
     else
       cost.unpriced_nodes += row.nodes;
