@@ -629,6 +629,62 @@ def unpack_context():
 
 # ---- running the job ----------------------------------------------------------------------
 
+# The end of what the last command wrote to stderr, where the cause of a failure is found.
+TAIL_BYTES = 8192
+CAUSE_MAX = 300
+stderr_tail = bytearray()
+
+
+def meaningful_lines(data):
+    lines = []
+    for line in data.decode("utf-8", "replace").split("\n"):
+        # A progress bar's carriage returns: what is left after the last one is what shows.
+        if "\r" in line.rstrip("\r"):
+            line = line.rstrip("\r").rsplit("\r", 1)[1]
+        line = line.rstrip(" \t\r")
+        if line and not line.startswith("kinetic: "):
+            lines.append(line)
+    return lines
+
+
+def clip(line):
+    line = line.lstrip(" \t")
+    data = line.encode("utf-8")
+    if len(data) <= CAUSE_MAX:
+        return line
+    return data[:CAUSE_MAX - 3].decode("utf-8", "ignore") + "..."
+
+
+def failure_cause(data):
+    # The cause of a failure in the job's own words: the same rule as
+    # lib/backend/failure_cause.h, held to the same cases (tests/golden/failure_causes.json).
+    lines = meaningful_lines(data)
+    if not lines:
+        return ""
+    header = "Traceback (most recent call last):"
+    if header in lines:
+        last = len(lines) - 1 - lines[::-1].index(header)
+        for line in lines[last + 1:]:
+            if not line.startswith((" ", "\t")):
+                return clip(line)
+    thrown = "terminate called after throwing an instance of '"
+    for i in range(len(lines) - 1, -1, -1):
+        if lines[i].startswith(thrown):
+            kind = lines[i][len(thrown):]
+            kind = kind[:-1] if kind.endswith("'") else kind
+            if i + 1 < len(lines) and "what():" in lines[i + 1]:
+                message = lines[i + 1].split("what():", 1)[1].lstrip(" ")
+                return clip(kind + ": " + message)
+            return clip("uncaught " + kind)
+    return clip(lines[-1])
+
+
+def compile_error(data):
+    for line in meaningful_lines(data):
+        if ": error: " in line or ": fatal error: " in line:
+            return clip(line)
+    return failure_cause(data)
+
 
 def run(command, cwd, record_output):
     try:
@@ -640,6 +696,7 @@ def run(command, cwd, record_output):
         code = 127 if isinstance(e, FileNotFoundError) else 126
         raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
     process["child"] = child
+    del stderr_tail[:]
     if process["signal"]:
         signal_group(process["signal"])
     if record_output:
@@ -659,6 +716,9 @@ def run(command, cwd, record_output):
                     streams[key.fd].write(chunk)
                     streams[key.fd].flush()
                     log.add(chunk)
+                    if key.fd == child.stderr.fileno():
+                        stderr_tail.extend(chunk)
+                        del stderr_tail[:-TAIL_BYTES]
         child.stdout.close()
         child.stderr.close()
     code = child.wait()
@@ -738,14 +798,18 @@ def run_job():
         command = [work + "/job"]
         code = run(["g++", "-O2", "-std=c++20", "-o", command[0], job_file], cwd, True)
         if code:
+            cause = compile_error(bytes(stderr_tail))
             raise Failure(128 - code if code < 0 else code,
-                          "compiling %s failed (g++ exit %d)" % (spec["file"], code))
+                          "compiling %s failed (g++ exit %d)%s"
+                          % (spec["file"], code, ": " + cause if cause else ""))
     code = run(command + spec.get("args", []), cwd, True)
     exit_code = 128 - code if code < 0 else code
     if code < 0:
         error = "job killed by " + signal.Signals(-code).name
     else:
-        error = "job exited with code %d" % code if code else ""
+        # The job's own last error line says more than its exit code.
+        error = (failure_cause(bytes(stderr_tail)) or "job exited with code %d" % code
+                 if code else "")
     status.update(state="failed" if code else "succeeded", exit_code=exit_code, error=error)
 
 

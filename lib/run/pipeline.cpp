@@ -626,17 +626,26 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
   }
 }
 
-// The run's last line: how it ended, after how many attempts, and where its outputs are.
+// The run's last line: how it ended, after how many attempts, why (the job's own last error
+// line when it failed: backend/failure_cause.h), and where its outputs are.
+//   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
+//   kinetic: job-5c7cbd62 failed (exit 1) after 3m02s: AttributeError: ...; outputs in ...
 std::string summary_line(const JobStatus& st, const JobSpec& spec, const RunEnvironment& env) {
-  std::string summary =
-      "kinetic: " + spec.id + " " + st.state + " in " + format_duration(st.duration_seconds);
+  const bool failed = st.state == kFailed;
+  std::string summary = "kinetic: " + spec.id + " " + st.state;
+  if (failed && st.exit_code) summary += " (exit " + std::to_string(*st.exit_code) + ")";
+  summary += (failed ? " after " : " in ") + format_duration(st.duration_seconds);
   if (st.attempts > 1) {
     int preempted = 0;
     for (const auto& a : st.attempt_history) preempted += a.preempted ? 1 : 0;
-    summary += " after " + std::to_string(st.attempts) + " attempts";
+    summary +=
+        std::string(failed ? " and " : " after ") + std::to_string(st.attempts) + " attempts";
     if (preempted > 0) summary += " (" + std::to_string(preempted) + " preempted)";
   }
-  if (st.state != kSucceeded && !st.error.empty()) summary += ": " + st.error;
+  // "job exited with code N" says no more than "(exit N)".
+  const bool bare =
+      st.exit_code && st.error == "job exited with code " + std::to_string(*st.exit_code);
+  if (st.state != kSucceeded && !st.error.empty() && !bare) summary += ": " + st.error;
   return summary + "; outputs in " + display_path(spec.output_dir, env.cwd) + "/";
 }
 

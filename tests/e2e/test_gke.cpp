@@ -370,6 +370,18 @@ TEST_F(GkeEndToEnd, SpotCostsAreYourSpotPricesOrSaidToBeLess) {
       << dry.out;
 }
 
+TEST_F(GkeEndToEnd, AFailureQuotesTheJobsOwnLastErrorLine) {
+  sb.write("proj/fit.py", "def fit(w):\n    return w.size\n\nprint('training')\nfit(object())\n");
+  auto r = kin({"run", "fit.py", "--accelerator", "v5litepod-1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string cause = "AttributeError: 'object' object has no attribute 'size'";
+  const std::string last = r.err.substr(r.err.rfind("kinetic: "));
+  EXPECT_NE(last.find(" failed (exit 1) after "), std::string::npos) << last;
+  EXPECT_NE(last.find(": " + cause + "; outputs in "), std::string::npos) << last;
+  const std::string id = last.substr(9, last.find(' ', 9) - 9);
+  EXPECT_EQ(nlohmann::json::parse(kin({"status", id, "-o", "json"}).out)["error"], cause);
+}
+
 TEST_F(GkeEndToEnd, NoMatchingPoolNamesPoolAddAndExits126) {
   auto r = kin({"run", "train.py", "--accelerator", "l4"});
   EXPECT_EQ(r.exit_code, 126) << r.err;

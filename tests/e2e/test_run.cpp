@@ -59,11 +59,38 @@ TEST_F(RunTest, JobExitCodeIsKineticsExitCode) {
   auto r = sb.run({"run", "fail.py"}, proj);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   std::string job = job_id_in(r.err);
-  EXPECT_NE(r.err.find(job + " failed in "), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("exited with code 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(job + " failed (exit 3) after "), std::string::npos) << r.err;
   auto st = status_json(job);
   EXPECT_EQ(st["state"], "failed");
   EXPECT_EQ(st["exit_code"], 3);
+  EXPECT_EQ(st["error"], "job exited with code 3");  // it wrote nothing to stderr
+}
+
+// The job's own last error line is the cause kinetic quotes (issue #13), in its last line, in
+// status.json and in `status -o json`: a Python exception, a shell's error, C++'s terminate.
+TEST_F(RunTest, AFailureQuotesTheJobsOwnLastErrorLine) {
+  sb.write("proj/model.py",
+           "class Variable:\n    pass\n\ndef fit(w):\n    return w.size\n\n"
+           "print('training')\nfit(Variable())\n");
+  sb.write("proj/probe.sh", "echo checking\nno-such-tool --version\n");
+  sb.write("proj/load.cpp",
+           "#include <stdexcept>\nint main() { throw std::runtime_error(\"checkpoint is "
+           "corrupt\"); }\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"model.py", "AttributeError: 'Variable' object has no attribute 'size'"},
+      {"probe.sh", "no-such-tool: command not found"},
+      {"load.cpp", "std::runtime_error: checkpoint is corrupt"}};
+  for (const auto& [file, cause] : cases) {
+    auto r = sb.run({"run", file}, proj);
+    EXPECT_NE(r.exit_code, 0) << file;
+    const std::string job = job_id_in(r.err);
+    const std::string last = r.err.substr(r.err.rfind("kinetic: "));
+    EXPECT_EQ(last.rfind("kinetic: " + job + " failed (exit ", 0), 0u) << last;
+    EXPECT_NE(last.find(cause + "; outputs in "), std::string::npos) << last;
+    EXPECT_NE(status_json(job)["error"].get<std::string>().find(cause), std::string::npos) << file;
+    auto listed = nlohmann::json::parse(sb.run({"status", job, "-o", "json"}, proj).out);
+    EXPECT_NE(listed["error"].get<std::string>().find(cause), std::string::npos) << listed;
+  }
 }
 
 TEST_F(RunTest, KilledBySignalIs128PlusSignal) {

@@ -474,6 +474,62 @@ TEST_F(BootstrapTest, CppJobsAreCompiledThenRun) {
   EXPECT_EQ(status_json()["exit_code"], 5);
 }
 
+TEST_F(BootstrapTest, AFailureQuotesTheJobsOwnLastErrorLine) {
+  stage_context({{"train.py",
+                  {"def fit(w):\n    return w.size\n\nprint('training')\nfit(object())\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 1) << child->err();
+  EXPECT_EQ(status_json()["error"], "AttributeError: 'object' object has no attribute 'size'");
+}
+
+TEST_F(BootstrapTest, ACompileErrorQuotesTheCompilersFirstError) {
+  stage_context({{"main.cpp", {"int main() { undefined_call(); }\n", 0644}}});
+  stage_spec("main.cpp", JobKind::cpp);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 1) << child->err();
+  const std::string error = status_json()["error"];
+  EXPECT_EQ(error.rfind("compiling main.cpp failed (g++ exit 1): ", 0), 0u) << error;
+  // g++ quotes with ' or with ‘’, as the locale has it.
+  EXPECT_NE(error.find("main.cpp:1:14: error: "), std::string::npos) << error;
+  EXPECT_NE(error.find("undefined_call"), std::string::npos) << error;
+}
+
+// The bootstrap's copy of the rule (failure_cause() in lib/job/bootstrap.py) against the same
+// cases as the local backend's (tests/golden/failure_causes.json): its functions, from the
+// embedded source, run on their own.
+TEST(BootstrapFailureCause, EveryCaseAsTheLocalBackend) {
+  const std::string source(bootstrap_source());
+  const auto from = source.find("TAIL_BYTES = ");
+  const auto to = source.find("def run(command");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const fs::path dir = fs::temp_directory_path() / ("kinetic-cause-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rule.py") << source.substr(from, to - from);
+  std::ofstream(dir / "check.py")
+      << "import json, sys\n"
+         "exec(open(sys.argv[1]).read())\n"
+         "bad = 0\n"
+         "for c in json.load(open(sys.argv[2], encoding='utf-8')):\n"
+         "    got = failure_cause(c['stderr'].encode('utf-8'))\n"
+         "    if got != c['cause']:\n"
+         "        bad += 1\n"
+         "        print('%s: got %r, want %r' % (c['name'], got, c['cause']))\n"
+         "sys.exit(1 if bad else 0)\n";
+  const std::string cmd = "python3 " + (dir / "check.py").string() + " " +
+                          (dir / "rule.py").string() +
+                          " " KINETIC_SOURCE_DIR "/tests/golden/failure_causes.json 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << out;
+  fs::remove_all(dir);
+}
+
 TEST_F(BootstrapTest, MissingJobFileIs127) {
   stage_context({{"other.py", {"print('x')\n", 0644}}});
   stage_spec("train.py", JobKind::python);

@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "backend/backend.h"
+#include "backend/failure_cause.h"
 #include "backend/local/job_log.h"
 #include "backend/local/process_identity.h"
 #include "core/error.h"
@@ -42,6 +43,7 @@ struct ChildResult {
   int exit_code = 0;
   int signal = 0;
   bool started = true;
+  std::string stderr_tail;  // the end of what it wrote to stderr (failure_cause.h)
 };
 
 enum class Stop { none, cancelled, timed_out };
@@ -58,6 +60,7 @@ class ChildRunner {
                   const fs::path& cwd, const std::string& path_var, long* pgid_out,
                   const std::function<void(long)>& on_start) {
     ChildResult result;
+    StreamTail err_tail;
     auto prog = find_executable(argv[0], path_var);
     if (!prog) {
       log_.write(LogStream::system, argv[0] + ": command not found on PATH\n");
@@ -144,8 +147,9 @@ class ChildRunner {
         if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t n = ::read(fds[i], buf, sizeof buf);
         if (n > 0) {
-          log_.write(i == 0 ? LogStream::out : LogStream::err,
-                     std::string_view(buf, static_cast<size_t>(n)));
+          const std::string_view chunk(buf, static_cast<size_t>(n));
+          log_.write(i == 0 ? LogStream::out : LogStream::err, chunk);
+          if (i == 1) err_tail.add(chunk);
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           ::close(fds[i]);
           fds[i] = -1;
@@ -185,6 +189,7 @@ class ChildRunner {
     // Reap whatever else of the group ended up as our child (nothing, normally).
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
+    result.stderr_tail = err_tail.text();
     return result;
   }
 
@@ -307,11 +312,15 @@ void deliver(const fs::path& from, const fs::path& to) {
                                     envp, cwd, path_var, &st.pgid, on_start);
         if (stop != Stop::none || cc.exit_code != 0) {
           argv.clear();
-          if (stop == Stop::none)
+          if (stop == Stop::none) {
+            // g++'s first error is the line to quote; its last is a summary.
+            const std::string cause = compile_error(cc.stderr_tail);
             finish(kFailed, cc.exit_code,
                    cc.started ? "compiling " + spec.file + " failed (g++ exit " +
-                                    std::to_string(cc.exit_code) + ")"
+                                    std::to_string(cc.exit_code) + ")" +
+                                    (cause.empty() ? "" : ": " + cause)
                               : "g++ not found on PATH; install g++ to run C++ jobs");
+          }
         } else {
           argv = {bin.string()};
         }
@@ -346,9 +355,11 @@ void deliver(const fs::path& from, const fs::path& to) {
         std::string why = r.signal ? "killed by " + signal_name(r.signal)
                                    : "exited with code " + std::to_string(r.exit_code);
         if (!r.started) why = "could not start " + argv[0];
-        record.error = "job " + why;
+        // The job's own last error line says more than its exit code (failure_cause.h).
+        const std::string cause = r.started ? failure_cause(r.stderr_tail) : "";
+        record.error = cause.empty() ? "job " + why : cause;
         st.attempt_history.push_back(record);
-        finish(kFailed, r.exit_code, "job " + why);
+        finish(kFailed, r.exit_code, record.error);
         if (!r.started) break;
       }
     }
