@@ -398,6 +398,18 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
   line("job:", job_id + " (dry run: nothing submitted)");
   line("context:", s.context.value + " (backend " + s.backend + ")");
   line("file:", r.file_rel + " (" + std::string(job_kind_name(r.kind)) + ")");
+  if (!req.args.empty()) {
+    // As a shell would need them typed: an argument with a space or a quote in '...'.
+    std::string args;
+    for (const auto& a : req.args) {
+      const bool plain =
+          !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
+      std::string quoted = "'";
+      for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      args += (args.empty() ? "" : " ") + (plain ? a : quoted + "'");
+    }
+    line("args:", args);
+  }
   line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
                        format_bytes(pack.input_bytes) + " -> " + format_bytes(pack.archive_bytes) +
                        ", sha256 " + pack.sha256.substr(0, 12));

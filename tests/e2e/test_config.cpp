@@ -105,6 +105,14 @@ TEST_F(ConfigTest, DryRunOnGkePrintsTheManifestsWithoutSubmittingAnything) {
   EXPECT_NE(yaml.out.find("cloud.google.com/gke-accelerator: nvidia-l4"), std::string::npos);
 }
 
+TEST_F(ConfigTest, DryRunShowsTheJobsArgumentsAsAShellWouldNeedThem) {
+  sb.write("proj/train.py", "print(1)\n");
+  auto r = sb.run({"run", "train.py", "--dry-run", "--", "--lr", "0.1 0.2", "it's", "$HOME"}, proj);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("args:         --lr '0.1 0.2' 'it'\\''s' '$HOME'\n"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(ConfigTest, DryRunOnLocalDescribesThePlan) {
   sb.write("proj/requirements.txt", "numpy\n");
   sb.write("proj/train.py", "print(1)\n");
