@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "cli_harness.h"
+#include "integration/command_output.h"
 
 namespace kinetic::test {
 namespace {
@@ -64,13 +65,8 @@ TEST_F(Examples, EveryScriptCompiles) {
   const std::string cmd =
       "python3 -c 'import sys\nfor f in sys.argv[1:]: compile(open(f).read(), f, \"exec\")'" +
       files + " 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[4096];
-  std::string out;
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
+  const auto run = command_output(cmd);
+  EXPECT_EQ(run.status, 0) << run.out;
 }
 
 TEST_F(Examples, GemmaSftDryRunTakesTheKaggleCredentialsAsSecrets) {

@@ -5,27 +5,11 @@
 // node-local one that tells pods apart by IP (every fake pod is 127.0.0.1). Each token it mints is
 // remembered with its principal so that fake_gcp_authz.cpp can hold it to the project's policy.
 #include "fakes/fake_gcp_internal.h"
+#include "fakes/fake_metadata_flavor.h"
 
 namespace kinetic::fakes {
 
 using namespace gcp_detail;
-
-namespace {
-
-// As the real server (and fake_oauth.cpp): only requests carrying the header are answered, and
-// every answer carries it (clients detect the server by it).
-bool metadata_flavor(const httplib::Request& req, httplib::Response& res) {
-  res.set_header("Metadata-Flavor", "Google");
-  if (req.get_header_value("Metadata-Flavor") == "Google") return true;
-  res.status = 403;
-  res.set_content(
-      "Your client does not have permission to get URL from this server. Missing "
-      "Metadata-Flavor:Google header.",
-      "text/html");
-  return false;
-}
-
-}  // namespace
 
 std::string FakeGcp::workload_identity_principal(const std::string& project, const std::string& ns,
                                                  const std::string& ksa) {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_metadata_flavor.h"
+
 namespace kinetic::fakes {
 
 namespace {
@@ -223,17 +225,6 @@ struct FakeOAuth::Impl {
     }
     ++grants;
     issue(res);
-  }
-
-  static bool metadata_flavor(const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Metadata-Flavor", "Google");
-    if (req.get_header_value("Metadata-Flavor") == "Google") return true;
-    res.status = 403;
-    res.set_content(
-        "Your client does not have permission to get URL from this server. Missing "
-        "Metadata-Flavor:Google header.",
-        "text/html");
-    return false;
   }
 
   void routes() {

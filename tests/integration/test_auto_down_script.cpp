@@ -15,6 +15,7 @@
 
 #include "backend/gke/auto_down.h"
 #include "core/fs.h"
+#include "integration/command_output.h"
 
 namespace kinetic {
 namespace {
@@ -40,15 +41,10 @@ json python(const std::string& expr, const json& args) {
   const std::string cmd = "python3 '" + (dir / "driver.py").string() + "' '" +
                           (dir / "auto_down.py").string() + "' '" + (dir / "args.json").string() +
                           "' \"" + expr + "\"";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
+  const auto run = test::command_output(cmd);
+  EXPECT_EQ(run.status, 0) << run.out;
   fs::remove_all(dir);
-  return json::parse(out);
+  return json::parse(run.out);
 }
 
 // decide(now, seen, state, idle) → [record, delete]

@@ -32,6 +32,7 @@
 #include "core/fs.h"
 #include "fakes/fake_gcs.h"
 #include "fakes/fake_oauth.h"
+#include "integration/command_output.h"
 #include "job/bootstrap.h"
 #include "job/spec.h"
 #include "pack/archive.h"
@@ -520,13 +521,8 @@ TEST(BootstrapFailureCause, EveryCaseAsTheLocalBackend) {
   const std::string cmd = "python3 " + (dir / "check.py").string() + " " +
                           (dir / "rule.py").string() +
                           " " KINETIC_SOURCE_DIR "/tests/golden/failure_causes.json 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << out;
+  const auto run = test::command_output(cmd);
+  EXPECT_EQ(run.status, 0) << run.out;
   fs::remove_all(dir);
 }
 

@@ -22,6 +22,7 @@
 
 #include "fakes/fake_kube.h"
 #include "http/transport.h"
+#include "integration/fake_kube_fixture.h"
 
 namespace {
 
@@ -59,50 +60,9 @@ bool has_condition(const json& obj, const std::string& type, const std::string& 
   return false;
 }
 
-class FakeKubeTest : public ::testing::Test {
+class FakeKubeTest : public kinetic::test::FakeKubeFixture {
  protected:
-  void start(FakeKubeOptions options = {}, bool cpu_pool = true) {
-    options.work_root = dir_ + "/pods";
-    kube_ = std::make_unique<FakeKube>(std::move(options));
-    http_ = kinetic::http::make_curl_transport({.ca_pem = kube_->ca_pem()});
-    if (cpu_pool) {
-      FakeNodePool pool;
-      pool.name = "cpu";
-      pool.nodes = 1;
-      pool.max_nodes = 1;
-      kube_->set_node_pool(pool);
-    }
-  }
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("fake-kube-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    http_.reset();  // close the connections before the server stops
-    kube_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  Response call(const std::string& method, const std::string& path, const json& body = nullptr,
-                const std::string& token = "test-token") {
-    Request r;
-    r.method = method;
-    r.url = kube_->url() + path;
-    if (!token.empty()) r.headers.push_back({"Authorization", "Bearer " + token});
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers.push_back({"Content-Type", "application/json"});
-    }
-    return http_->send(r);
-  }
-  json get(const std::string& path) {
-    auto r = call("GET", path);
-    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-    return json::parse(r.body);
-  }
+  FakeKubeTest() : FakeKubeFixture("fake-kube-test-") {}
   json create_job(const json& body) {
     auto r = call("POST", kJobs, body);
     EXPECT_EQ(r.status, 201) << r.body;
@@ -144,10 +104,6 @@ class FakeKubeTest : public ::testing::Test {
       }
     return false;
   }
-
-  std::string dir_;
-  std::unique_ptr<FakeKube> kube_;
-  std::unique_ptr<kinetic::http::Transport> http_;
 };
 
 TEST_F(FakeKubeTest, TlsIsPinnedAndATokenIsRequired) {

@@ -24,6 +24,7 @@
 
 #include "fakes/fake_kube.h"
 #include "http/transport.h"
+#include "integration/fake_kube_fixture.h"
 
 namespace {
 
@@ -66,49 +67,9 @@ bool has_condition(const json& obj, const std::string& type) {
   return false;
 }
 
-class FakeKubeCronTest : public ::testing::Test {
+class FakeKubeCronTest : public kinetic::test::FakeKubeFixture {
  protected:
-  void start(FakeKubeOptions options = {}) {
-    options.work_root = dir_ + "/pods";
-    kube_ = std::make_unique<FakeKube>(std::move(options));
-    http_ = kinetic::http::make_curl_transport({.ca_pem = kube_->ca_pem()});
-    FakeNodePool pool;
-    pool.name = "cpu";
-    pool.nodes = 1;
-    pool.max_nodes = 1;
-    kube_->set_node_pool(pool);
-  }
-  void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() /
-            ("fake-kube-cron-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name()))
-               .string();
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    http_.reset();
-    kube_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  Response call(const std::string& method, const std::string& path, const json& body = nullptr,
-                const std::string& token = "test-token",
-                const std::string& content_type = "application/json") {
-    Request r;
-    r.method = method;
-    r.url = kube_->url() + path;
-    if (!token.empty()) r.headers.push_back({"Authorization", "Bearer " + token});
-    if (!body.is_null()) {
-      r.body = body.dump();
-      r.headers.push_back({"Content-Type", content_type});
-    }
-    return http_->send(r);
-  }
-  json get(const std::string& path) {
-    auto r = call("GET", path);
-    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
-    return json::parse(r.body);
-  }
+  FakeKubeCronTest() : FakeKubeFixture("fake-kube-cron-") {}
   json create(const std::string& collection, const json& body) {
     auto r = call("POST", collection, body);
     EXPECT_EQ(r.status, 201) << collection << ": " << r.body;
@@ -156,10 +117,6 @@ class FakeKubeCronTest : public ::testing::Test {
         kJobs + "/" + job, [](const json& j) { return j["status"].value("active", 0) == 1; },
         kWait);
   }
-
-  std::string dir_;
-  std::unique_ptr<FakeKube> kube_;
-  std::unique_ptr<kinetic::http::Transport> http_;
 };
 
 TEST_F(FakeKubeCronTest, CreateFillsTheDefaultsAndIsDiscoverable) {
