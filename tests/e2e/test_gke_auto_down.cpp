@@ -166,6 +166,22 @@ TEST_F(GkeAutoDown, AJobRunningOrPendingKeepsTheCluster) {
   EXPECT_TRUE(cluster_up());
 }
 
+TEST_F(GkeAutoDown, AShortJobBetweenTwoChecksRestartsTheClock) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  check();
+  idle_for(11 * 60);  // due: the next check would delete the cluster...
+  // ...but a job runs and is cleaned up before it: only its events are left to see.
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  check();
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
+  // The clock restarted at the job's last event, within the last minutes.
+  EXPECT_GT(recorded()["idle_since"].get<std::string>(), at_offset(-5 * 60)) << recorded().dump();
+}
+
 TEST_F(GkeAutoDown, AJobWaitingForANodeKeepsTheCluster) {
   ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
                 .exit_code,

@@ -153,6 +153,24 @@ TEST(AutoDownActivity, UnfinishedJobsJobSetsAndPodsAreActivityFinishedOnesGiveTh
   EXPECT_EQ(seen["last_end"], kT0 + 20);
 }
 
+TEST(AutoDownActivity, AJobCleanedUpSinceTheLastCheckStillCountsByItsEvents) {
+  // Its Job and pods are gone (run's clean-up), its events are not; the check's own Job and
+  // anything not kinetic's do not count.
+  json events = {
+      {{"involvedObject", {{"kind", "Job"}, {"name", "kinetic-job-1a2b3c4d"}}},
+       {"lastTimestamp", at(kT0 + 30)}},
+      {{"involvedObject", {{"kind", "Pod"}, {"name", "kinetic-job-1a2b3c4d-x7k2p"}}},
+       {"lastTimestamp", nullptr},
+       {"eventTime", at(kT0 + 40)}},
+      {{"involvedObject", {{"kind", "Job"}, {"name", "kinetic-auto-down-29926298"}}},
+       {"lastTimestamp", at(kT0 + 90)}},
+      {{"involvedObject", {{"kind", "Pod"}, {"name", "web-0"}}}, {"lastTimestamp", at(kT0 + 99)}}};
+  json seen = python("activity(args[0], args[1], args[2], args[3])",
+                     {json::array(), json::array(), json::array(), events});
+  EXPECT_TRUE(seen["active"].empty());
+  EXPECT_EQ(seen["last_end"], kT0 + 40);
+}
+
 TEST(AutoDownActivity, NothingListedIsNoActivityAndNoEnd) {
   json seen =
       python("activity(args[0], args[1], args[2])", {json::array(), json::array(), json::array()});

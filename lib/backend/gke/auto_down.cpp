@@ -113,7 +113,7 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
         ojson::array(
             {{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"list"}}},
              {{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"list"}}},
-             {{"apiGroups", {""}}, {"resources", {"pods"}}, {"verbs", {"list"}}},
+             {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}},
              {{"apiGroups", {""}},
               {"resources", {"configmaps"}},
               {"resourceNames", {kAutoDownName}},

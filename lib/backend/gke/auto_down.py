@@ -4,8 +4,10 @@
 #
 # Standard library only (the CronJob's image is a plain python:3.X-slim), like the bootstrap;
 # no triple-quoted strings (cmake/embed_python.cmake drops comment lines). Each run:
-#   1. lists this namespace's kinetic Jobs, JobSets and pods (label kinetic.dev/job) with the
-#      pod's service-account token (RBAC: list those, get and patch one ConfigMap);
+#   1. lists this namespace's kinetic Jobs, JobSets and pods (label kinetic.dev/job), and its
+#      events, with the pod's service-account token (RBAC: list those, get and patch one
+#      ConfigMap). Events outlive the objects they are about (an hour by default), so a job that
+#      ran and was cleaned up between two checks still counts;
 #   2. decides (decide(), a pure function of the clock, what it saw and what it recorded last
 #      time: the only place the idle rule lives; `kinetic status` only reads what it recorded);
 #   3. records the decision in the ConfigMap (state, idle_since, deletes_at, checked_at, active);
@@ -29,6 +31,8 @@ import urllib.error
 import urllib.request
 
 JOB_LABEL = "kinetic.dev/job"
+# Every kinetic workload's name, and its pods': "kinetic-job-1a2b3c4d..." (job/manifest.h).
+WORKLOAD_PREFIX = "kinetic-job-"
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
@@ -56,10 +60,11 @@ def condition_true(obj, kinds):
     return None
 
 
-def activity(jobs, jobsets, pods):
+def activity(jobs, jobsets, pods, events=()):
     # What counts as activity: kinetic workloads not finished (pending on a scale-up, running,
-    # detached or not), and the latest time one finished. Pure: lists of API objects in, a dict
-    # out ({"active": [names], "last_end": epoch or None}).
+    # detached or not), and the latest time one finished or had an event (a job cleaned up since
+    # the last check is gone, but its events are not). Pure: lists of API objects in, a dict out
+    # ({"active": [names], "last_end": epoch or None}).
     active = []
     ends = []
     for job in jobs:
@@ -81,6 +86,11 @@ def activity(jobs, jobsets, pods):
         phase = (pod.get("status") or {}).get("phase", "Pending")
         if phase not in ("Succeeded", "Failed"):
             active.append("pod/" + pod.get("metadata", {}).get("name", "?"))
+    for event in events:
+        if (event.get("involvedObject") or {}).get("name", "").startswith(WORKLOAD_PREFIX):
+            ends.append(parse_time(event.get("lastTimestamp")) or
+                        parse_time(event.get("eventTime")) or
+                        parse_time((event.get("metadata") or {}).get("creationTimestamp")))
     ends = [e for e in ends if e is not None]
     return {"active": active, "last_end": max(ends) if ends else None}
 
@@ -139,9 +149,10 @@ class Kube:
         except urllib.error.HTTPError as e:
             raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, e.code, status_message(e)))
 
-    def items(self, path, optional=False):
+    def items(self, path, optional=False, selector=JOB_LABEL):
         try:
-            return self.call("GET", path + "?labelSelector=" + JOB_LABEL).get("items") or []
+            query = "?labelSelector=" + selector if selector else ""
+            return self.call("GET", path + query).get("items") or []
         except RuntimeError as e:
             # A cluster without JobSet (its API group absent) has no JobSets to count.
             if optional and "HTTP 404" in str(e):
@@ -161,7 +172,8 @@ def look(kube, ns):
     return activity(kube.items("/apis/batch/v1/namespaces/%s/jobs" % ns),
                     kube.items("/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % ns,
                                optional=True),
-                    kube.items("/api/v1/namespaces/%s/pods" % ns))
+                    kube.items("/api/v1/namespaces/%s/pods" % ns),
+                    kube.items("/api/v1/namespaces/%s/events" % ns, selector=""))
 
 
 def delete_cluster(env):
