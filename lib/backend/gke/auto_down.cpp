@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/project_iam.h"
+#include "gcp/service_usage.h"
 #include "k8s/timestamp.h"
 
 namespace kinetic {
@@ -232,6 +233,10 @@ void remove_auto_down(const Session& session, k8s::Client* kube,
                  auto_down_service_account(t.cluster));
     if (had) record({"auto-down", "CronJob " + t.ns + "/" + kAutoDownName, "removed"});
   }
+  // Without Resource Manager on, auto-down was never granted (up enables it first): nothing to
+  // read, and reading would fail.
+  gcp::ServiceUsageClient services(*session.cloud, session.endpoint("serviceusage"));
+  if (!services.disabled(t.project, {kResourceManagerService}).empty()) return;
   gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
                             session.endpoint("iam"), session.poll);
   const std::string role = "projects/" + t.project + "/roles/" + kAutoDownRoleId;

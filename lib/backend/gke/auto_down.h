@@ -58,7 +58,8 @@ long parse_auto_down(const std::string& text, const std::string& source);
 // principal. Reports each step through RECORD.
 void install_auto_down(const Session& session, k8s::Client& kube, const std::string& project_number,
                        long idle_seconds, const std::function<void(Change)>& record);
-// Deletes the objects (KUBE may be null when the cluster is gone) and revokes the grant.
+// Deletes the objects (KUBE may be null when the cluster is gone) and revokes the grant, if any
+// (none can exist while the Resource Manager API is off).
 void remove_auto_down(const Session& session, k8s::Client* kube,
                       const std::function<void(Change)>& record);
 

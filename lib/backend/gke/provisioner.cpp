@@ -309,11 +309,8 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
     record(changes, {"bucket", "gs://" + bucket, "deleted"});
   }
 
-  // Auto-down's access goes with the cluster (its objects went with it). Without Resource
-  // Manager on, auto-down was never granted: nothing to read.
-  gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
-  if (services.disabled(t.project, {kResourceManagerService}).empty())
-    remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
+  // Auto-down's access goes with the cluster (its objects went with it).
+  remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
   return changes;
 }
 
