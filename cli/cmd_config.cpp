@@ -165,7 +165,8 @@ void add_config(CLI::App& root, Factory&, Action& action) {
       "  kinetic config set contexts.acme.backend gke\n"
       "  kinetic config set contexts.acme.project acme-ml\n"
       "  kinetic config set prices 'v5litepod-8=3.50,e2-standard-4=0.12'   # negotiated prices\n"
-      "  kinetic config set prices 'v5litepod-8:spot=1.40'   # your Spot price (none in the catalog)\n"
+      "  kinetic config set prices 'v5litepod-8:spot=1.40'   # your Spot price (none in the "
+      "catalog)\n"
       "  kinetic config set auto-down 2h   # the next `kinetic up` makes the cluster delete "
       "itself\n"
       "  kinetic config use-context acme");
