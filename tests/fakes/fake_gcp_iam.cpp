@@ -22,6 +22,22 @@ constexpr const char* kConcurrentChange =
     "exponential backoff.";
 constexpr const char* kDefaultOwner = "user:test@example.com";
 
+// An IAM etag is a proto `bytes` field: its JSON form is base64, and the API reads either
+// alphabet. gcloud (apitools) writes bytes back URL-safe, so a policy read with "+" or "/" in its
+// etag comes back with "-" or "_": the same etag.
+std::string etag_bytes(std::string etag) {
+  for (char& c : etag) {
+    if (c == '-') c = '+';
+    if (c == '_') c = '/';
+  }
+  while (!etag.empty() && etag.back() == '=') etag.pop_back();
+  return etag;
+}
+
+bool same_etag(const std::string& a, const std::string& b) {
+  return etag_bytes(a) == etag_bytes(b);
+}
+
 bool has_condition(const json& binding) {
   auto it = binding.find("condition");
   return it != binding.end() && !it->is_null();
@@ -222,7 +238,8 @@ void FakeGcp::Impl::cloudresourcemanager(Call& call, httplib::Response& res) {
     // be the current policy's.
     const bool has_etag =
         in.contains("etag") && in["etag"].is_string() && !in["etag"].get<std::string>().empty();
-    if (has_etag && in["etag"].get<std::string>() != p.etag) throw aborted(kConcurrentChange);
+    if (has_etag && !same_etag(in["etag"].get<std::string>(), p.etag))
+      throw aborted(kConcurrentChange);
     const int version = in.value("version", 0);
     if (version != 0 && version != 1 && version != 3)
       throw invalid_argument("Invalid policy version (" + std::to_string(version) +
@@ -355,7 +372,8 @@ void FakeGcp::Impl::iam(Call& call, httplib::Response& res) {
     return it->second;
   };
   auto check_etag = [&](const json& role, const std::string& etag) {
-    if (!etag.empty() && etag != role["etag"].get<std::string>()) throw aborted(kConcurrentChange);
+    if (!etag.empty() && !same_etag(etag, role["etag"].get<std::string>()))
+      throw aborted(kConcurrentChange);
   };
   // Copies the mutable FIELD of IN onto ROLE; a field in the mask but absent from IN is cleared.
   auto set_field = [&](json& role, const json& in, const std::string& field) {
