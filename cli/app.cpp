@@ -331,16 +331,27 @@ void print_error(FILE* err, const std::string& message) {
 
 }  // namespace
 
-// `--env K=V` values are secrets, and /proc/PID/cmdline (`ps`) shows a process's arguments to
-// every user of the machine for as long as it lives (the local backend's runner, a fork, too).
-// Once they are copied, the values are overwritten in place with '*'.
+// `--env K=V` values and `--notify` URLs (a webhook's token is in its path) are secrets, and
+// /proc/PID/cmdline (`ps`) shows a process's arguments to every user of the machine for as long
+// as it lives (the local backend's runner, a fork, too). Once they are copied, the values (and
+// the URLs' paths) are overwritten in place with '*'.
 static void scrub_env_values(int argc, char** argv) {
   auto blank_after_equals = [](char* arg) {
     if (char* eq = std::strchr(arg, '=')) std::memset(eq + 1, '*', std::strlen(eq + 1));
   };
+  auto blank_url_path = [](char* url) {
+    char* host = std::strstr(url, "://");
+    char* path = std::strpbrk(host ? host + 3 : url, "/?#");
+    if (path) std::memset(path + 1, '*', std::strlen(path + 1));
+  };
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--") == 0) return;  // the job's own arguments are its own
-    if ((std::strcmp(argv[i], "--env") == 0 || std::strcmp(argv[i], "-e") == 0) && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--notify") == 0 && i + 1 < argc) {
+      blank_url_path(argv[++i]);
+    } else if (std::strncmp(argv[i], "--notify=", 9) == 0) {
+      blank_url_path(argv[i] + 9);
+    } else if ((std::strcmp(argv[i], "--env") == 0 || std::strcmp(argv[i], "-e") == 0) &&
+               i + 1 < argc) {
       blank_after_equals(argv[++i]);
     } else if (std::strncmp(argv[i], "--env=", 6) == 0) {
       blank_after_equals(argv[i] + 6);

@@ -1,6 +1,7 @@
 // kinetic config view | get-contexts | use-context NAME | set KEY VALUE
 #include "app.h"
 #include "backend/gke/auto_down.h"
+#include "backend/notify.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/pricing.h"
@@ -9,6 +10,15 @@
 namespace kinetic::cli {
 
 namespace {
+
+// The notify setting's URLs are secrets (a webhook's token is in its path): shown as
+// scheme://host/… only.
+std::string redacted_notify(const std::string& value) {
+  std::string out;
+  for (const auto& url : split(value, ','))
+    if (!trim(url).empty()) out += (out.empty() ? "" : ",") + redact_url(std::string(trim(url)));
+  return out;
+}
 
 nlohmann::ordered_json context_json(const Context& c) {
   nlohmann::ordered_json j = {{"name", c.name}, {"backend", c.backend}};
@@ -20,6 +30,7 @@ nlohmann::ordered_json context_json(const Context& c) {
   if (!c.base_image.empty()) j["base_image"] = c.base_image;
   if (!c.prices.empty()) j["prices"] = c.prices;
   if (!c.auto_down.empty()) j["auto_down"] = c.auto_down;
+  if (!c.notify.empty()) j["notify"] = redacted_notify(c.notify);
   return j;
 }
 
@@ -35,6 +46,9 @@ int ConfigView::run(Factory& f) {
       {"context", &s.context},       {"project", &s.project}, {"zone", &s.zone},
       {"region", &s.region},         {"cluster", &s.cluster}, {"namespace", &s.namespace_},
       {"base-image", &s.base_image}, {"prices", &s.prices},   {"auto-down", &s.auto_down}};
+  Setting notify = s.notify;
+  notify.value = redacted_notify(notify.value);
+  rows.emplace_back("notify", &notify);
   IOStreams& io = f.io();
   Printable p{.kind = "Config"};
   // Keyed by setting name, as `kinetic config set` takes them.
@@ -129,6 +143,9 @@ struct ConfigSet : CommandOptions {
     if (!context.empty()) refuse_local_backend(context, field);
     if (field == "prices") (void)parse_price_book(value);  // a bad one is refused, not saved
     if (field == "auto-down") (void)gke::parse_auto_down(value, "auto-down");
+    if (field == "notify")
+      for (const auto& url : split(value, ','))
+        if (!trim(url).empty()) require_notify_url(std::string(trim(url)), "notify");
   }
 
   // The current context is known only once the config is read (run).

@@ -90,6 +90,10 @@ void add_run(CLI::App& root, Factory&, Action& action) {
                 "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable; never host "
                 "variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, "
                 "GOOGLE_APPLICATION_CREDENTIALS unless named exactly)");
+  c->add_option("--notify", o->req.notify,
+                "POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or "
+                "Google Chat webhook (repeatable; default: the context's notify setting; kept "
+                "secret like --env values)");
   c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
@@ -119,6 +123,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
       "  kinetic run job.cpp --timeout 10m --env WANDB_API_KEY\n"
       "  kinetic run train.py -a v6e-8 --max-cost 20      # stopped once it has cost $20\n"
       "  kinetic run train.py --detach            # then: kinetic logs -f JOB\n"
+      "  kinetic run train.py --detach --notify \"$SLACK_WEBHOOK\"   # told when it ends\n"
       "  kinetic run train.py -a v5litepod-8 --spot --retries 2   # preemptions resume from "
       "the checkpoint\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"

@@ -28,7 +28,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
@@ -209,6 +209,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l python -x -d 'Python version of t
 complete -c kinetic -n "__kinetic_in 'run'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the job (default: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)'
 complete -c kinetic -n "__kinetic_in 'run'" -s e -l env -x -d 'Set K from your environment (preferred: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic\'s own arguments)'
 complete -c kinetic -n "__kinetic_in 'run'" -l capture-env -x -d 'Pass your variables matching GLOB, e.g. \'KAGGLE_*\' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)'
+complete -c kinetic -n "__kinetic_in 'run'" -l notify -x -d 'POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default: the context\'s notify setting; kept secret like --env values)'
 complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'Mount SRC at DST in the job (not supported yet)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'

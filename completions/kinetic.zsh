@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -304,6 +304,7 @@ _kinetic() {
         '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)]:capture-env: ' \
+        '*--notify=[POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default\: the context'\''s notify setting; kept secret like --env values)]:notify: ' \
         '*--data=[Mount SRC at DST in the job (not supported yet)]:data: ' \
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \

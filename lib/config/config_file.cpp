@@ -32,9 +32,9 @@ Context local_context() {
 }  // namespace
 
 const std::vector<std::string>& context_keys() {
-  static const std::vector<std::string> keys = {"backend",    "project", "zone",
-                                                "region",     "cluster", "namespace",
-                                                "base-image", "prices",  "auto-down"};
+  static const std::vector<std::string> keys = {"backend",   "project",   "zone",       "region",
+                                                "cluster",   "namespace", "base-image", "prices",
+                                                "auto-down", "notify"};
   return keys;
 }
 
@@ -88,6 +88,8 @@ ConfigFile ConfigFile::load(const fs::path& path) {
             c.prices = fv;
           } else if (fk == "auto-down") {
             c.auto_down = fv;
+          } else if (fk == "notify") {
+            c.notify = fv;
           } else {
             auto near = closest_matches(fk, context_keys(), 1);
             malformed(path, f.first.Mark().line,
@@ -136,6 +138,7 @@ void ConfigFile::save() const {
     field("base-image", c.base_image);
     field("prices", c.prices);
     field("auto-down", c.auto_down);
+    field("notify", c.notify);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -199,6 +202,7 @@ void ConfigFile::set(const std::string& name, const std::string& key, const std:
   if (key == "base-image") c.base_image = value;
   if (key == "prices") c.prices = value;
   if (key == "auto-down") c.auto_down = value;
+  if (key == "notify") c.notify = value;
 }
 
 }  // namespace kinetic

@@ -32,6 +32,7 @@ struct Context {
   std::string base_image;  // FROM of kinetic-built images (docs/images.md); empty: kinetic's own
   std::string prices;      // negotiated prices, "NAME=USD,..." (job/pricing.h); empty: list prices
   std::string auto_down;   // idle auto-down period ("2h") or "off" (backend/gke/auto_down.h)
+  std::string notify;      // webhook URLs, comma-separated, for every run (backend/notify.h)
 };
 
 // The keys `kinetic config set` accepts on a context.

@@ -144,6 +144,7 @@ Settings resolve_settings(const GlobalFlags& flags, const Env& env, const Config
   s.prices = pick({{env.get_nonempty("KINETIC_PRICES").value_or(""), "env KINETIC_PRICES"},
                    {ctx.prices, from_ctx}});
   s.auto_down = pick({{ctx.auto_down, from_ctx}});
+  s.notify = pick({{ctx.notify, from_ctx}});
   if (cloud) check_cloud_settings(s);
   return s;
 }

@@ -38,6 +38,7 @@ struct Settings {
   Setting base_image;  // env KINETIC_BASE_IMAGE > context base-image; empty: kinetic's own
   Setting prices;      // env KINETIC_PRICES > context prices; empty: list prices (job/pricing.h)
   Setting auto_down;   // context auto-down: what `up` makes of idle auto-down; empty: as it is
+  Setting notify;      // context notify: webhook URLs (secrets: shown redacted) for every run
 };
 
 // gcloud's active configuration: core/project, compute/zone, compute/region. Reads

@@ -51,6 +51,7 @@ import datetime
 import hashlib
 import http.client
 import json
+import math
 import os
 import random
 import selectors
@@ -63,6 +64,7 @@ import tarfile
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 
@@ -77,6 +79,8 @@ results = env["KINETIC_RESULTS_URI"].rstrip("/") + "/"
 if host_index not in ("", "0"):
     results += "workers/%s/" % host_index
 pod_name = env.get("KINETIC_POD_NAME") or env.get("HOSTNAME", "")
+# --notify's URLs (secret: a webhook's token is in its path) are the runner's, not the job's.
+notify_urls = [u for u in env.pop("KINETIC_NOTIFY", "").split("\n") if u]
 
 
 class Failure(Exception):
@@ -262,6 +266,71 @@ def list_objects(uri, delimiter=""):
         page = answer.get("nextPageToken")
         if not page:
             return bucket, prefix, items, prefixes
+
+
+# ---- notifications (lib/backend/notify.h; tests/golden/notify_payloads.json) --------------
+
+def format_duration(seconds):
+    # core/duration.h format_duration
+    if seconds < 60:
+        return "%.1fs" % seconds
+    if seconds < 3600:
+        s = int(math.floor(seconds + 0.5))
+        return "%dm%02ds" % (s // 60, s % 60)
+    if seconds < 86400:
+        m = int(math.floor(seconds / 60 + 0.5))
+        return "%dh%02dm" % (m // 60, m % 60)
+    h = int(math.floor(seconds / 3600 + 0.5))
+    return "%dd%dh" % (h // 24, h % 24)
+
+
+def format_usd(usd):
+    # job/pricing.h format_usd: below a cent, two significant digits
+    if usd >= 0.01 or usd <= 0:
+        return "$%.2f" % usd
+    return "$%.*f" % (2 - int(math.floor(math.log10(usd))) - 1, usd)
+
+
+def notify_text(f):
+    state = f["state"]
+    word = {"timeout": "timed out", "cancelled": "was cancelled", "lost": "was lost"}.get(
+        state, state)
+    text = "kinetic: %s %s" % (f["job"], word)
+    if state == "failed" and f["exit_code"] is not None:
+        text += " (exit %d)" % f["exit_code"]
+    text += (" in " if state == "succeeded" else " after ") + format_duration(
+        f["duration_seconds"])
+    if f["attempts"] > 1:
+        text += " and %d attempts" % f["attempts"]
+    if f["accelerator"]:
+        text += " on " + f["accelerator"]
+    if f["cost_usd"] is not None:
+        text += " (" + format_usd(f["cost_usd"]) + ")"
+    bare = f["exit_code"] is not None and f["error"] == "job exited with code %d" % f["exit_code"]
+    if state != "succeeded" and f["error"] and not bare:
+        text += ": " + f["error"]
+    if f["outputs"]:
+        text += "; outputs in " + f["outputs"]
+    return text
+
+
+def notify_payload(f):
+    cost = f["cost_usd"]
+    return dict(text=notify_text(f), job=f["job"], state=f["state"], exit_code=f["exit_code"],
+                error=f["error"], attempts=f["attempts"],
+                duration_seconds=math.floor(f["duration_seconds"] * 1000 + 0.5) / 1000,
+                accelerator=f["accelerator"], backend=f["backend"],
+                cost_usd=None if cost is None else math.floor(cost * 1e6 + 0.5) / 1e6,
+                outputs=f["outputs"])
+
+
+def redact_url(url):
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return "\u2026"
+    cut = min([i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0] or [-1])
+    host = rest if cut < 0 else rest[:cut]
+    return scheme + "://" + host.rpartition("@")[2] + ("" if cut < 0 else "/\u2026")
 
 
 # ---- working area and state ---------------------------------------------------------------
@@ -908,6 +977,71 @@ if status["error"] != verdict:
         keep_going("the attempt record", record_this_attempt)
     keep_going("status.json", upload_status)
 shutil.rmtree(work, ignore_errors=True)
+
+
+def final_facts():
+    # What to tell --notify's hooks, when this attempt's verdict is the run's: no other attempt
+    # follows. A cancel and a preemption both arrive as SIGTERM, so a signal counts only past the
+    # deadline (kinetic itself tells the hooks of a cancel); a failure only with no retry left.
+    # Host 0 speaks for a slice.
+    if not notify_urls or host_index not in ("", "0"):
+        return None
+    state, exit_code, error = status["state"], status["exit_code"], status["error"]
+    if process["signal"] and not process["run_over"]:
+        limit = spec.get("timeout_seconds")
+        if not limit or not spec.get("created"):
+            return None
+        if time.time() < parse_time(spec["created"]) + float(limit) - 5:
+            return None
+        state, exit_code = "timeout", 124
+        error = "timed out after %ds (--timeout)" % limit
+        if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
+            error = "stopped at the %s budget (%s of %s, --max-cost)" % (
+                format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
+    elif state == "failed" and not process["run_over"]:
+        failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
+        if max(failures, 1) <= int(spec.get("retries", 0)):
+            return None
+    price = float(spec.get("price_per_hour") or 0)
+    duration = float(status.get("duration_seconds") or 0)
+    return dict(job=job_id, state=state, exit_code=exit_code, error=error,
+                attempts=max(1, int(status.get("attempts") or 1)), duration_seconds=duration,
+                accelerator=spec.get("accelerator", ""), backend="gke",
+                cost_usd=price * duration / 3600 if price > 0 else None, outputs=results)
+
+
+def post_notifications(payload):
+    # Retried with back-off on 408/429/5xx and dropped connections; a hook that still fails is a
+    # line in the log, never the job's exit code.
+    body = json.dumps(payload).encode("utf-8")
+    for url in notify_urls:
+        for attempt in range(4):
+            problem = ""
+            try:
+                request = urllib.request.Request(url, data=body, method="POST", headers={
+                    "Content-Type": "application/json", "User-Agent": "kinetic-bootstrap"})
+                with urllib.request.urlopen(request, timeout=20) as answer:
+                    answer.read()
+                break
+            except urllib.error.HTTPError as e:
+                problem = "HTTP %d" % e.code
+                if e.code not in RETRY_CODES:
+                    attempt = 3
+            except (NETWORK_ERRORS + (ValueError,)):
+                problem = "the request failed"
+            if attempt == 3:
+                say("could not notify %s: %s" % (redact_url(url), problem))
+                break
+            nap(attempt)
+
+
+# Before the log's last lines: a foreground kinetic deletes the Job once it has read them.
+try:
+    facts = final_facts()
+    if facts:
+        post_notifications(notify_payload(facts))
+except Exception as e:
+    say("could not notify: %s" % type(e).__name__)  # its text could hold a URL
 code = status["exit_code"]
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
 code = 1 if code == RUN_OVER and not process["run_over"] else code

@@ -58,6 +58,7 @@ nlohmann::json to_json(const JobSpec& s) {
       {"image", s.image},
       {"env", env},
       {"secret_env", s.secret_env},
+      {"price_per_hour", s.price_per_hour},
       {"retries", s.retries},
       {"max_preemptions", s.max_preemptions},
       {"checkpoint_sync_seconds", s.checkpoint_sync_seconds},
@@ -99,6 +100,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
     s.max_cost_usd = j["max_cost_usd"].get<double>();
   if (j.contains("budget_seconds") && j["budget_seconds"].is_number())
     s.budget_seconds = j["budget_seconds"].get<long>();
+  s.price_per_hour = j.value("price_per_hour", 0.0);
   s.retries = j.value("retries", 0);
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);

@@ -36,6 +36,9 @@ struct JobSpec {
   // --max-cost (USD) and the deadline it bought (job/budget.h); unset without one.
   std::optional<double> max_cost_usd;
   std::optional<long> budget_seconds;
+  // The slice's price per hour (USD) the run was priced at, 0 when unpriced (local): what a
+  // --notify summary costs the job at, wherever it is sent from.
+  double price_per_hour = 0;
   int retries = 0;
   // The run record (docs/run-record.md): preemptions tolerated before the run is given up;
   // how often the bootstrap saves changed checkpoints and uploads the log.

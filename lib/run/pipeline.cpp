@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "backend/notify.h"
 #include "backend/stream_sink.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -43,13 +44,47 @@ struct Resolved {
   std::optional<ImageRecipe> recipe;  // kinetic's own image; empty with --image
   std::string custom_image;           // --image
   JobEnv job_env;
-  std::optional<Budget> budget;   // --max-cost, on a backend that bills
-  bool negotiated_price = false;  // accel's price is the prices setting's
+  std::vector<std::string> notify;  // webhook URLs: secret, they travel as KINETIC_NOTIFY
+  std::optional<Budget> budget;     // --max-cost, on a backend that bills
+  bool negotiated_price = false;    // accel's price is the prices setting's
 };
+
+// --notify, else the context's notify setting (comma-separated); each checked.
+std::vector<std::string> notify_urls(const RunRequest& req, const Settings& settings) {
+  std::vector<std::string> urls;
+  for (const auto& url : req.notify) {
+    require_notify_url(url, "--notify");
+    urls.push_back(url);
+  }
+  if (!urls.empty() || settings.notify.value.empty()) return urls;
+  for (const auto& part : split(settings.notify.value, ',')) {
+    const std::string url(trim(part));
+    if (url.empty()) continue;
+    require_notify_url(url, "the notify setting (" + settings.notify.source + ")");
+    urls.push_back(url);
+  }
+  return urls;
+}
+
+// The values of the job's Secret: its --env values, and the notify URLs for its runner.
+std::map<std::string, std::string> secret_values(const Resolved& r) {
+  std::map<std::string, std::string> values = r.job_env.values;
+  if (r.notify.empty()) return values;
+  std::string joined;
+  for (const auto& url : r.notify) joined += (joined.empty() ? "" : "\n") + url;
+  values[kNotifyVariable] = joined;
+  return values;
+}
 
 std::string fmt_join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::vector<std::string> redacted_urls(const std::vector<std::string>& urls) {
+  std::vector<std::string> out;
+  for (const auto& url : urls) out.push_back(redact_url(url));
   return out;
 }
 
@@ -204,6 +239,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     r.recipe = make_image_recipe(in);
   }
   r.job_env = build_job_env(req.env, req.capture_env, env.env);
+  r.notify = notify_urls(req, env.settings);
   require_recordable(req, r, env);
   return r;
 }
@@ -321,6 +357,8 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.context_uri = context_uri;
   spec.image = image;
   spec.secret_env = r.job_env.names;
+  if (!r.notify.empty()) spec.secret_env.push_back(kNotifyVariable);
+  if (spec.backend == "gke") spec.price_per_hour = r.accel.price_per_hour;
   spec.timeout_seconds = req.timeout_seconds;
   if (r.budget) {
     spec.max_cost_usd = r.budget->max_cost_usd;
@@ -379,6 +417,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"spot", r.accel.spot},
       {"price_per_hour", r.accel.price_per_hour},
       {"env", r.job_env.names},
+      {"notify", redacted_urls(r.notify)},
       {"timeout_seconds",
        req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
       {"max_cost_usd", r.budget ? nlohmann::ordered_json(r.budget->max_cost_usd) : nullptr},
@@ -431,6 +470,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
                                   (r.accel.spot ? " (Spot costs less)" : "")));
   if (r.budget) line("budget:", budget_line(*r.budget, r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
+  if (!r.notify.empty()) line("notify:", fmt_join(redacted_urls(r.notify)) + " (when it ends)");
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
   std::fwrite(text.data(), 1, text.size(), env.io.out);
   return 0;
@@ -702,13 +742,13 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
                 (uploaded ? "" : ", context cached") + ")");
   if (r.budget && !env.io.quiet) env.io.info("kinetic: " + budget_line(*r.budget, r.accel));
   if (req.detach) {
-    env.backend->submit(spec, r.job_env.values);
+    env.backend->submit(spec, secret_values(r));
     clock.mark("submit");
     return report_detached(req, env, spec);
   }
 
   // 6-7 watch and stream, 8 collect, 9 clean
-  follow(req, env, spec, r.job_env.values, clock);
+  follow(req, env, spec, secret_values(r), clock);
   JobStatus st;
   try {
     st = env.backend->collect(spec);

@@ -25,6 +25,7 @@ struct RunRequest {
   std::string python;        // --python X.Y for kinetic's own image
   std::vector<std::string> env;
   std::vector<std::string> capture_env;
+  std::vector<std::string> notify;  // --notify URLs (else the context's notify setting)
   std::string output;  // outputs directory (default ./kinetic-out/JOBID)
   bool detach = false;
   bool keep = false;

@@ -17,6 +17,8 @@
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/host_log_sink.h"
+#include "backend/notify.h"
+#include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -24,6 +26,7 @@
 #include "job/budget.h"
 #include "job/manifest.h"
 #include "job/spec.h"
+#include "k8s/timestamp.h"
 #include "pack/archive.h"
 #include "pack/sha256.h"
 #include "render/status_line.h"
@@ -279,6 +282,7 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
   specs_[spec.id] = spec;
   submitted_at_[spec.id] = now_unix();
+  if (auto it = secrets.find(kNotifyVariable); it != secrets.end()) notify_[spec.id] = it->second;
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   const std::string document = spec_document(spec);
@@ -618,6 +622,15 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
   st.backend = "gke";
   st.output_dir = spec.output_dir;
   merge_observed_attempts(st, attempts_[spec.id]);
+  // A cancel this process asked for (Ctrl-C): the pod saw only a SIGTERM.
+  bool asked_to_cancel = false;
+  {
+    std::lock_guard lock(cancel_mu_);
+    asked_to_cancel = cancel_requested_.contains(spec.id);
+  }
+  if (st.state == kCancelled && asked_to_cancel)
+    if (auto it = notify_.find(spec.id); it != notify_.end())
+      notify_cancelled(it->second, st, &spec);
 
   // Outputs, then status.json beside them.
   make_dirs(spec.output_dir, 0755);
@@ -692,19 +705,51 @@ void GkeBackend::clean(const JobSpec& spec) {
     delete_checkpoints(session_.storage());
 }
 
+std::string GkeBackend::notify_urls_of(const std::string& id) {
+  if (auto it = notify_.find(id); it != notify_.end()) return it->second;
+  auto secret = kube().get(k8s::secret_path(session_.target.ns, k8s_object_name(id)));
+  if (!secret || !(*secret).contains("data")) return "";
+  const json& data = (*secret)["data"];
+  if (!data.contains(kNotifyVariable) || !data[kNotifyVariable].is_string()) return "";
+  return base64_decode(data[kNotifyVariable].get<std::string>()).value_or("");
+}
+
+void GkeBackend::notify_cancelled(const std::string& urls, JobStatus st, const JobSpec* spec) {
+  if (urls.empty()) return;
+  st.state = std::string(kCancelled);
+  if (st.error.empty()) st.error = "cancelled";
+  if (st.duration_seconds <= 0 && !st.started.empty())
+    if (auto started = k8s::parse_timestamp(st.started))
+      st.duration_seconds =
+          std::max(0.0, now_unix() - static_cast<double>(started->seconds) - started->nanos * 1e-9);
+  const std::string outputs = "gs://" + session_.bucket() + "/" + results_prefix(st.id);
+  const auto payload = notify_payload(notify_facts(st, spec ? spec->price_per_hour : 0.0, outputs));
+  for (const auto& w : post_notifications(split_notify_urls(urls), payload))
+    session_.io->warn("kinetic: " + w);
+}
+
 JobStatus GkeBackend::cancel(const std::string& id) {
   std::optional<JobStatus> before = get(id);
   if (!before) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
+  // The Secret goes with the Job: its notify URLs are read first.
+  const std::string urls = before->terminal() ? "" : notify_urls_of(id);
   delete_runtime_objects(id);
   JobStatus st = *before;
   if (!st.terminal()) {
     st.state = std::string(kCancelled);
     st.finished = rfc3339(now_unix());
+    st.id = id;
+    const std::optional<JobSpec> spec = urls.empty() ? std::nullopt : spec_for(id);
+    notify_cancelled(urls, st, spec ? &*spec : nullptr);
   }
   return st;
 }
 
 void GkeBackend::request_cancel(const std::string& id) {
+  {
+    std::lock_guard lock(cancel_mu_);
+    cancel_requested_.insert(id);
+  }
   // Runs on the interrupt thread while the log stream holds kube()'s connection: a transport is
   // not shared between threads, so this takes a connection of its own.
   KubeConnection own = connect_kube(session_, cluster_access(session_));

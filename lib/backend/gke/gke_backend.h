@@ -3,8 +3,12 @@
 // slices) on the cluster, reached at its endpoint with its CA pinned.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "backend/backend.h"
 #include "backend/gke/cluster_access.h"
@@ -62,6 +66,15 @@ class GkeBackend : public Backend {
   // The sha256 of each known job's spec.json, which ends its pods' logs (log_end.h).
   std::map<std::string, std::string> spec_sha256_;
   std::map<std::string, double> submitted_at_;  // when (unix seconds), for the cold-start line
+  // --notify URLs of the jobs this process submitted, and those whose cancel it asked for: a
+  // pod cannot tell a cancel from a preemption, so kinetic tells the hooks itself.
+  std::map<std::string, std::string> notify_;
+  std::set<std::string> cancel_requested_;  // written by the interrupt thread
+  std::mutex cancel_mu_;
+  // The job's notify URLs: this process's, else its Secret's (before the Secret goes).
+  std::string notify_urls_of(const std::string& id);
+  // Tells the hooks that ST (a cancelled job) ended; warnings go to the user.
+  void notify_cancelled(const std::string& urls, JobStatus st, const JobSpec* spec);
 };
 
 }  // namespace kinetic::gke

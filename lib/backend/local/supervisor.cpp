@@ -19,6 +19,7 @@
 #include "backend/failure_cause.h"
 #include "backend/local/job_log.h"
 #include "backend/local/process_identity.h"
+#include "backend/notify.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "pack/archive.h"
@@ -271,6 +272,7 @@ void deliver(const fs::path& from, const fs::path& to) {
     add("PYTHONUNBUFFERED", "1");
     for (const auto& [k, v] : spec.env) add(k, v);
     for (const auto& k : spec.secret_env) {
+      if (k == kNotifyVariable) continue;  // the runner's, not the job's
       auto it = setup.secrets.find(k);
       if (it != setup.secrets.end()) add(k, it->second);
     }
@@ -387,6 +389,15 @@ void deliver(const fs::path& from, const fs::path& to) {
   // Clean: the work directory goes unless --keep.
   if (!spec.keep) remove_all_quiet(work);
   write_status(dir, st);  // last: a reader that sees a final state finds everything in place
+  // --notify: the runner sees every verdict (a cancel is its SIGTERM), so it tells the hooks;
+  // one that cannot be reached is a line in the job's log, never the job's failure.
+  if (auto it = setup.secrets.find(kNotifyVariable); it != setup.secrets.end()) {
+    st.id = spec.id;
+    const auto payload =
+        notify_payload(notify_facts(st, spec.price_per_hour, spec.output_dir + "/"));
+    for (const auto& w : post_notifications(split_notify_urls(it->second), payload))
+      log.write(LogStream::system, w + "\n");
+  }
   ::_exit(0);
 }
 
