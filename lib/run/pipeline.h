@@ -26,7 +26,7 @@ struct RunRequest {
   std::vector<std::string> env;
   std::vector<std::string> capture_env;
   std::vector<std::string> notify;  // --notify URLs (else the context's notify setting)
-  std::string output;  // outputs directory (default ./kinetic-out/JOBID)
+  std::string output;               // outputs directory (default ./kinetic-out/JOBID)
   bool detach = false;
   bool keep = false;
   bool all_hosts = false;  // stream every host of a multi-host slice, not host 0's alone
