@@ -385,7 +385,8 @@ int run(Factory& f, const std::vector<std::string>& argv) {
     app->parse(reversed);
     CLI::App* cmd = deepest(app.get());
     is_run = cmd->get_name() == "run";
-    if (dashdash && !is_run)
+    // `run FILE -- ARGS` and `exec JOB -- CMD` take what follows `--` as is.
+    if (dashdash && !is_run && cmd->get_name() != "exec")
       throw Error(Errc::usage, "`" + command_path(cmd) + "` takes no arguments after --");
     f.globals().job_args = job_args;
     if (!action) {

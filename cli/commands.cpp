@@ -9,6 +9,7 @@ void add_run(CLI::App&, Factory&, Action&);
 void add_logs(CLI::App&, Factory&, Action&);
 void add_status(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
+void add_exec(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
 void add_pool(CLI::App&, Factory&, Action&);
 void add_accelerators(CLI::App&, Factory&, Action&);
@@ -20,11 +21,21 @@ void add_man(CLI::App&, Factory&, Action&);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
-      {"up", add_up},           {"down", add_down},     {"run", add_run},
-      {"logs", add_logs},       {"status", add_status}, {"cancel", add_cancel},
-      {"cleanup", add_cleanup}, {"pool", add_pool},     {"accelerators", add_accelerators},
-      {"config", add_config},   {"auth", add_auth},     {"completion", add_completion},
-      {"version", add_version}, {"man", add_man},
+      {"up", add_up},
+      {"down", add_down},
+      {"run", add_run},
+      {"logs", add_logs},
+      {"status", add_status},
+      {"exec", add_exec},
+      {"cancel", add_cancel},
+      {"cleanup", add_cleanup},
+      {"pool", add_pool},
+      {"accelerators", add_accelerators},
+      {"config", add_config},
+      {"auth", add_auth},
+      {"completion", add_completion},
+      {"version", add_version},
+      {"man", add_man},
   };
   return all;
 }

@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run logs status cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run logs status exec cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -52,6 +52,13 @@ _kinetic_command() {
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
+      ;;
+    'exec')
+      _kinetic_subs=''
+      _kinetic_flags='-i --stdin -t --tty --host --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
       ;;
     'cancel')
       _kinetic_subs=''

@@ -8,7 +8,7 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run logs status cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run logs status exec cancel cleanup pool accelerators config auth completion version
         case 'pool'
             printf '%s\n' add remove list
         case 'config'
@@ -33,6 +33,8 @@ function __kinetic_value_flags
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'exec'
+            printf '%s\n' --host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
@@ -163,6 +165,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'down' -d 'Delete what `up` create
 complete -c kinetic -n "__kinetic_at '' 0" -a 'run' -d 'Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s logs, following them with -f'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pool' -d 'Manage the accelerator node pools of the cluster'
@@ -230,6 +233,11 @@ complete -c kinetic -n "__kinetic_at 'logs' 0" -a '(__kinetic_values jobs)'
 
 # kinetic status
 complete -c kinetic -n "__kinetic_at 'status' 0" -a '(__kinetic_values jobs)'
+
+# kinetic exec
+complete -c kinetic -n "__kinetic_in 'exec'" -s i -l stdin -d 'Pass your stdin to the command'
+complete -c kinetic -n "__kinetic_in 'exec'" -s t -l tty -d 'Give the command a terminal (with -i: an interactive shell)'
+complete -c kinetic -n "__kinetic_in 'exec'" -l host -x -d 'Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)'
 
 # kinetic cancel
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'

@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run logs status cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run logs status exec cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -32,6 +32,10 @@ _kinetic_tree() {
     'status')
       _kinetic_subs=()
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'exec')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
@@ -116,6 +120,7 @@ _kinetic_subcommands() {
         'run:Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
         'logs:Print a job'\''s logs, following them with -f'
         'status:Show running and recent jobs'
+        'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
         'cancel:Stop running jobs and clean up after them'
         'cleanup:Remove what finished jobs left behind'
         'pool:Manage the accelerator node pools of the cluster'
@@ -371,6 +376,29 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1::job:_kinetic_values jobs'
+      ;;
+    'exec')
+      _arguments -s -S : \
+        '(-i --stdin)-i[Pass your stdin to the command]' \
+        '(-i --stdin)--stdin[Pass your stdin to the command]' \
+        '(-t --tty)-t[Give the command a terminal (with -i\: an interactive shell)]' \
+        '(-t --tty)--tty[Give the command a terminal (with -i\: an interactive shell)]' \
+        '--host=[Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)]:host: ' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:job: '
       ;;
     'cancel')
       _arguments -s -S : \

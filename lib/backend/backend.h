@@ -116,6 +116,15 @@ struct CleanupItem {
   std::string detail;
 };
 
+// `kinetic exec`: a command to run inside a running job, as `kubectl exec` runs one in a pod.
+struct ExecRequest {
+  std::string job;
+  int host = 0;  // the host of a multi-host slice
+  std::vector<std::string> command;
+  bool stdin_open = false;  // -i: pass kinetic's stdin on (else the command's is empty)
+  bool tty = false;         // -t: a terminal (kinetic's own is put in raw mode meanwhile)
+};
+
 // What a backend would do with a job, known without credentials or a single request: `run
 // --dry-run` asks it, so a dry run shows what run would submit (docs/architecture.md "The
 // Backend interface"). Each backend has one (backend/local, backend/gke).
@@ -173,6 +182,10 @@ class Backend {
   virtual std::vector<JobStatus> list() = 0;
   // Finished jobs and unused staging objects older than OLDER_THAN seconds.
   virtual std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) = 0;
+  // Runs REQUEST.command in the running job, with its environment and working directory, on
+  // kinetic's stdin/stdout/stderr; returns the command's exit code (126 it could not run,
+  // 127 not found). A job that is not running is Error(Errc::not_found) naming its state.
+  virtual int exec(const ExecRequest& request) = 0;
 };
 
 }  // namespace kinetic

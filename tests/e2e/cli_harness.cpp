@@ -68,14 +68,20 @@ namespace {
 
 CliResult Sandbox::run(const std::vector<std::string>& args, const fs::path& cwd,
                        const std::map<std::string, std::string>& extra_env) const {
+  return run_with_stdin(args, cwd, "/dev/null", extra_env);
+}
+
+CliResult Sandbox::run_with_stdin(const std::vector<std::string>& args, const fs::path& cwd,
+                                  const fs::path& stdin_file,
+                                  const std::map<std::string, std::string>& extra_env) const {
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
   auto env = environment(extra_env);
   fs::path dir = cwd.empty() ? root_ : cwd;
   pid_t pid = ::fork();
   if (pid == 0) {
-    int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
+    int in = ::open(stdin_file.c_str(), O_RDONLY);
+    ::dup2(in, 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     exec_kinetic(args, env, dir);

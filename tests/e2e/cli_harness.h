@@ -33,6 +33,10 @@ class Sandbox {
   // Runs kinetic with ARGS in CWD (default: the sandbox root).
   CliResult run(const std::vector<std::string>& args, const fs::path& cwd = {},
                 const std::map<std::string, std::string>& extra_env = {}) const;
+  // The same, with STDIN_FILE's bytes on kinetic's stdin (/dev/null otherwise).
+  CliResult run_with_stdin(const std::vector<std::string>& args, const fs::path& cwd,
+                           const fs::path& stdin_file,
+                           const std::map<std::string, std::string>& extra_env = {}) const;
   // Starts kinetic without waiting; returns the pid. Output goes to files under the sandbox.
   int spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& out_file,
             const fs::path& err_file,

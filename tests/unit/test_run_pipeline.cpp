@@ -73,6 +73,7 @@ class FakeBackend : public Backend {
   std::optional<JobSpec> get_spec(const std::string&) override { return std::nullopt; }
   std::vector<JobStatus> list() override { return {}; }
   std::vector<CleanupItem> cleanup(long, bool) override { return {}; }
+  int exec(const ExecRequest&) override { return 0; }
 
  private:
   void step(const std::string& name) {

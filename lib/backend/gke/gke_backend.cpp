@@ -745,6 +745,11 @@ JobStatus GkeBackend::cancel(const std::string& id) {
   return st;
 }
 
+int GkeBackend::exec(const ExecRequest&) {
+  throw Error(Errc::unsupported,
+              "kinetic exec on a gke context is not supported by this build yet");
+}
+
 void GkeBackend::request_cancel(const std::string& id) {
   {
     std::lock_guard lock(cancel_mu_);

@@ -38,6 +38,7 @@ class GkeBackend : public Backend {
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  int exec(const ExecRequest& request) override;
 
  private:
   k8s::Client& kube();

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backend/local/job_log.h"
+#include "backend/local/local_exec.h"
 #include "backend/local/process_identity.h"
 #include "backend/local/supervisor.h"
 #include "core/error.h"
@@ -326,6 +327,17 @@ JobStatus LocalBackend::cancel(const std::string& id) {
     return st;
   }
   return follow(id, nullptr, nullptr);
+}
+
+int LocalBackend::exec(const ExecRequest& request) {
+  if (!fs::exists(spec_path(job_dir(request.job))))
+    throw Error(Errc::not_found, "no job '" + request.job + "' in the local backend");
+  const JobStatus st = read_status(request.job);
+  if (st.terminal())
+    throw Error(Errc::not_found, request.job + " is not running (" + st.state +
+                                     "): exec needs a running job; see `kinetic logs " +
+                                     request.job + "`");
+  return exec_beside_job(st, request);
 }
 
 void LocalBackend::request_cancel(const std::string& id) {

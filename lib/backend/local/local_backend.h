@@ -42,6 +42,7 @@ class LocalBackend : public Backend {
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  int exec(const ExecRequest& request) override;
 
   // Checked: an id never walks out of jobs/ ("../x").
   fs::path job_dir(const std::string& id) const {
