@@ -1,5 +1,6 @@
 // kinetic cancel JOB...: stop jobs and clean up after them.
 #include "app.h"
+#include "core/duration.h"
 #include "job/spec.h"
 #include "job_lookup.h"
 
@@ -19,6 +20,12 @@ struct CancelOptions : CommandOptions {
     for (const auto& id : jobs) require_job(b, id);  // all known before any is touched
     for (const auto& id : jobs) {
       JobStatus before = *b.get(id);
+      if (is_held(before, rfc3339(now_unix()))) {
+        // A job that failed and is held for `exec` (--hold-on-failure): its verdict stands.
+        b.cancel(id);
+        f.io().info(id + " " + before.state + "; its hold (--hold-on-failure) is released");
+        continue;
+      }
       if (before.terminal()) {
         f.io().info(id + " already " + before.state);
         continue;

@@ -15,6 +15,7 @@ struct RunOptions : CommandOptions {
   std::string timeout;
   std::string max_cost;
   std::string checkpoint_interval;
+  std::string hold_on_failure;
   std::vector<std::string> data;
 
   void complete(Factory& f) override {
@@ -26,6 +27,8 @@ struct RunOptions : CommandOptions {
     if (!checkpoint_interval.empty())
       req.checkpoint_interval_seconds =
           parse_duration(checkpoint_interval, "--checkpoint-interval");
+    if (!hold_on_failure.empty())
+      req.hold_on_failure_seconds = parse_duration(hold_on_failure, "--hold-on-failure");
   }
 
   void validate() const override {
@@ -35,6 +38,9 @@ struct RunOptions : CommandOptions {
       throw Error(Errc::usage, "--retries must be between 0 and 100");
     if (req.max_preemptions < 0 || req.max_preemptions > 1000)
       throw Error(Errc::usage, "--max-preemptions must be between 0 and 1000");
+    if (req.hold_on_failure_seconds < 0 || req.hold_on_failure_seconds > 24 * 3600)
+      throw Error(Errc::usage,
+                  "--hold-on-failure must be between 1s and 24h, e.g. --hold-on-failure 15m");
     if (req.checkpoint_interval_seconds && *req.checkpoint_interval_seconds <= 0)
       throw Error(Errc::usage,
                   "--checkpoint-interval must be at least 1s, e.g. --checkpoint-interval 30s");
@@ -111,6 +117,10 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   c->add_option("--checkpoint-interval", o->checkpoint_interval,
                 "How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s "
                 "(default 10s; also on SIGTERM and at the end)");
+  c->add_option("--hold-on-failure", o->hold_on_failure,
+                "When the job fails for good, keep it up this long for `kinetic exec JOB -it -- "
+                "bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel "
+                "JOB` ends it sooner)");
   c->add_flag("--keep", o->req.keep, "Keep the job's work directory and cloud objects");
   c->add_flag("--dry-run", o->req.dry_run,
               "Print what would happen; with a gke context and -o yaml|json, the manifests");

@@ -150,7 +150,8 @@ int StatusOptions::run(Factory& f) {
   }
   // The table: the cluster's pools first (on a gke context), then the jobs.
   p.print_empty_table = !job.empty();
-  p.table = [&jobs, &prices](bool wide) {
+  const std::string held_now = rfc3339(now_unix());
+  p.table = [&jobs, &prices, &held_now](bool wide) {
     std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
                                         "AGE", "DURATION", "COST", "FILE"};
     if (wide) {
@@ -159,8 +160,9 @@ int StatusOptions::run(Factory& f) {
     }
     Table t(headers);
     for (const auto& j : jobs) {
+      // A failed job held for `exec` (--hold-on-failure) still has its pod and node up.
       std::vector<std::string> row = {j.id,
-                                      j.state,
+                                      is_held(j, held_now) ? j.state + " (held)" : j.state,
                                       exit_text(j),
                                       j.accelerator,
                                       age_of(j.created),
@@ -201,8 +203,9 @@ int StatusOptions::run(Factory& f) {
   print(io, format, p);
   // Idle and still billing: the reminder kinetic's users most asked for (issue #12).
   if (cluster && !cluster->missing &&
-      std::none_of(jobs.begin(), jobs.end(),
-                   [](const JobStatus& j) { return j.state == kPending || j.state == kRunning; }))
+      std::none_of(jobs.begin(), jobs.end(), [&held_now](const JobStatus& j) {
+        return j.state == kPending || j.state == kRunning || is_held(j, held_now);
+      }))
     io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
             gke::cluster_cost_text(cost) +
             "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "

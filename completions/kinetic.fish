@@ -28,7 +28,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
@@ -222,6 +222,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'
+complete -c kinetic -n "__kinetic_in 'run'" -l hold-on-failure -x -d 'When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel JOB` ends it sooner)'
 complete -c kinetic -n "__kinetic_in 'run'" -l keep -d 'Keep the job\'s work directory and cloud objects'
 complete -c kinetic -n "__kinetic_in 'run'" -l dry-run -d 'Print what would happen'
 complete -c kinetic -n "__kinetic_at 'run' 0" -F

@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -320,6 +320,7 @@ _kinetic() {
         '--retries=[Run again up to N times if the job fails]:retries: ' \
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
         '--checkpoint-interval=[How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)]:checkpoint-interval: ' \
+        '--hold-on-failure=[When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke\: they cost meanwhile; `kinetic cancel JOB` ends it sooner)]:hold-on-failure: ' \
         '--keep[Keep the job'\''s work directory and cloud objects]' \
         '--dry-run[Print what would happen]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \

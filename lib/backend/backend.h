@@ -61,6 +61,9 @@ struct JobStatus {
   int attempts = 0;
   std::vector<AttemptRecord> attempt_history;  // oldest first; empty when not known
   std::string output_dir;
+  // --hold-on-failure: until when (RFC 3339) a job that failed for good is kept up for `kinetic
+  // exec`; empty when it is not held, or no longer.
+  std::string held_until;
   // Local backend: the job's process group, and what proves a kill still reaches it
   // (backend/local/process_identity.h): its leader's start time and session, this boot's id.
   long pgid = 0;
@@ -70,6 +73,10 @@ struct JobStatus {
 
   bool terminal() const { return is_terminal_state(state); }
 };
+
+// Whether ST is held (--hold-on-failure) at NOW (an RFC 3339 time as core/duration.h rfc3339
+// writes it, as every held_until is written: the two compare as text).
+bool is_held(const JobStatus& st, const std::string& now);
 
 // The status of a job that has not reported yet: what its spec says.
 JobStatus initial_status(const JobSpec& spec);

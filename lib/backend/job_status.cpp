@@ -91,6 +91,7 @@ nlohmann::json to_json(const JobStatus& s) {
     auto& h = j["attempt_history"] = nlohmann::json::array();
     for (const auto& a : s.attempt_history) h.push_back(to_json(a));
   }
+  if (!s.held_until.empty()) j["held_until"] = s.held_until;
   if (s.pgid != 0) {
     j["pgid"] = s.pgid;
     j["pgid_start"] = s.pgid_start;
@@ -98,6 +99,10 @@ nlohmann::json to_json(const JobStatus& s) {
     j["boot_id"] = s.boot_id;
   }
   return j;
+}
+
+bool is_held(const JobStatus& st, const std::string& now) {
+  return st.terminal() && !st.held_until.empty() && st.held_until > now;
 }
 
 JobStatus job_status_from_json(const nlohmann::json& j) {
@@ -119,6 +124,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
     for (const auto& a : j["attempt_history"])
       s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
+  s.held_until = j.value("held_until", "");
   s.pgid = j.value("pgid", 0L);
   s.pgid_start = j.value("pgid_start", 0LL);
   s.pgid_session = j.value("pgid_session", -1L);

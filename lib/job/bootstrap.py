@@ -363,6 +363,7 @@ uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded 
 checkpoint_lock = threading.Lock()
 sync_checkpoints_now = threading.Event()
 stop_workers = threading.Event()
+hold_over = threading.Event()
 
 
 def signal_group(signum):
@@ -374,6 +375,7 @@ def signal_group(signum):
 
 def on_signal(signum, _frame):
     if process["phase"] > 1:
+        hold_over.set()  # a held pod (--hold-on-failure) is let go
         return  # the job has ended: let the uploads finish
     if process["signal"] and process["child"]:
         signal_group(signal.SIGKILL)  # a second signal: no more grace
@@ -952,12 +954,45 @@ def record_this_attempt():
     record_attempt(attempt_record(status["state"], status["exit_code"], status["error"], finished))
 
 
+def final_verdict():
+    # (state, exit code, error) when this attempt's verdict is the run's, None when another
+    # attempt may follow or the pod cannot tell. A cancel and a preemption both arrive as
+    # SIGTERM, so a signal counts only past the deadline (kinetic itself tells the hooks of a
+    # cancel); a failure only with no retry left.
+    state, exit_code, error = status["state"], status["exit_code"], status["error"]
+    if process["signal"] and not process["run_over"]:
+        limit = spec.get("timeout_seconds")
+        if not limit or not spec.get("created"):
+            return None
+        if time.time() < parse_time(spec["created"]) + float(limit) - 5:
+            return None
+        state, exit_code = "timeout", 124
+        error = "timed out after %ds (--timeout)" % limit
+        if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
+            error = "stopped at the %s budget (%s of %s, --max-cost)" % (
+                format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
+    elif state == "failed" and not process["run_over"]:
+        failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
+        if max(failures, 1) <= int(spec.get("retries", 0)):
+            return None
+    return state, exit_code, error
+
+
 # The record's last pieces go at once (one round trip): the checkpoints, the outputs, the
 # attempt's last log part and record, and status.json, which already holds this attempt's entry.
 # An upload that fails changes the verdict (its error), so the two records are sent again.
 if attempt["number"]:
     status.setdefault("attempt_history", []).append(history_entry(attempt_record(
         status["state"], status["exit_code"], status["error"], finished), current=True))
+# --hold-on-failure: a single-host run that failed for good keeps its pod (and node) up for
+# `kinetic exec` until the hold ends or a SIGTERM (`kinetic cancel`) lets it go. status.json says
+# until when, so `status` and a foreground kinetic know the pod is held, not running.
+run_verdict = final_verdict()
+hold = 0
+if run_verdict and run_verdict[0] == "failed" and job_ran:  # kinetic refuses a hold on a slice
+    hold = int(spec.get("hold_on_failure_seconds") or 0)
+if hold > 0:
+    status["held_until"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + hold))
 verdict = status["error"]
 uploads = []
 if job_ran:
@@ -976,32 +1011,15 @@ if status["error"] != verdict:
         status["attempt_history"][-1]["error"] = status["error"]
         keep_going("the attempt record", record_this_attempt)
     keep_going("status.json", upload_status)
-shutil.rmtree(work, ignore_errors=True)
+if not hold:
+    shutil.rmtree(work, ignore_errors=True)  # a held pod's exec needs the job's directory
 
 
-def final_facts():
-    # What to tell --notify's hooks, when this attempt's verdict is the run's: no other attempt
-    # follows. A cancel and a preemption both arrive as SIGTERM, so a signal counts only past the
-    # deadline (kinetic itself tells the hooks of a cancel); a failure only with no retry left.
-    # Host 0 speaks for a slice.
-    if not notify_urls or host_index not in ("", "0"):
+def final_facts(verdict):
+    # What to tell --notify's hooks: host 0 speaks for a slice.
+    if not notify_urls or host_index not in ("", "0") or not verdict:
         return None
-    state, exit_code, error = status["state"], status["exit_code"], status["error"]
-    if process["signal"] and not process["run_over"]:
-        limit = spec.get("timeout_seconds")
-        if not limit or not spec.get("created"):
-            return None
-        if time.time() < parse_time(spec["created"]) + float(limit) - 5:
-            return None
-        state, exit_code = "timeout", 124
-        error = "timed out after %ds (--timeout)" % limit
-        if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
-            error = "stopped at the %s budget (%s of %s, --max-cost)" % (
-                format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
-    elif state == "failed" and not process["run_over"]:
-        failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
-        if max(failures, 1) <= int(spec.get("retries", 0)):
-            return None
+    state, exit_code, error = verdict
     price = float(spec.get("price_per_hour") or 0)
     duration = float(status.get("duration_seconds") or 0)
     return dict(job=job_id, state=state, exit_code=exit_code, error=error,
@@ -1037,12 +1055,15 @@ def post_notifications(payload):
 
 # Before the log's last lines: a foreground kinetic deletes the Job once it has read them.
 try:
-    facts = final_facts()
+    facts = final_facts(final_verdict())  # after the uploads: their failure is its error
     if facts:
         post_notifications(notify_payload(facts))
 except Exception as e:
     say("could not notify: %s" % type(e).__name__)  # its text could hold a URL
 code = status["exit_code"]
+if hold > 0:
+    say("holding this pod %s for `kinetic exec %s -it -- bash` (`kinetic cancel %s` ends it "
+        "sooner)" % (format_duration(hold), job_id, job_id))
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
 code = 1 if code == RUN_OVER and not process["run_over"] else code
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
@@ -1050,7 +1071,14 @@ code = 1 if code == RUN_OVER and not process["run_over"] else code
 # It need not ask the cluster whether the container ended, nor read the log once more (issue
 # #14; lib/backend/gke/log_end.h). The spec's sha256 keeps a line the job prints from passing.
 for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
-    stream.write("kinetic: end of the log on %s, exit %d, spec %s\n"
-                 % (name, code, env.get("KINETIC_SPEC_SHA256", "")))
+    stream.write("kinetic: end of the log on %s, exit %d%s, spec %s\n"
+                 % (name, code, ", held" if hold > 0 else "", env.get("KINETIC_SPEC_SHA256", "")))
     stream.flush()
+if hold > 0:
+    # After the log's end (the follower has the verdict): held until the time passes or a
+    # SIGTERM (on_signal) lets it go; then the record says it is no longer held.
+    hold_over.wait(hold)
+    del status["held_until"]
+    keep_going("status.json", upload_status)
+    shutil.rmtree(work, ignore_errors=True)
 sys.exit(code)

@@ -59,6 +59,7 @@ nlohmann::json to_json(const JobSpec& s) {
       {"env", env},
       {"secret_env", s.secret_env},
       {"price_per_hour", s.price_per_hour},
+      {"hold_on_failure_seconds", s.hold_on_failure_seconds},
       {"retries", s.retries},
       {"max_preemptions", s.max_preemptions},
       {"checkpoint_sync_seconds", s.checkpoint_sync_seconds},
@@ -101,6 +102,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   if (j.contains("budget_seconds") && j["budget_seconds"].is_number())
     s.budget_seconds = j["budget_seconds"].get<long>();
   s.price_per_hour = j.value("price_per_hour", 0.0);
+  s.hold_on_failure_seconds = j.value("hold_on_failure_seconds", 0L);
   s.retries = j.value("retries", 0);
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);

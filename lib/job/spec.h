@@ -39,6 +39,9 @@ struct JobSpec {
   // The slice's price per hour (USD) the run was priced at, 0 when unpriced (local): what a
   // --notify summary costs the job at, wherever it is sent from.
   double price_per_hour = 0;
+  // --hold-on-failure: a run that fails for good keeps its pod (locally, its environment) this
+  // many seconds for `kinetic exec`, then ends and is cleaned up as usual. 0: not held.
+  long hold_on_failure_seconds = 0;
   int retries = 0;
   // The run record (docs/run-record.md): preemptions tolerated before the run is given up;
   // how often the bootstrap saves changed checkpoints and uploads the log.

@@ -138,6 +138,12 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   if (req.spot) r.accel.spot = true;
   if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
     throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
+  // A slice's hosts fail together (the JobSet restarts or fails them all): one held host would
+  // keep the JobSet from its verdict.
+  if (req.hold_on_failure_seconds > 0 && r.accel.hosts > 1)
+    throw Error(Errc::usage, "--hold-on-failure holds a single-host job; " + r.accel.name +
+                                 " is a slice of " + std::to_string(r.accel.hosts) +
+                                 " hosts: run without it, or on a single-host accelerator");
   // Negotiated prices replace the list price wherever a price decides or shows something (not
   // on local, which bills nothing: a bad setting does not stop a local run).
   const PriceBook prices =
@@ -367,6 +373,7 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
       spec.timeout_seconds = r.budget->seconds;
   }
   spec.retries = req.retries;
+  spec.hold_on_failure_seconds = req.hold_on_failure_seconds;
   apply_record_options(req, spec);
   spec.keep = req.keep;
   spec.detached = req.detach;

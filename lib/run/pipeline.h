@@ -36,6 +36,7 @@ struct RunRequest {
   int retries = 0;
   int max_preemptions = 10;                         // docs/run-record.md
   std::optional<long> checkpoint_interval_seconds;  // default: the spec's
+  long hold_on_failure_seconds = 0;                 // --hold-on-failure
   OutputFormat format = OutputFormat::table;
   bool format_given = false;
 };

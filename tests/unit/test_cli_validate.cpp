@@ -105,6 +105,10 @@ const ValidateCase kValidateCases[] = {
      {"run", "missing.py", "--checkpoint-interval", "often"},
      2,
      "--checkpoint-interval"},
+    {"run_hold_over_a_day",
+     {"run", "missing.py", "--hold-on-failure", "25h"},
+     2,
+     "--hold-on-failure must be between 1s and 24h"},
     {"run_bad_output_format", {"run", "missing.py", "-o", "name"}, 2, "format 'name'"},
     // An unknown job would be a lookup (not_found) if the id were not checked first.
     {"logs_path_as_job", {"logs", "../../x"}, 2, "../../x"},

@@ -53,6 +53,34 @@ TEST(LogEnd, DifferingExitCodesDoNotComplete) {
   EXPECT_FALSE(end.complete());
 }
 
+std::string held_line(const std::string& stream, int code) {
+  return "kinetic: end of the log on " + stream + ", exit " + std::to_string(code) +
+         ", held, spec " + kSha + "\n";
+}
+
+TEST(LogEnd, AHeldPodSaysSoOnBothLines) {
+  LogEnd end(kSha);
+  EXPECT_TRUE(end.take(held_line("stdout", 1)));
+  EXPECT_FALSE(end.held());  // not before both lines
+  EXPECT_TRUE(end.take(held_line("stderr", 1)));
+  EXPECT_TRUE(end.complete());
+  EXPECT_TRUE(end.held());
+  EXPECT_EQ(end.exit_code(), 1);
+
+  LogEnd plain(kSha);
+  EXPECT_TRUE(plain.take(end_line("stdout", 1)));
+  EXPECT_TRUE(plain.take(end_line("stderr", 1)));
+  EXPECT_FALSE(plain.held());
+}
+
+TEST(LogEnd, APairThatDisagreesOnTheHoldDoesNotComplete) {
+  LogEnd end(kSha);
+  EXPECT_TRUE(end.take(held_line("stdout", 1)));
+  EXPECT_FALSE(end.take(end_line("stderr", 1)));
+  EXPECT_FALSE(end.complete());
+  EXPECT_FALSE(end.take("kinetic: end of the log on stderr, exit 1, held , spec " + kSha + "\n"));
+}
+
 TEST(LogEnd, WithoutASpecNoLineIsAnEnd) {
   LogEnd end("");
   EXPECT_FALSE(end.take(end_line("stdout", 0, "")));

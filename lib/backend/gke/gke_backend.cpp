@@ -421,6 +421,17 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
         session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
     o.skip_pods.insert(*pod);
     const int number = static_cast<int>(seen.size()) + 1;
+    if (!ended.pod && ended.held) {
+      // The run failed for good and the pod is held for `exec`: nothing follows it.
+      AttemptRecord a;
+      a.attempt = number;
+      a.pod = *pod;
+      a.state = "failed";
+      a.exit_code = ended.reported_exit;
+      a.error = "exited " + std::to_string(*a.exit_code);
+      seen.push_back(a);
+      return;
+    }
     if (!ended.pod && ended.reported_exit == 0) {
       // The bootstrap said the job succeeded, after its uploads: the pod need not be read, and
       // collect checks status.json. (A failure is read from the pod: a preemption shows only
@@ -564,10 +575,16 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
       gcp::StorageClient storage(*own, session_.endpoint("storage"));
       return download_outputs(storage, bucket, outputs, archive);
     });
+  // --hold-on-failure: a single-host run that failed for good keeps its pod up, so its Job ends
+  // only when the hold does; the record has the run's verdict, and says it is held.
+  const bool may_be_held = !jobset && spec.hold_on_failure_seconds > 0 && !observed.empty() &&
+                           observed.back().state == kFailed;
   std::optional<JobStatus> reported;
   std::optional<json> workload;
-  if (seen_succeed) reported = results_status(spec.id);
-  const bool settled = reported && reported->state == kSucceeded;
+  if (seen_succeed || may_be_held) reported = results_status(spec.id);
+  const bool held = may_be_held && reported && is_held(*reported, rfc3339(now_unix()));
+  const bool settled = reported && (reported->state == kSucceeded || held);
+  if (held) held_.insert(spec.id);
   if (!settled) {
     workload =
         wait_for_workload(kube(), session_.target.ns, spec.id, jobset, kVerdictTimeoutSeconds);
@@ -679,6 +696,7 @@ void GkeBackend::delete_runtime_objects(const std::string& id, std::optional<boo
 
 void GkeBackend::clean(const JobSpec& spec) {
   if (spec.keep) return;
+  const bool held = held_.contains(spec.id);
   // The record (spec, status, attempts and their logs, outputs) stays for `logs` and `status`
   // until `cleanup` or the bucket's lifecycle rule removes it; checkpoints are the bulk and
   // serve only a run that is over. They go while the cluster's objects are deleted (one round
@@ -696,9 +714,17 @@ void GkeBackend::clean(const JobSpec& spec) {
       gcp::StorageClient storage(*own, session_.endpoint("storage"));
       delete_checkpoints(storage);
     });
-  // A job without --env values has no Secret (manifest.h build_secret): nothing to delete.
-  delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1,
-                         !spec.secret_env.empty());
+  if (held) {
+    // The pod stays for `exec` (its container has its environment already): only the Secret
+    // goes now; the Job, once the hold ends, goes after its ttlSecondsAfterFinished.
+    // (The pod's log said so, with how to exec in and how to end it.)
+    if (!spec.secret_env.empty())
+      kube().remove(k8s::secret_path(session_.target.ns, k8s_object_name(spec.id)));
+  } else {
+    // A job without --env values has no Secret (manifest.h build_secret): nothing to delete.
+    delete_runtime_objects(spec.id, resolve_accelerator(spec.accelerator).hosts > 1,
+                           !spec.secret_env.empty());
+  }
   if (bucket_side.valid())
     bucket_side.get();
   else
@@ -772,6 +798,12 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
     auto items = list_or_empty(k, collection, job_selector(id));
     if (items.empty()) continue;
     JobStatus st = status_from_workload(items.front());
+    // An active Job of a run that may be held (--hold-on-failure): its record says whether the
+    // run failed and its pod is held for `exec`.
+    if (!st.terminal() &&
+        items.front()["metadata"].value("annotations", json::object()).contains(kHoldAnnotation))
+      if (auto reported = results_status(id); reported && is_held(*reported, rfc3339(now_unix())))
+        return reported;
     if (st.terminal() && st.state != kSucceeded) {
       if (auto reported = results_status(id)) {
         st.exit_code = reported->exit_code;
@@ -804,7 +836,14 @@ std::vector<JobStatus> GkeBackend::list() {
     for (const auto& w : list_or_empty(k, collection, managed_selector())) {
       // A JobSet's child Jobs carry the job label too; the JobSet speaks for them.
       if (w["metadata"].contains("ownerReferences")) continue;
-      out.push_back(status_from_workload(w));
+      JobStatus st = status_from_workload(w);
+      // Active with a hold (--hold-on-failure): its record says whether it failed and is held.
+      if (!st.terminal() &&
+          w["metadata"].value("annotations", json::object()).contains(kHoldAnnotation))
+        if (auto reported = results_status(st.id);
+            reported && is_held(*reported, rfc3339(now_unix())))
+          st = *reported;
+      out.push_back(std::move(st));
     }
   }
   // Finished jobs whose Job is gone live on in the bucket: the newest kRecordedJobsListed.

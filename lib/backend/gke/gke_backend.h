@@ -71,6 +71,7 @@ class GkeBackend : public Backend {
   // pod cannot tell a cancel from a preemption, so kinetic tells the hooks itself.
   std::map<std::string, std::string> notify_;
   std::set<std::string> cancel_requested_;  // written by the interrupt thread
+  std::set<std::string> held_;              // failed for good and held (--hold-on-failure)
   std::mutex cancel_mu_;
   // The job's notify URLs: this process's, else its Secret's (before the Secret goes).
   std::string notify_urls_of(const std::string& id);

@@ -28,6 +28,8 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   in.annotations = {{kFileAnnotation, spec.file},
                     {kAcceleratorAnnotation, spec.accelerator},
                     {kOutputAnnotation, spec.output_dir}};
+  if (spec.hold_on_failure_seconds > 0)
+    in.annotations[kHoldAnnotation] = std::to_string(spec.hold_on_failure_seconds);
   return in;
 }
 

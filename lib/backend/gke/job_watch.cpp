@@ -257,10 +257,13 @@ PodLogEnd stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::
   });
   PodLogEnd out;
   out.reported_exit = end.exit_code();
+  out.held = end.held();
   // A failure is read from the pod once it has ended (its container exits right after the end
   // lines): a preemption shows only there. Success needs no more than the bootstrap's word.
   constexpr int kEndReads = 20;  // about 30 s
-  for (int read = 1; out.reported_exit.value_or(0) != 0 && !ended(last) && read <= kEndReads;
+  // A held pod runs on (--hold-on-failure): its failure is final, and no preemption can follow.
+  for (int read = 1;
+       out.reported_exit.value_or(0) != 0 && !out.held && !ended(last) && read <= kEndReads;
        ++read) {
     if (read > 1) std::this_thread::sleep_for(kReopen.delay(read - 1));
     last = client.get(k8s::pod_path(o.ns, pod));

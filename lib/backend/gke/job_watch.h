@@ -63,6 +63,9 @@ struct PodLogEnd {
   // The bootstrap's exit code from its end-of-log lines (log_end.h): the log is complete, and
   // the pod was not asked.
   std::optional<int> reported_exit;
+  // The bootstrap said the run failed for good and its pod is held (--hold-on-failure): the pod
+  // runs on, and was not waited for.
+  bool held = false;
 };
 
 // Follows POD's log into SINK until the container ends or the bootstrap's end-of-log lines of

@@ -22,11 +22,15 @@ bool LogEnd::take(std::string_view line) {
   auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), code);
   if (ec != std::errc()) return false;
   line.remove_prefix(static_cast<size_t>(end - line.data()));
+  constexpr std::string_view kHeld = ", held";
+  const bool held = line.starts_with(kHeld);
+  if (held) line.remove_prefix(kHeld.size());
   if (line != ", spec " + spec_sha256_) return false;
-  // Both lines carry the same code; a differing pair is no end the follower can trust.
-  if (exit_code_ && *exit_code_ != code) return false;
+  // Both lines carry the same code and hold; a differing pair is no end the follower can trust.
+  if (exit_code_ && (*exit_code_ != code || *held_ != held)) return false;
   *seen = true;
   exit_code_ = code;
+  held_ = held;
   return true;
 }
 

@@ -25,11 +25,15 @@ class LogEnd {
   bool complete() const { return on_stdout_ && on_stderr_; }
   // The container's exit code as the bootstrap reported it, once complete.
   std::optional<int> exit_code() const { return complete() ? exit_code_ : std::nullopt; }
+  // Once complete: the run failed for good and its pod is held for `kinetic exec`
+  // (--hold-on-failure; "..., exit CODE, held, spec SHA256"): the container runs on.
+  bool held() const { return complete() && held_.value_or(false); }
 
  private:
   std::string spec_sha256_;
   bool on_stdout_ = false, on_stderr_ = false;
   std::optional<int> exit_code_;
+  std::optional<bool> held_;
 };
 
 }  // namespace kinetic::gke

@@ -17,6 +17,7 @@
 #include "backend/local/local_exec.h"
 #include "backend/local/process_identity.h"
 #include "backend/local/supervisor.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
 
@@ -226,11 +227,16 @@ JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
   }
   ::close(notify_read_);
   notify_read_ = -1;
-  ::waitpid(child_, nullptr, 0);
-  child_ = 0;
   JobStatus st = read_status(id);
+  reap_runner(st);
   reader.drain(out);
   return st;
+}
+
+void LocalBackend::reap_runner(const JobStatus& st) {
+  if (child_ <= 0) return;
+  // A held job's runner lives on through the hold (--hold-on-failure): not waited for.
+  if (::waitpid(child_, nullptr, is_held(st, rfc3339(now_unix())) ? WNOHANG : 0) != 0) child_ = 0;
 }
 
 JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt) {
@@ -246,10 +252,7 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
   if (first.terminal()) {
     JobLogReader reader(log_path(dir));
     reader.drain(out);
-    if (child_ > 0 && id == child_id_) {
-      ::waitpid(child_, nullptr, 0);
-      child_ = 0;
-    }
+    if (id == child_id_) reap_runner(first);
     return first;
   }
   JobLogReader reader(log_path(dir));
@@ -287,10 +290,7 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
     }
   }
   if (ino >= 0) ::close(ino);
-  if (child_ > 0) {
-    ::waitpid(child_, nullptr, 0);  // the runner exits right after its final status
-    child_ = 0;
-  }
+  reap_runner(st);  // the runner exits right after its final status, unless it holds the job
   return st;
 }
 
@@ -320,8 +320,16 @@ void LocalBackend::clean(const JobSpec& /*spec*/) {
 
 JobStatus LocalBackend::cancel(const std::string& id) {
   JobStatus st = read_status(id);
-  if (st.terminal()) return st;
   fs::path dir = job_dir(id);
+  if (is_held(st, rfc3339(now_unix()))) {
+    // Releases the hold: the runner kills the stand-in, removes the work directory and
+    // rewrites status.json without held_until, then exits.
+    if (signal_supervisor(dir, SIGTERM)) {
+      for (int i = 0; i < 1000 && supervisor_alive(dir); ++i) ::poll(nullptr, 0, 10);
+    }
+    return read_status(id);
+  }
+  if (st.terminal()) return st;
   if (!signal_supervisor(dir, SIGTERM)) {
     st = read_status(id);  // marks it lost and kills its process group
     return st;
@@ -333,7 +341,7 @@ int LocalBackend::exec(const ExecRequest& request) {
   if (!fs::exists(spec_path(job_dir(request.job))))
     throw Error(Errc::not_found, "no job '" + request.job + "' in the local backend");
   const JobStatus st = read_status(request.job);
-  if (st.terminal())
+  if (st.terminal() && !is_held(st, rfc3339(now_unix())))
     throw Error(Errc::not_found, request.job + " is not running (" + st.state +
                                      "): exec needs a running job; see `kinetic logs " +
                                      request.job + "`");
@@ -375,9 +383,10 @@ std::vector<JobStatus> LocalBackend::list() {
 std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry_run) {
   std::vector<CleanupItem> items;
   std::vector<std::string> in_use;  // contexts of jobs still running
+  const std::string now = rfc3339(now_unix());
   for (const auto& st : list()) {
     fs::path dir = job_dir(st.id);
-    if (!st.terminal()) {
+    if (!st.terminal() || is_held(st, now)) {
       if (auto spec = get_spec(st.id)) in_use.push_back(spec->context_sha256);
       continue;
     }

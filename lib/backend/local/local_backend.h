@@ -55,6 +55,8 @@ class LocalBackend : public Backend {
   // Waits until the job's status is final (or its runner is gone), streaming its log to SINK
   // when given.
   JobStatus follow(const std::string& id, LogSink* sink, const Interrupt* interrupt);
+  // Reaps the runner this process started once it is done; a held job's runner is left running.
+  void reap_runner(const JobStatus& st);
   // The job's status, marking it lost when its runner died without a final word.
   JobStatus read_status(const std::string& id);
 

@@ -20,6 +20,7 @@
 #include "backend/local/job_log.h"
 #include "backend/local/process_identity.h"
 #include "backend/notify.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "pack/archive.h"
@@ -212,6 +213,57 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+// A held job's stand-in (--hold-on-failure): `sleep SECONDS` in the job's working directory with
+// its environment, in a process group of its own, so that `kinetic exec` finds what it reads from
+// a running job's process (/proc/PID/environ and cwd) and proves it the job's the same way.
+std::optional<pid_t> start_holder(const fs::path& cwd, const std::vector<std::string>& envp,
+                                  const std::string& path_var, long seconds) {
+  auto prog = find_executable("sleep", path_var);
+  if (!prog) prog = fs::path("/bin/sleep");
+  const std::string duration = std::to_string(seconds);
+  std::vector<char*> argv = {const_cast<char*>("sleep"), const_cast<char*>(duration.c_str()),
+                             nullptr};
+  std::vector<char*> cenv;
+  for (const auto& e : envp) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int devnull = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+    ::close_range(3, ~0U, 0);  // the notify pipe above all: its closing releases the caller
+    if (::chdir(cwd.c_str()) != 0) ::_exit(exit_codes::not_run);
+    ::execve(prog->c_str(), argv.data(), cenv.data());
+    ::_exit(exit_codes::not_found);
+  }
+  if (pid < 0) return std::nullopt;
+  ::setpgid(pid, pid);
+  return pid;
+}
+
+// Until the hold ends: SECONDS pass, the stand-in exits, or a cancel arrives (SIGTERM, SIGINT or
+// SIGHUP on SIGFD). Then the stand-in's group, with whatever an exec left in it, is killed.
+void wait_out_hold(pid_t holder, int sigfd, long seconds) {
+  const double until = monotonic() + static_cast<double>(seconds);
+  for (bool over = false; !over;) {
+    const double left = until - monotonic();
+    if (left <= 0) break;
+    pollfd p{sigfd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min(left, 3600.0) * 1000) + 1);
+    if (r < 0 && errno != EINTR) break;
+    signalfd_siginfo si{};
+    while (r > 0 && ::read(sigfd, &si, sizeof si) == sizeof si)
+      if (si.ssi_signo != SIGCHLD) over = true;
+    if (::waitpid(holder, nullptr, WNOHANG) == holder) return;
+  }
+  ::kill(-holder, SIGKILL);
+  ::waitpid(holder, nullptr, 0);
+}
+
 // Moves (or, across filesystems, copies) the contents of FROM into TO.
 void deliver(const fs::path& from, const fs::path& to) {
   make_dirs(to.parent_path(), 0755);
@@ -251,14 +303,17 @@ void deliver(const fs::path& from, const fs::path& to) {
   const fs::path work = dir / "work";
   const fs::path output = dir / "output";
   const fs::path checkpoints = dir / "checkpoints";
+  // The job's environment, working directory and PATH: also what a held job's exec sees.
+  std::vector<std::string> envp;
+  std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+  const fs::path cwd = spec.workdir.empty() ? work : work / spec.workdir;
+  bool job_started = false;
   try {
     write_status(dir, st);
     unpack_archive(setup.context_archive, work);
     make_dirs(output, 0755);
     make_dirs(checkpoints, 0755);
 
-    std::vector<std::string> envp;
-    std::string path_var = "/usr/local/bin:/usr/bin:/bin";
     for (const auto& [k, v] : setup.base_env) {
       envp.push_back(k + "=" + v);
       if (k == "PATH") path_var = v;
@@ -277,13 +332,13 @@ void deliver(const fs::path& from, const fs::path& to) {
       if (it != setup.secrets.end()) add(k, it->second);
     }
 
-    const fs::path cwd = spec.workdir.empty() ? work : work / spec.workdir;
     const fs::path file = work / spec.file;
     std::optional<double> deadline;
     if (spec.timeout_seconds) deadline = m0 + static_cast<double>(*spec.timeout_seconds);
     Stop stop = Stop::none;
     ChildRunner runner(log, sigfd, setup.kill_grace_seconds, deadline, stop);
     auto on_start = [&](long pgid) {
+      job_started = true;
       auto group = record_process_group(static_cast<pid_t>(pgid));
       st.pgid = group.pgid;
       st.pgid_start = group.leader_start;
@@ -386,8 +441,28 @@ void deliver(const fs::path& from, const fs::path& to) {
     log.write(LogStream::system, std::string(e.what()) + "\n");
     if (st.error.empty()) st.error = e.what();
   }
-  // Clean: the work directory goes unless --keep.
-  if (!spec.keep) remove_all_quiet(work);
+  // --hold-on-failure: a job that failed for good (not cancelled, not timed out) stays up for
+  // `kinetic exec`: a stand-in process in its working directory with its environment, until
+  // the hold ends or `kinetic cancel` (SIGTERM) releases it.
+  std::optional<pid_t> holder;
+  if (spec.hold_on_failure_seconds > 0 && st.state == kFailed && job_started && fs::exists(cwd)) {
+    holder = start_holder(cwd, envp, path_var, spec.hold_on_failure_seconds);
+    if (holder) {
+      auto group = record_process_group(*holder);
+      st.pgid = group.pgid;
+      st.pgid_start = group.leader_start;
+      st.pgid_session = group.session;
+      st.boot_id = group.boot_id;
+      st.held_until = rfc3339(now_unix() + static_cast<double>(spec.hold_on_failure_seconds));
+      log.write(LogStream::system,
+                spec.id + " is held " +
+                    format_duration(static_cast<double>(spec.hold_on_failure_seconds)) +
+                    " for `kinetic exec " + spec.id + " -it -- bash`; `kinetic cancel " + spec.id +
+                    "` ends it sooner\n");
+    }
+  }
+  // Clean: the work directory goes unless --keep (a held job's, once the hold ends).
+  if (!spec.keep && !holder) remove_all_quiet(work);
   write_status(dir, st);  // last: a reader that sees a final state finds everything in place
   // --notify: the runner sees every verdict (a cancel is its SIGTERM), so it tells the hooks;
   // one that cannot be reached is a line in the job's log, never the job's failure.
@@ -397,6 +472,15 @@ void deliver(const fs::path& from, const fs::path& to) {
         notify_payload(notify_facts(st, spec.price_per_hour, spec.output_dir + "/"));
     for (const auto& w : post_notifications(split_notify_urls(it->second), payload))
       log.write(LogStream::system, w + "\n");
+  }
+  if (holder) {
+    // The run is over for whoever follows it: closing the notify pipe releases a foreground
+    // kinetic (it reads the verdict, and held_until, from status.json).
+    ::close(kNotifyFd);
+    wait_out_hold(*holder, sigfd, spec.hold_on_failure_seconds);
+    if (!spec.keep) remove_all_quiet(work);
+    st.held_until.clear();
+    write_status(dir, st);
   }
   ::_exit(0);
 }
