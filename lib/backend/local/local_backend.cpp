@@ -158,16 +158,27 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
   } else {
     notify[0] = notify[1] = -1;  // followers fall back to inotify
   }
+  Child child;
   try {
-    child_ = start_supervisor(setup);
+    child.pid = start_supervisor(setup);
   } catch (...) {
     for (int fd : notify)
       if (fd >= 0) ::close(fd);
     throw;
   }
   if (notify[1] >= 0) ::close(notify[1]);
-  notify_read_ = notify[0];
-  child_id_ = spec.id;
+  child.notify_read = notify[0];
+  std::lock_guard lock(children_mu_);
+  children_[spec.id] = child;
+}
+
+std::optional<LocalBackend::Child> LocalBackend::take_child(const std::string& id) {
+  std::lock_guard lock(children_mu_);
+  auto it = children_.find(id);
+  if (it == children_.end()) return std::nullopt;
+  Child child = it->second;
+  children_.erase(it);
+  return child;
 }
 
 JobStatus LocalBackend::read_status(const std::string& id) {
@@ -200,18 +211,18 @@ JobStatus LocalBackend::read_status(const std::string& id) {
   return st;
 }
 
-JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
+JobStatus LocalBackend::follow_child(const std::string& id, Child child, LogSink& out,
                                      const Interrupt* interrupt) {
   JobLogReader reader(log_path(job_dir(id)));
   for (;;) {
-    pollfd p[2] = {{notify_read_, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
+    pollfd p[2] = {{child.notify_read, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
     int r = ::poll(p, 2, -1);
     if (r < 0 && errno != EINTR) break;
     bool closed = false;
     if (p[0].revents & (POLLIN | POLLHUP)) {
       char buf[4096];
       ssize_t n;
-      while ((n = ::read(notify_read_, buf, sizeof buf)) > 0) {
+      while ((n = ::read(child.notify_read, buf, sizeof buf)) > 0) {
       }
       closed = n == 0;
     }
@@ -224,10 +235,8 @@ JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
       interrupt->on_interrupt();
     }
   }
-  ::close(notify_read_);
-  notify_read_ = -1;
-  ::waitpid(child_, nullptr, 0);
-  child_ = 0;
+  ::close(child.notify_read);
+  ::waitpid(child.pid, nullptr, 0);
   JobStatus st = read_status(id);
   reader.drain(out);
   return st;
@@ -239,17 +248,15 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
     void write(LogStream, std::string_view) override {}
   } null_sink;
   LogSink& out = sink ? *sink : null_sink;
-  if (id == child_id_ && notify_read_ >= 0) return follow_child(id, out, interrupt);
+  const std::optional<Child> child = take_child(id);
+  if (child && child->notify_read >= 0) return follow_child(id, *child, out, interrupt);
 
   // A finished job needs no watching (and an inotify instance costs milliseconds to close).
   JobStatus first = read_status(id);
   if (first.terminal()) {
     JobLogReader reader(log_path(dir));
     reader.drain(out);
-    if (child_ > 0 && id == child_id_) {
-      ::waitpid(child_, nullptr, 0);
-      child_ = 0;
-    }
+    if (child) ::waitpid(child->pid, nullptr, 0);
     return first;
   }
   JobLogReader reader(log_path(dir));
@@ -287,10 +294,7 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
     }
   }
   if (ino >= 0) ::close(ino);
-  if (child_ > 0) {
-    ::waitpid(child_, nullptr, 0);  // the runner exits right after its final status
-    child_ = 0;
-  }
+  if (child) ::waitpid(child->pid, nullptr, 0);  // the runner exits right after its final status
   return st;
 }
 

@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -61,12 +63,21 @@ class LocalBackend : public Backend {
   fs::path state_dir_;
   std::vector<std::pair<std::string, std::string>> base_env_;
   int kill_grace_seconds_;
+  // A runner this process started, reaped once it is done.
+  struct Child {
+    pid_t pid = 0;
+    int notify_read = -1;  // read end of its notify pipe, or -1
+  };
   // Follows a job this process started, woken by the runner's notify pipe.
-  JobStatus follow_child(const std::string& id, LogSink& sink, const Interrupt* interrupt);
+  JobStatus follow_child(const std::string& id, Child child, LogSink& sink,
+                         const Interrupt* interrupt);
+  // The runner of job ID this process started, handed to one follower (the first to ask).
+  std::optional<Child> take_child(const std::string& id);
 
-  pid_t child_ = 0;       // the runner this process started, reaped once it is done
-  std::string child_id_;  // its job
-  int notify_read_ = -1;  // read end of its notify pipe
+  // By job id: one process may follow several jobs at once, each from a thread of its own
+  // (`kinetic pipeline run`), so the table is guarded.
+  std::mutex children_mu_;
+  std::map<std::string, Child> children_;
 };
 
 // The part of the caller's environment a local job starts from: PATH, HOME, USER, LOGNAME,
