@@ -65,7 +65,8 @@ struct StepRun {
   fs::path output_dir;                  // ./kinetic-out/PIPELINE-ID/STEP
   std::optional<PreparedJob> prepared;  // a step that runs
   std::optional<int> exit_code;
-  int code = 0;  // the exit code the step stands for (failed steps)
+  int code = 0;           // the exit code the step stands for (failed steps)
+  std::string job_state;  // how its job ended (failed, timeout, cancelled, lost)
   std::string error;
   double duration_seconds = 0;
 };
@@ -377,7 +378,7 @@ class PipelineRun {
       const StepState st = runs_[need].state;
       if (st != StepState::failed && st != StepState::skipped) continue;
       r.state = StepState::skipped;
-      r.error = "needs " + need + ", which " + (st == StepState::failed ? "failed" : "was skipped");
+      r.error = "needs " + need + ", which " + ended(runs_[need]);
       env_.io.info("kinetic: step " + r.step->name + " skipped: " + r.error);
       return true;
     }
@@ -385,6 +386,15 @@ class PipelineRun {
     r.state = StepState::skipped;
     r.error = "the pipeline was interrupted";
     return true;
+  }
+
+  // How a step that stops others ended: "failed", "was cancelled", "timed out", "was skipped".
+  static std::string ended(const StepRun& r) {
+    if (r.state == StepState::skipped) return "was skipped";
+    if (r.job_state == kCancelled) return "was cancelled";
+    if (r.job_state == kTimedOut) return "timed out";
+    if (r.job_state == kLost) return "was lost";
+    return "failed";
   }
 
   bool ready(const StepRun& r) {
@@ -458,6 +468,7 @@ class PipelineRun {
     r.state = StepState::failed;
     r.code = f.code;
     r.error = st.error;
+    r.job_state = st.state;
     env_.io.info("kinetic: step " + name + " " + failure_text(st));
   }
 
@@ -519,7 +530,7 @@ class PipelineRun {
     } else if (!first_failed) {
       line += " before its steps ran; " + outputs;
     } else {
-      line += ": step " + first_failed->step->name + " failed";
+      line += ": step " + first_failed->step->name + " " + ended(*first_failed);
       if (failed > 1) line += " (and " + std::to_string(failed - 1) + " more)";
       if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
       line += "; " + outputs + "; run it again to resume from the failed steps";

@@ -2,6 +2,9 @@
 // reaching the steps that need them, a second run reusing every step, a change rerunning one
 // step and its dependents, a failure stopping its dependents and a second run resuming.
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
 
 #include <nlohmann/json.hpp>
 
@@ -227,6 +230,36 @@ TEST_F(PipelineTest, AMalformedFileIsOneLineBeforeAnythingRuns) {
   r = sb.run({"pipeline", "run"}, sb.root());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("no pipeline file kinetic.yaml"), std::string::npos) << r.err;
+}
+
+TEST_F(PipelineTest, CtrlCCancelsTheRunningStepsAndStartsNoOther) {
+  sb.write("proj/wait.sh",
+           "sleep 1000 & echo $! > \"$KINETIC_OUTPUT_DIR/../child.pid\"\necho ready\nwait\n");
+  sb.write("proj/kinetic.yaml",
+           "steps:\n"
+           "  prep: {file: prep.sh}\n"
+           "  wait: {file: wait.sh, needs: [prep]}\n"
+           "  after: {file: side.sh, args: [after], needs: [wait]}\n");
+  const fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
+  const int pid = sb.spawn({"pipeline", "run"}, proj, out, err);
+  ASSERT_TRUE(eventually([&] { return slurp(out).find("ready") != std::string::npos; }))
+      << slurp(err);
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(Sandbox::wait(pid), 130) << slurp(err);
+  const std::string said = slurp(err);
+  EXPECT_NE(said.find("kinetic: cancelling the running steps"), std::string::npos) << said;
+  EXPECT_NE(said.find("kinetic: step wait cancelled\n"), std::string::npos) << said;
+  EXPECT_NE(said.find("kinetic: step after skipped: needs wait, which was cancelled"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find(" cancelled: step wait was cancelled, 1 skipped;"), std::string::npos)
+      << said;
+  // The job's whole process group was stopped (its record is beside its work directory).
+  const std::string job =
+      job_id_in(said.substr(std::min(said.size(), said.find("kinetic: step wait ("))));
+  ASSERT_FALSE(job.empty()) << said;
+  const int child = std::stoi(slurp(sb.state() / "jobs" / job / "child.pid"));
+  EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
 }
 
 TEST_F(PipelineTest, TheExampleFansOutAndEvaluatesBothModels) {
