@@ -27,31 +27,12 @@
 #include "pipeline/step_graph.h"
 #include "pipeline/step_key.h"
 #include "pipeline/step_log_sink.h"
+#include "pipeline/step_schedule.h"
 #include "render/printer.h"
 
 namespace kinetic {
 
 namespace {
-
-enum class StepState { waiting, running, succeeded, reused, failed, skipped };
-
-std::string_view state_name(StepState s) {
-  switch (s) {
-    case StepState::waiting:
-      return "waiting";
-    case StepState::running:
-      return "running";
-    case StepState::succeeded:
-      return "succeeded";
-    case StepState::reused:
-      return "reused";
-    case StepState::failed:
-      return "failed";
-    case StepState::skipped:
-      return "skipped";
-  }
-  return "waiting";
-}
 
 // One step of this run: a step the run selected, or a need it takes from an earlier run.
 struct StepRun {
@@ -346,13 +327,11 @@ class PipelineRun {
       SignalWatcher signals([this] { interrupt(); });
       int running = 0;
       for (;;) {
-        for (const auto& name : names_) {
-          StepRun& r = runs_[name];
-          if (r.state != StepState::waiting) continue;
-          if (skip_if_blocked(r)) continue;
-          if (!ready(r) || running >= req_.max_parallel) continue;
+        const ScheduleDecision next = schedule(slots(), req_.max_parallel, interrupted_);
+        for (const auto& [name, need] : next.skip) skip(runs_[name], need);
+        for (const auto& name : next.start) {
           LogSink& sink = by_step ? by_step->step(name) : static_cast<LogSink&>(terminal);
-          threads.emplace_back(launch(r, sink, by_step ? &*by_step : nullptr));
+          threads.emplace_back(launch(runs_[name], sink, by_step ? &*by_step : nullptr));
           ++running;
         }
         if (running == 0) break;
@@ -372,20 +351,20 @@ class PipelineRun {
     return report();
   }
 
-  // A step whose need failed or was skipped never runs; nor does any once Ctrl-C was pressed.
-  bool skip_if_blocked(StepRun& r) {
-    for (const auto& need : r.step->needs) {
-      const StepState st = runs_[need].state;
-      if (st != StepState::failed && st != StepState::skipped) continue;
-      r.state = StepState::skipped;
-      r.error = "needs " + need + ", which " + ended(runs_[need]);
-      env_.io.info("kinetic: step " + r.step->name + " skipped: " + r.error);
-      return true;
-    }
-    if (!interrupted_) return false;
+  // Where each step of the run stands, in dependency order, for schedule().
+  std::vector<StepSlot> slots() {
+    std::vector<StepSlot> out;
+    for (const auto& name : names_)
+      out.push_back({name, runs_[name].step->needs, runs_[name].state});
+    return out;
+  }
+
+  // A step that never runs: a need of it failed or was skipped (NEED), or Ctrl-C was pressed.
+  void skip(StepRun& r, const std::string& need) {
     r.state = StepState::skipped;
-    r.error = "the pipeline was interrupted";
-    return true;
+    r.error = need.empty() ? "the pipeline was interrupted"
+                           : "needs " + need + ", which " + ended(runs_[need]);
+    env_.io.info("kinetic: step " + r.step->name + " skipped: " + r.error);
   }
 
   // How a step that stops others ended: "failed", "was cancelled", "timed out", "was skipped".
@@ -395,13 +374,6 @@ class PipelineRun {
     if (r.job_state == kTimedOut) return "timed out";
     if (r.job_state == kLost) return "was lost";
     return "failed";
-  }
-
-  bool ready(const StepRun& r) {
-    return std::all_of(r.step->needs.begin(), r.step->needs.end(), [this](const std::string& n) {
-      const StepState st = runs_[n].state;
-      return st == StepState::succeeded || st == StepState::reused;
-    });
   }
 
   // Starts R's job on a thread of its own (the backend follows each job from its caller's
