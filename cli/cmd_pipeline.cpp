@@ -26,6 +26,8 @@ struct PipelineRunOptions : CommandOptions {
   }
 
   int run(Factory& f) override {
+    // Said before a gke backend would look up credentials or a cluster.
+    require_pipeline_backend(f.settings().backend);
     Backend& backend = f.backend("pipeline run");
     RunEnvironment env{f.settings(), f.env(),           f.io(),   f.state_dir(),
                        f.cwd(),      home_dir(f.env()), &backend, nullptr};

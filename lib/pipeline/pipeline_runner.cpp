@@ -535,6 +535,13 @@ class PipelineRun {
 
 }  // namespace
 
+void require_pipeline_backend(const std::string& backend) {
+  if (backend == "local") return;
+  throw Error(Errc::unsupported, "pipelines run on the local backend in this build (on " + backend +
+                                     " they are designed, not built: docs/pipelines.md); pass "
+                                     "--context local");
+}
+
 std::string new_pipeline_id() {
   return "pipe-" + new_job_id().substr(4);
 }
@@ -542,10 +549,7 @@ std::string new_pipeline_id() {
 int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env) {
   if (req.max_parallel < 1)
     throw Error(Errc::usage, "--max-parallel must be at least 1, e.g. --max-parallel 2");
-  if (env.settings.backend != "local")
-    throw Error(Errc::unsupported,
-                "pipelines run on the local backend in this build (on " + env.settings.backend +
-                    " they are designed, not built: docs/pipelines.md); pass --context local");
+  require_pipeline_backend(env.settings.backend);
   if (!env.backend) throw Error(Errc::internal, "pipeline run: no backend");
   return PipelineRun(req, env).run();
 }

@@ -27,6 +27,9 @@ struct PipelineRequest {
 // step that cannot be prepared throws Error before any step runs.
 int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env);
 
+// Throws Error(Errc::unsupported) unless pipelines run on BACKEND (local, in this build).
+void require_pipeline_backend(const std::string& backend);
+
 // A fresh pipeline id: "pipe-" + 8 random lowercase hex digits.
 std::string new_pipeline_id();
 
