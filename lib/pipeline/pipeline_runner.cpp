@@ -226,7 +226,7 @@ class PipelineRun {
         needed_by = name;
     }
     throw Error(Errc::usage, file_.where(*r.step) + ": " + needed_by +
-                                 " needs its outputs, and no earlier run made them; run it "
+                                 " needs its outputs and none are left from an earlier run; run it "
                                  "too (drop --only or --from)");
   }
 

@@ -152,6 +152,15 @@ TEST_F(PipelineTest, ChangedArgsRerunThatStepAndItsDependentsOnly) {
   EXPECT_EQ(states(doc3),
             (std::map<std::string, std::string>{
                 {"prep", "reused"}, {"train", "succeeded"}, {"evaluate", "succeeded"}}));
+
+  // --only with a need whose outputs are gone: refused before anything runs.
+  fs::remove_all(proj / "kinetic-out");
+  auto only = sb.run({"pipeline", "run", "--only", "evaluate"}, proj);
+  EXPECT_EQ(only.exit_code, 2);
+  EXPECT_EQ(only.err,
+            "error: kinetic.yaml:3: step train: evaluate needs its outputs and none are left from "
+            "an earlier run; run it too (drop --only or --from)\n");
+  EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
 }
 
 TEST_F(PipelineTest, AFailureStopsItsDependentsAndASecondRunResumes) {
