@@ -6,6 +6,7 @@ namespace kinetic::cli {
 void add_up(CLI::App&, Factory&, Action&);
 void add_down(CLI::App&, Factory&, Action&);
 void add_run(CLI::App&, Factory&, Action&);
+void add_pipeline(CLI::App&, Factory&, Action&);
 void add_logs(CLI::App&, Factory&, Action&);
 void add_status(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
@@ -24,6 +25,7 @@ const std::vector<Command>& commands() {
       {"up", add_up},
       {"down", add_down},
       {"run", add_run},
+      {"pipeline", add_pipeline},
       {"logs", add_logs},
       {"status", add_status},
       {"exec", add_exec},

@@ -8,7 +8,9 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run logs status exec cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status exec cancel cleanup pool accelerators config auth completion version
+        case 'pipeline'
+            printf '%s\n' run
         case 'pool'
             printf '%s\n' add remove list
         case 'config'
@@ -28,7 +30,11 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'pipeline'
+            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'pipeline run'
+            printf '%s\n' -f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
@@ -163,6 +169,7 @@ complete -c kinetic -n __kinetic_after_dashdash -F
 complete -c kinetic -n "__kinetic_at '' 0" -a 'up' -d 'Provision (or reconcile) a GKE cluster for kinetic and make it the current context'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'down' -d 'Delete what `up` created and report it'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'run' -d 'Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'pipeline' -d 'Run a pipeline'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s logs, following them with -f'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
@@ -222,10 +229,19 @@ complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'
-complete -c kinetic -n "__kinetic_in 'run'" -l hold-on-failure -x -d 'When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel JOB` ends it sooner)'
 complete -c kinetic -n "__kinetic_in 'run'" -l keep -d 'Keep the job\'s work directory and cloud objects'
 complete -c kinetic -n "__kinetic_in 'run'" -l dry-run -d 'Print what would happen'
 complete -c kinetic -n "__kinetic_at 'run' 0" -F
+
+# kinetic pipeline
+complete -c kinetic -n "__kinetic_at 'pipeline' 0" -a 'run' -d 'Run the steps in dependency order, reusing those whose inputs are unchanged'
+
+# kinetic pipeline run
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -s f -l file -x -d 'The pipeline file (default kinetic.yaml)'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l only -x -d 'Run this step alone, its inputs from the last run (repeatable)'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l from -x -d 'Run this step and every step that needs it, the others\' outputs from the last run'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l force -x -d 'Run this step even if its outputs are cached (repeatable)'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l max-parallel -x -d 'Run at most N steps at the same time (default 4)'
 
 # kinetic logs
 complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends'

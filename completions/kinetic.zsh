@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run logs status exec cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status exec cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -24,6 +24,14 @@ _kinetic_tree() {
     'run')
       _kinetic_subs=()
       _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'pipeline')
+      _kinetic_subs=(run)
+      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'pipeline run')
+      _kinetic_subs=()
+      _kinetic_value_flags=(-f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'logs')
       _kinetic_subs=()
@@ -118,6 +126,7 @@ _kinetic_subcommands() {
         'up:Provision (or reconcile) a GKE cluster for kinetic and make it the current context'
         'down:Delete what `up` created and report it'
         'run:Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
+        'pipeline:Run a pipeline'
         'logs:Print a job'\''s logs, following them with -f'
         'status:Show running and recent jobs'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
@@ -129,6 +138,11 @@ _kinetic_subcommands() {
         'auth:Show the Google credentials kinetic uses'
         'completion:Print the shell completion script for bash, zsh or fish'
         'version:Print kinetic'\''s version'
+      )
+      ;;
+    kinetic_pipeline)
+      subcommands=(
+        'run:Run the steps in dependency order, reusing those whose inputs are unchanged'
       )
       ;;
     kinetic_pool)
@@ -338,6 +352,47 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:file:_kinetic_values files'
+      ;;
+    'pipeline')
+      _arguments -s -S : \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:command:_kinetic_subcommands kinetic_pipeline'
+      ;;
+    'pipeline run')
+      _arguments -s -S : \
+        '(-f --file)-f+[The pipeline file (default kinetic.yaml)]:file: ' \
+        '(-f --file)--file=[The pipeline file (default kinetic.yaml)]:file: ' \
+        '*--only=[Run this step alone, its inputs from the last run (repeatable)]:only: ' \
+        '--from=[Run this step and every step that needs it, the others'\'' outputs from the last run]:from: ' \
+        '*--force=[Run this step even if its outputs are cached (repeatable)]:force: ' \
+        '--max-parallel=[Run at most N steps at the same time (default 4)]:max-parallel: ' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
       ;;
     'logs')
       _arguments -s -S : \

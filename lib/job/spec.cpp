@@ -73,6 +73,13 @@ nlohmann::json to_json(const JobSpec& s) {
   j["timeout_seconds"] = s.timeout_seconds ? nlohmann::json(*s.timeout_seconds) : nullptr;
   j["max_cost_usd"] = s.max_cost_usd ? nlohmann::json(*s.max_cost_usd) : nullptr;
   j["budget_seconds"] = s.budget_seconds ? nlohmann::json(*s.budget_seconds) : nullptr;
+  // Only a pipeline step has inputs: a plain job's record keeps its shape.
+  if (!s.inputs.empty()) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& [name, location] : s.inputs)
+      inputs.push_back({{"name", name}, {"location", location}});
+    j["inputs"] = inputs;
+  }
   return j;
 }
 
@@ -112,6 +119,9 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   s.detached = j.value("detached", false);
   s.output_dir = j.value("output_dir", "");
   s.created = j.value("created", "");
+  if (j.contains("inputs") && j["inputs"].is_array())
+    for (const auto& in : j["inputs"])
+      s.inputs.emplace_back(in.value("name", ""), in.value("location", ""));
   return s;
 }
 

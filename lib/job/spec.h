@@ -54,7 +54,11 @@ struct JobSpec {
   bool keep = false;
   bool detached = false;
   std::string output_dir;  // where outputs are delivered (absolute path)
-  std::string created;     // RFC 3339 UTC
+  // A pipeline step's inputs (docs/pipelines.md): the name of each step it needs and where that
+  // step's outputs are (a directory on local). The job finds them at KINETIC_INPUT_DIR/NAME/.
+  // Empty for a plain `run`, and then absent from spec.json.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::string created;  // RFC 3339 UTC
 };
 
 nlohmann::json to_json(const JobSpec& spec);

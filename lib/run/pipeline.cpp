@@ -256,18 +256,19 @@ struct Packaged {
   TempDir temp_dir;  // holds the archive until it is staged; removed however the run ends
 };
 
-// A gitignore line matching exactly DIR (relative to the context root), specials escaped.
-std::string anchored_dir_pattern(const fs::path& rel) {
+// A gitignore line matching exactly REL (relative to the context root), specials escaped; a
+// directory's ends with '/'.
+std::string anchored_pattern(const fs::path& rel, bool dir) {
   std::string out = "/";
   for (char c : rel.generic_string()) {
     if (c == '*' || c == '?' || c == '[' || c == '\\' || c == '!' || c == '#') out += '\\';
     out += c;
   }
-  return out + "/";
+  return dir ? out + "/" : out;
 }
 
 // What the context leaves out: the defaults, .kineticignore, and kinetic's own directories.
-IgnoreRules context_rules(const Resolved& r, const RunEnvironment& env,
+IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnvironment& env,
                           const fs::path& output_dir) {
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
@@ -275,7 +276,12 @@ IgnoreRules context_rules(const Resolved& r, const RunEnvironment& env,
   // inside the context would otherwise grow with every run (each packing the last).
   for (const fs::path& own : {env.state_dir.lexically_normal(), output_dir.lexically_normal()}) {
     if (!own.empty() && is_within(own, r.context_root))
-      rules.add_line(anchored_dir_pattern(own.lexically_relative(r.context_root)));
+      rules.add_line(anchored_pattern(own.lexically_relative(r.context_root), true));
+  }
+  for (const auto& file : req.exclude) {
+    const fs::path p = fs::path(file).lexically_normal();
+    if (is_within(p, r.context_root))
+      rules.add_line(anchored_pattern(p.lexically_relative(r.context_root), false));
   }
   return rules;
 }
@@ -378,6 +384,7 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.keep = req.keep;
   spec.detached = req.detach;
   if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
+  spec.inputs = req.inputs;
   return spec;
 }
 
@@ -516,16 +523,6 @@ class SignalGuard {
   struct sigaction old_[NSIG] {};
 };
 
-int exit_code_of(const JobStatus& st) {
-  if (st.state == kSucceeded) return exit_codes::ok;
-  if (st.state == kTimedOut) return exit_codes::timeout;
-  if (st.state == kCancelled) return exit_codes::interrupted;
-  if (st.state == kLost) return exit_codes::kinetic;
-  // A failed job that reported no code, or 0, still failed.
-  const int code = st.exit_code.value_or(exit_codes::kinetic);
-  return code == 0 ? exit_codes::kinetic : code;
-}
-
 // Wall time per pipeline step, shown with -v 2 (bench/ reads it to break a run down).
 class StepClock {
  public:
@@ -574,7 +571,7 @@ StagedContext package_context(const RunRequest& req, const RunEnvironment& env, 
   const bool gzip = req.dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
   const Compression compression = gzip ? Compression::gzip : Compression::zstd;
   // --output inside the context is left out of it (./kinetic-out is a default exclude).
-  const IgnoreRules rules = context_rules(r, env, explicit_output_dir(req, env));
+  const IgnoreRules rules = context_rules(req, r, env, explicit_output_dir(req, env));
   StagedContext c;
   if (!req.dry_run) {
     c.signature = tree_signature(r.context_root, rules, compression, &c.newest);
@@ -708,7 +705,67 @@ std::string summary_line(const JobStatus& st, const JobSpec& spec, const RunEnvi
   return summary + "; outputs in " + display_path(spec.output_dir, env.cwd) + "/";
 }
 
+// Where the job's outputs go: --output, else ./kinetic-out/JOB.
+std::string output_dir_for(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec) {
+  const fs::path explicit_output = explicit_output_dir(req, env);
+  const fs::path out_dir =
+      explicit_output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
+  return out_dir.lexically_normal().string();
+}
+
 }  // namespace
+
+int exit_code_of(const JobStatus& st) {
+  if (st.state == kSucceeded) return exit_codes::ok;
+  if (st.state == kTimedOut) return exit_codes::timeout;
+  if (st.state == kCancelled) return exit_codes::interrupted;
+  if (st.state == kLost) return exit_codes::kinetic;
+  // A failed job that reported no code, or 0, still failed.
+  const int code = st.exit_code.value_or(exit_codes::kinetic);
+  return code == 0 ? exit_codes::kinetic : code;
+}
+
+PreparedJob prepare_job(const RunRequest& req, const RunEnvironment& env) {
+  if (req.dry_run || req.detach) throw Error(Errc::internal, "prepare_job: a foreground run only");
+  if (!env.backend) throw Error(Errc::internal, "prepare_job: no backend");
+  const bool local = env.settings.backend == "local";
+  Resolved r = resolve(req, env, local);
+  for (const auto& w : r.job_env.warnings) env.io.warn(w);
+  StagedContext context = package_context(req, env, r);
+  stage_context(env, context);
+  PreparedJob job;
+  job.recipe = r.recipe;
+  job.image_tag = r.recipe ? r.recipe->tag : r.custom_image;
+  job.secrets = secret_values(r);
+  job.spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, "");
+  job.spec.output_dir = output_dir_for(req, env, job.spec);
+  job.spec.created = rfc3339(env.now());
+  return job;
+}
+
+JobStatus run_prepared(PreparedJob& job, const RunEnvironment& env, LogSink& sink,
+                       const Interrupt* interrupt) {
+  Backend& backend = *env.backend;
+  job.spec.image = job.recipe ? backend.prepare_image(*job.recipe) : job.image_tag;
+  backend.submit(job.spec, job.secrets);
+  try {
+    backend.stream_logs(job.spec.id, {.follow = true}, sink, interrupt);
+  } catch (const Error& e) {
+    if (e.code() == Errc::job_start) throw;
+    throw Error(e.code(), std::string(e.what()) + "; " + job.spec.id +
+                              " may still be running: follow it with `kinetic logs -f " +
+                              job.spec.id + "`, stop it with `kinetic cancel " + job.spec.id + "`");
+  }
+  JobStatus st;
+  try {
+    st = backend.collect(job.spec);
+  } catch (const Error&) {
+    clean_or_warn(env, job.spec);
+    throw;
+  }
+  clean_or_warn(env, job.spec);
+  return st;
+}
 
 int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   const bool local = env.settings.backend == "local";
@@ -736,10 +793,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
 
   // 5 submit
   JobSpec spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, image);
-  const fs::path explicit_output = explicit_output_dir(req, env);
-  const fs::path out_dir =
-      explicit_output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
-  spec.output_dir = out_dir.lexically_normal().string();
+  spec.output_dir = output_dir_for(req, env, spec);
   spec.created = rfc3339(env.now());
   if (env.io.err_tty && !env.io.quiet)
     env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +

@@ -2,8 +2,10 @@
 // submit, watch, stream, collect, clean — the same steps on every backend.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -39,6 +41,12 @@ struct RunRequest {
   long hold_on_failure_seconds = 0;                 // --hold-on-failure
   OutputFormat format = OutputFormat::table;
   bool format_given = false;
+  // A pipeline step's inputs (job/spec.h JobSpec::inputs): each needed step's name and where its
+  // outputs are.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  // Files (absolute) left out of the context: a pipeline's own file, whose steps' fields are in
+  // their keys already, so editing one step does not change every step's context.
+  std::vector<std::string> exclude;
 };
 
 struct RunEnvironment {
@@ -61,5 +69,31 @@ struct RunEnvironment {
 // Runs the job and returns the process exit code (README "Exit codes", core/error.h): the job's own
 // code, or 124/125/126/127/130. Failures before the job starts throw Error.
 int run_pipeline(const RunRequest& req, const RunEnvironment& env);
+
+// A job resolved, packaged and staged (steps 1, 2 and 4) but not submitted, for a caller that
+// decides whether and when it runs: `kinetic pipeline run` (lib/pipeline/) reuses a step whose
+// inputs are unchanged, and those inputs include the context's hash and the image's tag.
+struct PreparedJob {
+  JobSpec spec;  // a fresh id and output_dir; run_prepared sets its image
+  // The values of spec.secret_env: they never reach a record, a log or a key.
+  std::map<std::string, std::string> secrets;
+  std::optional<ImageRecipe> recipe;  // kinetic's own image; empty with --image
+  std::string image_tag;              // what the job runs in: the recipe's tag, else --image
+};
+
+// Steps 1, 2 and 4 of REQ (no dry run, no --detach). Throws Error as run_pipeline does.
+PreparedJob prepare_job(const RunRequest& req, const RunEnvironment& env);
+
+// Steps 3 and 5-9 of a prepared job, followed in the foreground: the image (built when
+// missing), submit, the job's output into SINK until it ends, collect, clean. INTERRUPT (or
+// null) as Backend::stream_logs. Returns the job's final status; throws Error when it cannot
+// start or be followed (the message says how to get back to a job that may still run). Jobs
+// may run from several threads at once, each with its own SINK, on a backend that allows it
+// (the local one does).
+JobStatus run_prepared(PreparedJob& job, const RunEnvironment& env, LogSink& sink,
+                       const Interrupt* interrupt);
+
+// The process exit code a job's final status stands for (README "Exit codes").
+int exit_code_of(const JobStatus& st);
 
 }  // namespace kinetic

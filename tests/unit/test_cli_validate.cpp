@@ -110,6 +110,16 @@ const ValidateCase kValidateCases[] = {
      2,
      "--hold-on-failure must be between 1s and 24h"},
     {"run_bad_output_format", {"run", "missing.py", "-o", "name"}, 2, "format 'name'"},
+    // No pipeline file: pipeline run would say so if it read it before validating.
+    {"pipeline_max_parallel_zero",
+     {"pipeline", "run", "--max-parallel", "0"},
+     2,
+     "--max-parallel must be between 1 and 64"},
+    {"pipeline_only_and_from",
+     {"pipeline", "run", "--only", "a", "--from", "b"},
+     2,
+     "--only and --from choose steps two ways"},
+    {"pipeline_bad_output_format", {"pipeline", "run", "-o", "name"}, 2, "format 'name'"},
     // An unknown job would be a lookup (not_found) if the id were not checked first.
     {"logs_path_as_job", {"logs", "../../x"}, 2, "../../x"},
     {"status_path_as_job", {"status", "job-1/../x"}, 2, "job-1/../x"},

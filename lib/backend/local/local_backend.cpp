@@ -159,16 +159,27 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
   } else {
     notify[0] = notify[1] = -1;  // followers fall back to inotify
   }
+  Child child;
   try {
-    child_ = start_supervisor(setup);
+    child.pid = start_supervisor(setup);
   } catch (...) {
     for (int fd : notify)
       if (fd >= 0) ::close(fd);
     throw;
   }
   if (notify[1] >= 0) ::close(notify[1]);
-  notify_read_ = notify[0];
-  child_id_ = spec.id;
+  child.notify_read = notify[0];
+  std::lock_guard lock(children_mu_);
+  children_[spec.id] = child;
+}
+
+std::optional<LocalBackend::Child> LocalBackend::take_child(const std::string& id) {
+  std::lock_guard lock(children_mu_);
+  auto it = children_.find(id);
+  if (it == children_.end()) return std::nullopt;
+  Child child = it->second;
+  children_.erase(it);
+  return child;
 }
 
 JobStatus LocalBackend::read_status(const std::string& id) {
@@ -201,18 +212,18 @@ JobStatus LocalBackend::read_status(const std::string& id) {
   return st;
 }
 
-JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
+JobStatus LocalBackend::follow_child(const std::string& id, Child child, LogSink& out,
                                      const Interrupt* interrupt) {
   JobLogReader reader(log_path(job_dir(id)));
   for (;;) {
-    pollfd p[2] = {{notify_read_, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
+    pollfd p[2] = {{child.notify_read, POLLIN, 0}, {interrupt ? interrupt->fd : -1, POLLIN, 0}};
     int r = ::poll(p, 2, -1);
     if (r < 0 && errno != EINTR) break;
     bool closed = false;
     if (p[0].revents & (POLLIN | POLLHUP)) {
       char buf[4096];
       ssize_t n;
-      while ((n = ::read(notify_read_, buf, sizeof buf)) > 0) {
+      while ((n = ::read(child.notify_read, buf, sizeof buf)) > 0) {
       }
       closed = n == 0;
     }
@@ -225,18 +236,16 @@ JobStatus LocalBackend::follow_child(const std::string& id, LogSink& out,
       interrupt->on_interrupt();
     }
   }
-  ::close(notify_read_);
-  notify_read_ = -1;
+  ::close(child.notify_read);
   JobStatus st = read_status(id);
-  reap_runner(st);
+  reap_runner(child.pid, st);
   reader.drain(out);
   return st;
 }
 
-void LocalBackend::reap_runner(const JobStatus& st) {
-  if (child_ <= 0) return;
+void LocalBackend::reap_runner(pid_t runner, const JobStatus& st) {
   // A held job's runner lives on through the hold (--hold-on-failure): not waited for.
-  if (::waitpid(child_, nullptr, is_held(st, rfc3339(now_unix())) ? WNOHANG : 0) != 0) child_ = 0;
+  ::waitpid(runner, nullptr, is_held(st, rfc3339(now_unix())) ? WNOHANG : 0);
 }
 
 JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt) {
@@ -245,14 +254,15 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
     void write(LogStream, std::string_view) override {}
   } null_sink;
   LogSink& out = sink ? *sink : null_sink;
-  if (id == child_id_ && notify_read_ >= 0) return follow_child(id, out, interrupt);
+  const std::optional<Child> child = take_child(id);
+  if (child && child->notify_read >= 0) return follow_child(id, *child, out, interrupt);
 
   // A finished job needs no watching (and an inotify instance costs milliseconds to close).
   JobStatus first = read_status(id);
   if (first.terminal()) {
     JobLogReader reader(log_path(dir));
     reader.drain(out);
-    if (id == child_id_) reap_runner(first);
+    if (child) reap_runner(child->pid, first);
     return first;
   }
   JobLogReader reader(log_path(dir));
@@ -290,7 +300,8 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
     }
   }
   if (ino >= 0) ::close(ino);
-  reap_runner(st);  // the runner exits right after its final status, unless it holds the job
+  // The runner exits right after its final status, unless it holds the job.
+  if (child) reap_runner(child->pid, st);
   return st;
 }
 

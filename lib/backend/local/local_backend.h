@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -55,20 +57,29 @@ class LocalBackend : public Backend {
   // Waits until the job's status is final (or its runner is gone), streaming its log to SINK
   // when given.
   JobStatus follow(const std::string& id, LogSink* sink, const Interrupt* interrupt);
-  // Reaps the runner this process started once it is done; a held job's runner is left running.
-  void reap_runner(const JobStatus& st);
+  // Reaps RUNNER, a runner this process started, once it is done; a held job's is left running.
+  static void reap_runner(pid_t runner, const JobStatus& st);
   // The job's status, marking it lost when its runner died without a final word.
   JobStatus read_status(const std::string& id);
 
   fs::path state_dir_;
   std::vector<std::pair<std::string, std::string>> base_env_;
   int kill_grace_seconds_;
+  // A runner this process started, reaped once it is done.
+  struct Child {
+    pid_t pid = 0;
+    int notify_read = -1;  // read end of its notify pipe, or -1
+  };
   // Follows a job this process started, woken by the runner's notify pipe.
-  JobStatus follow_child(const std::string& id, LogSink& sink, const Interrupt* interrupt);
+  JobStatus follow_child(const std::string& id, Child child, LogSink& sink,
+                         const Interrupt* interrupt);
+  // The runner of job ID this process started, handed to one follower (the first to ask).
+  std::optional<Child> take_child(const std::string& id);
 
-  pid_t child_ = 0;       // the runner this process started, reaped once it is done
-  std::string child_id_;  // its job
-  int notify_read_ = -1;  // read end of its notify pipe
+  // By job id: one process may follow several jobs at once, each from a thread of its own
+  // (`kinetic pipeline run`), so the table is guarded.
+  std::mutex children_mu_;
+  std::map<std::string, Child> children_;
 };
 
 // The part of the caller's environment a local job starts from: PATH, HOME, USER, LOGNAME,

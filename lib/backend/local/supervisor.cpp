@@ -282,6 +282,32 @@ void deliver(const fs::path& from, const fs::path& to) {
   fs::remove_all(from, ec);
 }
 
+// A pipeline step's inputs (JobSpec::inputs): a copy of each needed step's outputs in
+// INPUTS/NAME/, so a step that writes into its inputs cannot change what the cache holds. The
+// status.json kinetic adds to every output directory is not the step's output: left out.
+void copy_inputs(const JobSpec& spec, const fs::path& inputs) {
+  for (const auto& [name, location] : spec.inputs) {
+    const fs::path from = starts_with(location, "file://") ? location.substr(7) : location;
+    const fs::path to = inputs / name;
+    make_dirs(to, 0755);
+    std::error_code ec;
+    if (!fs::is_directory(from, ec))
+      throw Error(Errc::not_found, "the outputs of step " + name + " are gone from " +
+                                       from.string() + "; run the pipeline again to remake them");
+    for (const auto& entry : fs::directory_iterator(from, ec)) {
+      if (entry.path().filename() == "status.json") continue;
+      fs::copy(entry.path(), to / entry.path().filename(),
+               fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+      if (ec)
+        throw Error(Errc::internal, "cannot copy the outputs of step " + name + " from " +
+                                        entry.path().string() + ": " + ec.message());
+    }
+    if (ec)
+      throw Error(Errc::internal, "cannot read the outputs of step " + name + " in " +
+                                      from.string() + ": " + ec.message());
+  }
+}
+
 [[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
   const JobSpec& spec = setup.spec;
   const fs::path& dir = setup.job_dir;
@@ -303,6 +329,7 @@ void deliver(const fs::path& from, const fs::path& to) {
   const fs::path work = dir / "work";
   const fs::path output = dir / "output";
   const fs::path checkpoints = dir / "checkpoints";
+  const fs::path inputs = dir / "inputs";
   // The job's environment, working directory and PATH: also what a held job's exec sees.
   std::vector<std::string> envp;
   std::string path_var = "/usr/local/bin:/usr/bin:/bin";
@@ -313,6 +340,7 @@ void deliver(const fs::path& from, const fs::path& to) {
     unpack_archive(setup.context_archive, work);
     make_dirs(output, 0755);
     make_dirs(checkpoints, 0755);
+    copy_inputs(spec, inputs);
 
     for (const auto& [k, v] : setup.base_env) {
       envp.push_back(k + "=" + v);
@@ -324,6 +352,7 @@ void deliver(const fs::path& from, const fs::path& to) {
     add("KINETIC_CHECKPOINT_DIR", checkpoints.string());
     add("KINETIC_ACCELERATOR", spec.accelerator);
     add("KINETIC_BACKEND", "local");
+    if (!spec.inputs.empty()) add("KINETIC_INPUT_DIR", inputs.string());
     add("PYTHONUNBUFFERED", "1");
     for (const auto& [k, v] : spec.env) add(k, v);
     for (const auto& k : spec.secret_env) {
@@ -461,8 +490,13 @@ void deliver(const fs::path& from, const fs::path& to) {
                     "` ends it sooner\n");
     }
   }
-  // Clean: the work directory goes unless --keep (a held job's, once the hold ends).
-  if (!spec.keep && !holder) remove_all_quiet(work);
+  // Clean: the work directory and inputs go unless --keep (a held job's, once the hold ends).
+  auto clean = [&] {
+    if (spec.keep) return;
+    remove_all_quiet(work);
+    remove_all_quiet(inputs);
+  };
+  if (!holder) clean();
   write_status(dir, st);  // last: a reader that sees a final state finds everything in place
   // --notify: the runner sees every verdict (a cancel is its SIGTERM), so it tells the hooks;
   // one that cannot be reached is a line in the job's log, never the job's failure.
@@ -478,7 +512,7 @@ void deliver(const fs::path& from, const fs::path& to) {
     // kinetic (it reads the verdict, and held_until, from status.json).
     ::close(kNotifyFd);
     wait_out_hold(*holder, sigfd, spec.hold_on_failure_seconds);
-    if (!spec.keep) remove_all_quiet(work);
+    clean();
     st.held_until.clear();
     write_status(dir, st);
   }

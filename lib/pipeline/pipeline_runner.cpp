@@ -1,0 +1,557 @@
+#include "pipeline/pipeline_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "backend/stream_sink.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "job/spec.h"
+#include "pipeline/pipeline_file.h"
+#include "pipeline/step_cache.h"
+#include "pipeline/step_graph.h"
+#include "pipeline/step_key.h"
+#include "pipeline/step_log_sink.h"
+#include "pipeline/step_schedule.h"
+#include "render/printer.h"
+
+namespace kinetic {
+
+namespace {
+
+// One step of this run: a step the run selected, or a need it takes from an earlier run.
+struct StepRun {
+  const PipelineStep* step = nullptr;
+  bool selected = true;  // false: left out by --only/--from; its latest outputs stand in
+  StepState state = StepState::waiting;
+  std::string key;
+  std::string job;                      // the job that runs it, or whose outputs it reuses
+  std::string reused_from;              // the pipeline run that made the reused outputs
+  fs::path source;                      // where the reused outputs are
+  fs::path output_dir;                  // ./kinetic-out/PIPELINE-ID/STEP
+  std::optional<PreparedJob> prepared;  // a step that runs
+  std::optional<int> exit_code;
+  int code = 0;           // the exit code the step stands for (failed steps)
+  std::string job_state;  // how its job ended (failed, timeout, cancelled, lost)
+  std::string error;
+  double duration_seconds = 0;
+};
+
+// What a step's thread hands back.
+struct Finished {
+  std::string name;
+  std::optional<JobStatus> status;  // none: it could not start or be followed
+  std::string error;
+  int code = 0;
+};
+
+// Relative to the working directory when inside it, for messages.
+std::string display_path(const fs::path& p, const fs::path& cwd) {
+  auto rel = p.lexically_relative(cwd);
+  if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  return p.string();
+}
+
+// Ctrl-C, SIGTERM and SIGHUP while steps run, through a pipe to a thread of the watcher's own
+// (the main thread waits on the steps): ON_SIGNAL runs there, once per signal.
+int g_signal_pipe[2] = {-1, -1};
+
+void on_signal(int) {
+  const int saved = errno;
+  const char c = 1;
+  [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &c, 1);
+  errno = saved;
+}
+
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(std::function<void()> on_signal_cb) : on_signal_(std::move(on_signal_cb)) {
+    if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    if (::pipe2(stop_, O_CLOEXEC) != 0) {
+      close_pipe(g_signal_pipe);
+      return;
+    }
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old_[s]);
+    thread_ = std::thread([this] { watch(); });
+  }
+  ~SignalWatcher() {
+    if (!thread_.joinable()) return;
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &old_[s], nullptr);
+    const char c = 1;
+    [[maybe_unused]] auto n = ::write(stop_[1], &c, 1);
+    thread_.join();
+    close_pipe(stop_);
+    close_pipe(g_signal_pipe);
+  }
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  static void close_pipe(int (&fds)[2]) {
+    for (int& fd : fds) {
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+  }
+  void watch() {
+    for (;;) {
+      pollfd p[2] = {{g_signal_pipe[0], POLLIN, 0}, {stop_[0], POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
+      }
+      if (p[1].revents != 0) return;
+      if (p[0].revents & POLLIN) {
+        char drain[64];
+        while (::read(g_signal_pipe[0], drain, sizeof drain) > 0) {
+        }
+        on_signal_();
+      }
+    }
+  }
+
+  std::function<void()> on_signal_;
+  int stop_[2] = {-1, -1};
+  struct sigaction old_[NSIG] {};
+  std::thread thread_;
+};
+
+// A reused step's outputs, copied into this run's folder (status.json included: it says which
+// job made them).
+void copy_outputs(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::equivalent(from, to, ec)) return;
+  make_dirs(to, 0755);
+  fs::copy(from, to,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
+               fs::copy_options::copy_symlinks,
+           ec);
+  if (ec)
+    throw Error(Errc::internal, "cannot copy the outputs in " + from.string() + " to " +
+                                    to.string() + ": " + ec.message());
+}
+
+// "failed (exit 1): ValueError: bad input", "timeout: timed out after 60s (--timeout)".
+std::string failure_text(const JobStatus& st) {
+  std::string text = st.state;
+  if (st.exit_code && st.state == kFailed) text += " (exit " + std::to_string(*st.exit_code) + ")";
+  // "job exited with code N" says no more than "(exit N)".
+  const bool bare =
+      st.exit_code && st.error == "job exited with code " + std::to_string(*st.exit_code);
+  if (!st.error.empty() && !bare && st.error != st.state) text += ": " + st.error;
+  return text;
+}
+
+class PipelineRun {
+ public:
+  PipelineRun(const PipelineRequest& req, const RunEnvironment& env)
+      : req_(req),
+        env_(env),
+        file_(load_pipeline_file(req.file, env.cwd)),
+        cache_(env.state_dir),
+        step_env_{env.settings, env.env,     env.io,      env.state_dir, file_.dir,
+                  env.home,     env.backend, env.preview, env.now} {}
+
+  int run() {
+    plan();
+    return execute();
+  }
+
+ private:
+  // Everything checked and every step prepared before any step runs.
+  void plan() {
+    const auto order = dependency_order(file_);
+    for (const auto& name : req_.force) require_step(file_, name, "--force");
+    const auto selected = select_steps(file_, req_.only, req_.from);
+    id_ = new_pipeline_id();
+    out_root_ = (env_.cwd / "kinetic-out" / id_).lexically_normal();
+    started_ = env_.now();
+    for (const PipelineStep* step : order) {
+      const bool chosen = selected.count(step->name) > 0;
+      bool needed = false;
+      for (const auto& name : selected) {
+        const auto& needs = file_.find(name)->needs;
+        needed = needed || std::find(needs.begin(), needs.end(), step->name) != needs.end();
+      }
+      if (!chosen && !needed) continue;
+      StepRun r;
+      r.step = step;
+      r.selected = chosen;
+      r.output_dir = out_root_ / step->name;
+      names_.push_back(step->name);
+      runs_[step->name] = std::move(r);
+    }
+    for (const auto& name : names_) {
+      StepRun& r = runs_[name];
+      if (r.selected)
+        prepare(r);
+      else
+        take_latest(r);
+    }
+  }
+
+  // A need left out by --only/--from: its latest outputs, from an earlier run of this file.
+  void take_latest(StepRun& r) {
+    const auto latest = cache_.latest(file_.path, r.step->name);
+    if (latest) {
+      r.state = StepState::reused;
+      r.key = latest->key;
+      r.job = latest->job;
+      r.reused_from = latest->pipeline;
+      r.source = latest->output_dir;
+      return;
+    }
+    std::string needed_by;
+    for (const auto& [name, other] : runs_) {
+      const auto& needs = other.step->needs;
+      if (other.selected && std::find(needs.begin(), needs.end(), r.step->name) != needs.end())
+        needed_by = name;
+    }
+    throw Error(Errc::usage, file_.where(*r.step) + ": " + needed_by +
+                                 " needs its outputs and none are left from an earlier run; run it "
+                                 "too (drop --only or --from)");
+  }
+
+  void prepare(StepRun& r) {
+    const PipelineStep& s = *r.step;
+    RunRequest rr;
+    rr.file = s.file;
+    rr.args = s.args;
+    rr.accelerator = s.accelerator;
+    rr.spot = s.spot;
+    rr.env = s.env;
+    rr.capture_env = s.capture_env;
+    rr.timeout_seconds = s.timeout_seconds;
+    rr.retries = s.retries;
+    rr.output = r.output_dir.string();
+    rr.exclude = {file_.path.string()};
+    std::map<std::string, std::string> needs_keys;
+    for (const auto& need : s.needs) {
+      if (needs_keys.count(need)) continue;
+      needs_keys[need] = runs_[need].key;
+      rr.inputs.emplace_back(need, (out_root_ / need).string());
+    }
+    try {
+      r.prepared = prepare_job(rr, step_env_);
+    } catch (const Error& e) {
+      throw Error(e.code(), file_.where(s) + ": " + e.what());
+    }
+    const JobSpec& spec = r.prepared->spec;
+    r.key = step_key(step_key_inputs(s, spec.context_sha256, r.prepared->image_tag, spec.file,
+                                     spec.workdir, spec.accelerator, needs_keys));
+    r.job = spec.id;
+    const bool forced = std::find(req_.force.begin(), req_.force.end(), s.name) != req_.force.end();
+    if (forced) return;
+    if (auto hit = cache_.find(r.key)) {
+      r.state = StepState::reused;
+      r.job = hit->job;
+      r.reused_from = hit->pipeline;
+      r.source = hit->output_dir;
+      r.prepared.reset();
+    }
+  }
+
+  // Reused outputs into this run's folder; the cache then points at the newest copy, so older
+  // runs' folders may go.
+  void deliver_reused() {
+    for (const auto& name : names_) {
+      StepRun& r = runs_[name];
+      if (r.state != StepState::reused) continue;
+      copy_outputs(r.source, r.output_dir);
+      remember(r, r.reused_from);
+      r.exit_code = 0;
+      env_.io.info("kinetic: step " + name + " reused: outputs of " + r.job +
+                   (r.reused_from.empty() ? "" : " (" + r.reused_from + ")") + ", key " +
+                   r.key.substr(0, 12));
+    }
+  }
+
+  // Only a cache: a step it cannot remember runs again next time, which a warning says.
+  void remember(const StepRun& r, const std::string& pipeline) {
+    const CachedStep entry{r.key, r.step->name, r.job, pipeline, r.output_dir.string()};
+    try {
+      cache_.remember(entry);
+      cache_.remember_latest(file_.path, entry);
+    } catch (const Error& e) {
+      env_.io.warn("kinetic: step " + r.step->name + " will not be reused: " + e.what());
+    }
+  }
+
+  // Whether two steps may print at once: their lines are then prefixed "[STEP] ".
+  bool prefixed() const {
+    if (req_.max_parallel < 2) return false;
+    std::set<std::string> to_run;
+    for (const auto& [name, r] : runs_)
+      if (r.state == StepState::waiting) to_run.insert(name);
+    return may_overlap(file_, to_run);
+  }
+
+  int execute() {
+    make_dirs(out_root_, 0755);
+    size_t to_run = 0;
+    for (const auto& [name, r] : runs_) to_run += r.state == StepState::waiting ? 1 : 0;
+    env_.io.info("kinetic: pipeline " + id_ + ": " + std::to_string(names_.size()) +
+                 " steps from " + file_.display_name + " (" + std::to_string(to_run) + " to run, " +
+                 std::to_string(names_.size() - to_run) + " reused)");
+    deliver_reused();
+
+    // The job's output: stdout and stderr as `run` streams them; with -o json|yaml stdout holds
+    // the document alone, so the steps' stdout goes to stderr.
+    step_io_ = env_.io;
+    if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml)
+      step_io_.out = env_.io.err;
+    StreamSink terminal(step_io_);
+    std::optional<StepLogSink> by_step;
+    if (prefixed()) by_step.emplace(terminal);
+
+    std::vector<std::thread> threads;
+    {
+      SignalWatcher signals([this] { interrupt(); });
+      int running = 0;
+      for (;;) {
+        const ScheduleDecision next = schedule(slots(), req_.max_parallel, interrupted_);
+        for (const auto& [name, need] : next.skip) skip(runs_[name], need);
+        for (const auto& name : next.start) {
+          LogSink& sink = by_step ? by_step->step(name) : static_cast<LogSink&>(terminal);
+          threads.emplace_back(launch(runs_[name], sink, by_step ? &*by_step : nullptr));
+          ++running;
+        }
+        if (running == 0) break;
+        Finished f;
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [this] { return !finished_.empty(); });
+          f = std::move(finished_.front());
+          finished_.pop_front();
+          running_jobs_.erase(runs_[f.name].job);
+        }
+        --running;
+        record(f);
+      }
+      for (auto& t : threads) t.join();
+    }
+    return report();
+  }
+
+  // Where each step of the run stands, in dependency order, for schedule().
+  std::vector<StepSlot> slots() {
+    std::vector<StepSlot> out;
+    for (const auto& name : names_)
+      out.push_back({name, runs_[name].step->needs, runs_[name].state});
+    return out;
+  }
+
+  // A step that never runs: a need of it failed or was skipped (NEED), or Ctrl-C was pressed.
+  void skip(StepRun& r, const std::string& need) {
+    r.state = StepState::skipped;
+    r.error = need.empty() ? "the pipeline was interrupted"
+                           : "needs " + need + ", which " + ended(runs_[need]);
+    env_.io.info("kinetic: step " + r.step->name + " skipped: " + r.error);
+  }
+
+  // How a step that stops others ended: "failed", "was cancelled", "timed out", "was skipped".
+  static std::string ended(const StepRun& r) {
+    if (r.state == StepState::skipped) return "was skipped";
+    if (r.job_state == kCancelled) return "was cancelled";
+    if (r.job_state == kTimedOut) return "timed out";
+    if (r.job_state == kLost) return "was lost";
+    return "failed";
+  }
+
+  // Starts R's job on a thread of its own (the backend follows each job from its caller's
+  // thread); the main thread hears of its end through finished_.
+  std::thread launch(StepRun& r, LogSink& sink, StepLogSink* by_step) {
+    r.state = StepState::running;
+    {
+      std::lock_guard lock(mu_);
+      running_jobs_.insert(r.job);
+    }
+    env_.io.info("kinetic: step " + r.step->name + " (" + r.job + ") started");
+    PreparedJob* job = &*r.prepared;
+    const std::string name = r.step->name;
+    return std::thread([this, job, name, &sink, by_step] {
+      Finished f;
+      f.name = name;
+      try {
+        f.status = run_prepared(*job, step_env_, sink, nullptr);
+        f.code = exit_code_of(*f.status);
+      } catch (const Error& e) {
+        f.error = e.what();
+        f.code = exit_code_for(e.code(), true);
+      } catch (const std::exception& e) {
+        f.error = std::string("internal error: ") + e.what();
+        f.code = exit_codes::kinetic;
+      }
+      if (by_step) by_step->flush(name);
+      {
+        std::lock_guard lock(mu_);
+        finished_.push_back(std::move(f));
+      }
+      cv_.notify_one();
+    });
+  }
+
+  // Ctrl-C: no step starts any more, and the running ones are cancelled (again: at once).
+  void interrupt() {
+    std::lock_guard lock(mu_);
+    if (!interrupted_.exchange(true))
+      env_.io.info("kinetic: cancelling the running steps (Ctrl-C again to stop them at once)");
+    for (const auto& job : running_jobs_) env_.backend->request_cancel(job);
+  }
+
+  void record(const Finished& f) {
+    StepRun& r = runs_[f.name];
+    const std::string& name = f.name;
+    if (!f.status) {
+      r.state = StepState::failed;
+      r.code = f.code;
+      r.error = f.error;
+      env_.io.info("kinetic: step " + name + " failed: " + f.error);
+      return;
+    }
+    const JobStatus& st = *f.status;
+    r.duration_seconds = st.duration_seconds;
+    r.exit_code = st.exit_code;
+    if (st.state == kSucceeded) {
+      r.state = StepState::succeeded;
+      remember(r, id_);
+      env_.io.info("kinetic: step " + name + " succeeded in " +
+                   format_duration(st.duration_seconds));
+      return;
+    }
+    r.state = StepState::failed;
+    r.code = f.code;
+    r.error = st.error;
+    r.job_state = st.state;
+    env_.io.info("kinetic: step " + name + " " + failure_text(st));
+  }
+
+  // The PipelineRun document: on stdout with -o json|yaml, and kept as the run's record.
+  nlohmann::ordered_json document_fields(const std::string& state, int code) const {
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+    for (const auto& name : names_) {
+      const StepRun& r = runs_.at(name);
+      const bool has_outputs = r.state == StepState::succeeded || r.state == StepState::reused ||
+                               r.state == StepState::failed;
+      steps.push_back({
+          {"name", name},
+          {"state", state_name(r.state)},
+          {"reused", r.state == StepState::reused},
+          {"key", r.key},
+          {"job", r.job},
+          {"needs", r.step->needs},
+          {"exit_code", r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nullptr},
+          {"error", r.error},
+          {"duration_seconds", r.duration_seconds},
+          {"output_dir", has_outputs ? r.output_dir.string() : ""},
+      });
+    }
+    return {
+        {"id", id_},         {"file", file_.path.string()},      {"state", state},
+        {"exit_code", code}, {"output_dir", out_root_.string()}, {"created", rfc3339(started_)},
+        {"steps", steps},
+    };
+  }
+
+  int report() {
+    int code = 0;
+    const StepRun* first_failed = nullptr;
+    int reused = 0, skipped = 0, failed = 0;
+    for (const auto& name : names_) {
+      const StepRun& r = runs_[name];
+      reused += r.state == StepState::reused ? 1 : 0;
+      skipped += r.state == StepState::skipped ? 1 : 0;
+      failed += r.state == StepState::failed ? 1 : 0;
+      if (r.state == StepState::failed && !first_failed) {
+        first_failed = &r;
+        code = r.code;
+      }
+    }
+    if (interrupted_ && code == 0) code = exit_codes::interrupted;
+    const std::string state = interrupted_ ? "cancelled" : code == 0 ? "succeeded" : "failed";
+    const auto fields = document_fields(state, code);
+    const std::string record =
+        document_of({.kind = "PipelineRun", .fields = fields}).dump(2) + "\n";
+    atomic_write(out_root_ / "pipeline.json", record, 0644);
+    atomic_write(env_.state_dir / "pipelines" / "runs" / (id_ + ".json"), record, 0600);
+
+    const std::string outputs = "outputs in " + display_path(out_root_, env_.cwd) + "/";
+    std::string line = "kinetic: pipeline " + id_ + " " + state;
+    if (code == 0) {
+      line += " in " + format_duration(env_.now() - started_) + ": " +
+              std::to_string(names_.size()) + " steps (" + std::to_string(reused) + " reused); " +
+              outputs;
+    } else if (!first_failed) {
+      line += " before its steps ran; " + outputs;
+    } else {
+      line += ": step " + first_failed->step->name + " " + ended(*first_failed);
+      if (failed > 1) line += " (and " + std::to_string(failed - 1) + " more)";
+      if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
+      line += "; " + outputs + "; run it again to resume from the failed steps";
+    }
+    env_.io.info(line);
+    if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml)
+      print(env_.io, req_.format, {.kind = "PipelineRun", .fields = fields});
+    return code;
+  }
+
+  const PipelineRequest& req_;
+  const RunEnvironment& env_;
+  const PipelineFile file_;
+  StepCache cache_;
+  RunEnvironment step_env_;  // each step's file, and its working directory, are the file's
+  IOStreams step_io_;
+  std::string id_;
+  fs::path out_root_;
+  double started_ = 0;
+  std::vector<std::string> names_;  // the steps of this run, in dependency order
+  std::map<std::string, StepRun> runs_;
+
+  // Shared with the steps' threads and the signal watcher.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Finished> finished_;
+  std::set<std::string> running_jobs_;
+  std::atomic<bool> interrupted_{false};
+};
+
+}  // namespace
+
+void require_pipeline_backend(const std::string& backend) {
+  if (backend == "local") return;
+  throw Error(Errc::unsupported, "pipelines run on the local backend in this build (on " + backend +
+                                     " they are designed, not built: docs/pipelines.md); pass "
+                                     "--context local");
+}
+
+std::string new_pipeline_id() {
+  return "pipe-" + new_job_id().substr(4);
+}
+
+int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env) {
+  if (req.max_parallel < 1)
+    throw Error(Errc::usage, "--max-parallel must be at least 1, e.g. --max-parallel 2");
+  require_pipeline_backend(env.settings.backend);
+  if (!env.backend) throw Error(Errc::internal, "pipeline run: no backend");
+  return PipelineRun(req, env).run();
+}
+
+}  // namespace kinetic

@@ -1,0 +1,92 @@
+// lib/pipeline/step_cache.h and step_log_sink.h: a cache entry counts only while its outputs are
+// there and complete; each step's lines reach the terminal whole, prefixed with the step.
+#include <gtest/gtest.h>
+
+#include "core/fs.h"
+#include "pipeline/step_cache.h"
+#include "pipeline/step_log_sink.h"
+
+namespace kinetic {
+namespace {
+
+class StepCacheTest : public ::testing::Test {
+ protected:
+  // A step's output folder whose status.json says STATE.
+  fs::path outputs(const std::string& name, const std::string& state) {
+    const fs::path dir = root.path() / "kinetic-out" / name;
+    atomic_write(dir / "status.json", "{\"state\": \"" + state + "\"}\n");
+    return dir;
+  }
+  CachedStep entry(const std::string& key, const fs::path& dir) {
+    return {key, "train", "job-1a2b3c4d", "pipe-5e6f7a8b", dir.string()};
+  }
+
+  TempDir root{fs::temp_directory_path(), "kinetic-step-cache-"};
+  StepCache cache{root.path() / "state"};
+  const std::string key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+};
+
+TEST_F(StepCacheTest, AnEntryCountsWhileItsOutputsAreThereAndSucceeded) {
+  EXPECT_FALSE(cache.find(key));
+  const fs::path dir = outputs("train", "succeeded");
+  cache.remember(entry(key, dir));
+  auto hit = cache.find(key);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->job, "job-1a2b3c4d");
+  EXPECT_EQ(hit->output_dir, dir.string());
+  // Another key, or a key that is not one (it would name a path), finds nothing.
+  EXPECT_FALSE(cache.find(std::string(64, 'b')));
+  EXPECT_FALSE(cache.find("../../etc/passwd"));
+  // Outputs deleted: the step runs again.
+  remove_all_quiet(dir);
+  EXPECT_FALSE(cache.find(key));
+}
+
+TEST_F(StepCacheTest, FailedOrIncompleteOutputsDoNotCount) {
+  cache.remember(entry(key, outputs("failed", "failed")));
+  EXPECT_FALSE(cache.find(key));
+  const fs::path no_status = root.path() / "kinetic-out" / "bare";
+  make_dirs(no_status);
+  EXPECT_FALSE(outputs_present(no_status));
+  EXPECT_TRUE(outputs_present(outputs("ok", "succeeded")));
+}
+
+TEST_F(StepCacheTest, TheLatestOutputsArePerPipelineFileAndStep) {
+  const fs::path pipeline = root.path() / "proj" / "kinetic.yaml";
+  const fs::path dir = outputs("prep", "succeeded");
+  auto prep = entry(key, dir);
+  prep.step = "prep";
+  cache.remember_latest(pipeline, prep);
+  ASSERT_TRUE(cache.latest(pipeline, "prep"));
+  EXPECT_EQ(cache.latest(pipeline, "prep")->key, key);
+  EXPECT_FALSE(cache.latest(pipeline, "train"));
+  EXPECT_FALSE(cache.latest(root.path() / "other" / "kinetic.yaml", "prep"));
+}
+
+// Collects what reaches the terminal.
+struct Lines : LogSink {
+  std::vector<std::pair<LogStream, std::string>> writes;
+  void write(LogStream stream, std::string_view data) override {
+    writes.emplace_back(stream, std::string(data));
+  }
+};
+
+TEST(StepLogSink, EachStepsLinesArriveWholeAndPrefixed) {
+  Lines terminal;
+  StepLogSink sinks(terminal);
+  LogSink& left = sinks.step("left");
+  LogSink& right = sinks.step("right");
+  left.write(LogStream::out, "epoch 1");
+  right.write(LogStream::out, "ready\nhalf");
+  left.write(LogStream::out, "/3 done\n");
+  right.write(LogStream::err, "warning\n");
+  sinks.flush("right");
+  EXPECT_EQ(terminal.writes, (std::vector<std::pair<LogStream, std::string>>{
+                                 {LogStream::out, "[right] ready\n"},
+                                 {LogStream::out, "[left] epoch 1/3 done\n"},
+                                 {LogStream::err, "[right] warning\n"},
+                                 {LogStream::out, "[right] half\n"}}));
+}
+
+}  // namespace
+}  // namespace kinetic
