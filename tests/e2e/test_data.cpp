@@ -137,9 +137,13 @@ TEST_F(DataTest, GcsDataIsDownloadedOnceIntoTheCache) {
             std::string::npos)
       << first.out;
   EXPECT_EQ(gcs.request_count("objects.download"), 2);
+  EXPECT_NE(first.err.find("kinetic: downloading gs://training-data/sets/one/ (2 objects, "),
+            std::string::npos)
+      << first.err;
 
   auto second = sb.run(run, proj, env);
   ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find("downloading"), std::string::npos) << second.err;
   EXPECT_NE(second.out.find("seen a.txt alpha\nseen sub/b.txt beta\n"), std::string::npos);
   EXPECT_EQ(gcs.request_count("objects.download"), 2) << "the cached copy was downloaded again";
   EXPECT_EQ(gcs.request_count("objects.list"), 2);

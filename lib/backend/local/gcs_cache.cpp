@@ -33,7 +33,8 @@ fs::path gcs_cache_root(const fs::path& state_dir) {
 }
 
 GcsCacheResult fetch_gcs_prefix(gcp::StorageClient& storage, const fs::path& state_dir,
-                                const std::string& bucket, const std::string& prefix) {
+                                const std::string& bucket, const std::string& prefix,
+                                const std::function<void(const GcsCacheResult&)>& before_download) {
   const std::string dir_prefix = prefix.empty() ? "" : prefix + "/";
   gcp::ListResult listing = storage.list(bucket, dir_prefix);
   auto& objects = listing.objects;
@@ -60,6 +61,7 @@ GcsCacheResult fetch_gcs_prefix(gcp::StorageClient& storage, const fs::path& sta
     return result;
   }
 
+  if (before_download) before_download(result);
   // Downloaded aside and renamed into place whole: a run never sees half a copy, and two runs
   // fetching the same listing at once each end with the same directory.
   make_dirs(state_dir / "tmp");

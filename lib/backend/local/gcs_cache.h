@@ -4,6 +4,7 @@
 // object makes a new copy and an unchanged prefix costs one listing request.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/fs.h"
@@ -21,9 +22,12 @@ struct GcsCacheResult {
 // The directory holding gs://BUCKET/PREFIX/ (PREFIX "" for the whole bucket). Throws
 // Error(Errc::not_found) when the prefix holds no object, naming how to check it; download
 // failures are the storage client's errors. An object name that would leave the directory
-// ("..", absolute) is refused.
-GcsCacheResult fetch_gcs_prefix(gcp::StorageClient& storage, const fs::path& state_dir,
-                                const std::string& bucket, const std::string& prefix);
+// ("..", absolute) is refused. BEFORE_DOWNLOAD, when set, is told what is about to be
+// downloaded (not called when the cache has it).
+GcsCacheResult fetch_gcs_prefix(
+    gcp::StorageClient& storage, const fs::path& state_dir, const std::string& bucket,
+    const std::string& prefix,
+    const std::function<void(const GcsCacheResult&)>& before_download = nullptr);
 
 // Where the copies live: STATE/cache/data/.
 fs::path gcs_cache_root(const fs::path& state_dir);

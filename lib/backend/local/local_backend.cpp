@@ -20,6 +20,7 @@
 #include "backend/local/supervisor.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "render/output.h"
 
 namespace kinetic {
 
@@ -142,8 +143,14 @@ DataMount LocalBackend::stage_data(const DataMount& mount, bool grant) {
   if (!mount.is_gcs()) return Backend::stage_data(mount, grant);
   if (!storage_)
     throw Error(Errc::unsupported, "--data " + mount.source + ": this kinetic cannot read gs://");
+  auto say = [&](const GcsCacheResult& what) {
+    if (notes_)
+      notes_("kinetic: downloading " + mount.source + "/ (" + std::to_string(what.objects) +
+             " objects, " + format_bytes(what.bytes) + ") into " + what.dir.parent_path().string() +
+             "/, once");
+  };
   const GcsCacheResult copy =
-      fetch_gcs_prefix(storage_(), state_dir_, mount.bucket(), mount.prefix());
+      fetch_gcs_prefix(storage_(), state_dir_, mount.bucket(), mount.prefix(), say);
   DataMount staged = mount;
   staged.staged_uri = "file://" + copy.dir.string();
   return staged;

@@ -31,7 +31,12 @@ class LocalBackend : public Backend {
 
   // What `--data gs://` downloads with: a storage client with your credentials, built on first
   // use (a run without gs:// data never loads the HTTP stack). Unset: gs:// data is refused.
-  void use_storage(std::function<gcp::StorageClient&()> storage) { storage_ = std::move(storage); }
+  // NOTES, when set, gets one line before a download (what, how much, where).
+  void use_storage(std::function<gcp::StorageClient&()> storage,
+                   std::function<void(const std::string&)> notes = nullptr) {
+    storage_ = std::move(storage);
+    notes_ = std::move(notes);
+  }
 
   std::string name() const override { return "local"; }
   // A local directory is used as it is; gs:// is downloaded once into STATE/cache/data/
@@ -69,6 +74,7 @@ class LocalBackend : public Backend {
 
   fs::path state_dir_;
   std::function<gcp::StorageClient&()> storage_;
+  std::function<void(const std::string&)> notes_;
   std::vector<std::pair<std::string, std::string>> base_env_;
   int kill_grace_seconds_;
   // Follows a job this process started, woken by the runner's notify pipe.
