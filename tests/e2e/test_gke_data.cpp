@@ -171,6 +171,23 @@ TEST_F(GkeData, UpTurnsTheCsiDriverOnForAClusterWithout) {
   EXPECT_NE(with.out.find("seen a.txt alpha"), std::string::npos) << with.out;
 }
 
+// `cleanup` keeps what a live job may need again (a retry, a preemption unpacks it anew): its
+// --data archive, which only its spec names.
+TEST_F(GkeData, CleanupKeepsALiveJobsDataArchive) {
+  sb.write("datasets/set2/a.txt", "alpha\n");
+  sb.write("proj/wait.sh", "echo started\nsleep 120\n");
+  auto detached =
+      kin({"run", "wait.sh", "-a", "v5litepod-1", "--detach", "--data", "../datasets/set2:in"});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  const std::string id = first_line(detached.out);
+  const std::string uri = spec_of(id)["data"][0]["staged_uri"];
+  const std::string object = uri.substr(("gs://" + std::string(kGkeBucket) + "/").size());
+  auto cleanup = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(cleanup.exit_code, 0) << cleanup.err;
+  EXPECT_TRUE(cloud_->gcs().object_data(kGkeBucket, object).has_value()) << cleanup.out;
+  EXPECT_EQ(kin({"cancel", id}).exit_code, 0);
+}
+
 // --dry-run -o yaml: the manifests carry the CSI volume, its mount and the pod annotation.
 TEST_F(GkeData, TheDryRunShowsTheCsiVolume) {
   auto r = kin({"run", "show.py", "-a", "v5litepod-1", "--dry-run", "-o", "yaml", "--data",
