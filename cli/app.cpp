@@ -71,7 +71,17 @@ Backend* Factory::backend_or_null() {
   if (!backend_ && settings().backend == "local") {
     int grace = 10;
     if (auto g = env_.get_nonempty("KINETIC_KILL_GRACE_SECONDS")) grace = std::atoi(g->c_str());
-    backend_ = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
+    auto local = std::make_unique<LocalBackend>(state_dir(), local_job_base_env(env_.all()), grace);
+    // --data gs://: your credentials, as gcloud storage would use them; built only when asked.
+    local->use_storage(
+        [this]() -> gcp::StorageClient& {
+          if (!data_storage_)
+            data_storage_ =
+                std::make_shared<gcp::StorageClient>(*cloud(), gcp::api_endpoint("storage", env_));
+          return *data_storage_;
+        },
+        [this](const std::string& line) { io().info(line); });
+    backend_ = std::move(local);
   }
   if (!backend_ && settings().backend == "gke") {
     gke::require_target(gke_target(), "the gke context " + settings().context.value);

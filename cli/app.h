@@ -93,6 +93,7 @@ class Factory {
   std::shared_ptr<http::Transport> http_;
   std::shared_ptr<auth::TokenCache> credentials_;
   std::shared_ptr<http::Transport> cloud_;
+  std::shared_ptr<gcp::StorageClient> data_storage_;  // the local backend's, for --data gs://
   std::optional<Settings> cloud_settings_;
   std::optional<gke::Session> gke_session_;
 };

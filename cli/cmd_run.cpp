@@ -1,9 +1,12 @@
 // kinetic run FILE [flags] [-- ARGS]: the job's whole journey (job/pipeline.h).
+#include <algorithm>
+
 #include "app.h"
 #include "config/paths.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "job/budget.h"
+#include "job/data_mount.h"
 #include "run/pipeline.h"
 
 namespace kinetic::cli {
@@ -29,6 +32,8 @@ struct RunOptions : CommandOptions {
           parse_duration(checkpoint_interval, "--checkpoint-interval");
     if (!hold_on_failure.empty())
       req.hold_on_failure_seconds = parse_duration(hold_on_failure, "--hold-on-failure");
+    req.data.clear();
+    for (const auto& value : data) req.data.push_back(parse_data_flag(value));
   }
 
   void validate() const override {
@@ -44,10 +49,11 @@ struct RunOptions : CommandOptions {
     if (req.checkpoint_interval_seconds && *req.checkpoint_interval_seconds <= 0)
       throw Error(Errc::usage,
                   "--checkpoint-interval must be at least 1s, e.g. --checkpoint-interval 30s");
-    if (!data.empty())
-      throw Error(Errc::unsupported,
-                  "--data is not supported by this build of kinetic yet; put the data in the "
-                  "context directory, or fetch it from the job");
+    check_data_mounts(req.data);
+    if (req.grant && std::none_of(req.data.begin(), req.data.end(),
+                                  [](const DataMount& m) { return m.is_gcs(); }))
+      throw Error(Errc::usage,
+                  "--grant gives the job access to its --data gs:// buckets, and it has none");
   }
 
   int run(Factory& f) override {
@@ -100,7 +106,13 @@ void add_run(CLI::App& root, Factory&, Action& action) {
                 "POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or "
                 "Google Chat webhook (repeatable; default: the context's notify setting; kept "
                 "secret like --env values)");
-  c->add_option("--data", o->data, "Mount SRC at DST in the job (not supported yet)");
+  c->add_option("--data", o->data,
+                "SRC:DST[:ro|:rw]: show a local directory or gs://BUCKET[/PATH] to the job at DST, "
+                "relative to its working directory or absolute (repeatable; read-only unless :rw, "
+                "which gs:// alone takes; see README \"Data\")");
+  c->add_flag("--grant", o->req.grant,
+              "Grant the job's pods read access (read-write with :rw) to the --data gs:// "
+              "buckets that are not the jobs bucket (default: say how)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
   c->add_flag("--all-hosts", o->req.all_hosts,
@@ -137,6 +149,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
       "  kinetic run train.py -a v5litepod-8 --spot --retries 2   # preemptions resume from "
       "the checkpoint\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
+      "  kinetic run train.py --data ./dataset:data --data gs://my-bucket/imagenet:/imagenet\n"
       "\nExit code: the job's own; 124 --timeout or --max-cost reached, 125 kinetic failed, 126 "
       "the job could "
       "not start, 127 FILE or its interpreter not found, 130 interrupted, 197 preempted more than "

@@ -34,7 +34,7 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --requirements --image --python --context-dir -e --env --capture-env --notify --data --output -d --detach --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'

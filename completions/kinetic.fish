@@ -30,7 +30,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -220,7 +220,8 @@ complete -c kinetic -n "__kinetic_in 'run'" -l context-dir -x -a '(__fish_comple
 complete -c kinetic -n "__kinetic_in 'run'" -s e -l env -x -d 'Set K from your environment (preferred: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic\'s own arguments)'
 complete -c kinetic -n "__kinetic_in 'run'" -l capture-env -x -d 'Pass your variables matching GLOB, e.g. \'KAGGLE_*\' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)'
 complete -c kinetic -n "__kinetic_in 'run'" -l notify -x -d 'POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default: the context\'s notify setting; kept secret like --env values)'
-complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'Mount SRC at DST in the job (not supported yet)'
+complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'SRC:DST[:ro|:rw]'
+complete -c kinetic -n "__kinetic_in 'run'" -l grant -d 'Grant the job\'s pods read access (read-write with :rw) to the --data gs:// buckets that are not the jobs bucket (default: say how)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
 complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] (default: host 0; a failing host\'s last lines are shown either way)'
@@ -229,6 +230,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'
+complete -c kinetic -n "__kinetic_in 'run'" -l hold-on-failure -x -d 'When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel JOB` ends it sooner)'
 complete -c kinetic -n "__kinetic_in 'run'" -l keep -d 'Keep the job\'s work directory and cloud objects'
 complete -c kinetic -n "__kinetic_in 'run'" -l dry-run -d 'Print what would happen'
 complete -c kinetic -n "__kinetic_at 'run' 0" -F

@@ -324,7 +324,8 @@ _kinetic() {
         '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)]:capture-env: ' \
         '*--notify=[POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default\: the context'\''s notify setting; kept secret like --env values)]:notify: ' \
-        '*--data=[Mount SRC at DST in the job (not supported yet)]:data: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the job'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \
         '(-d --detach)--detach[Print the job id and leave the job running]' \

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "core/fs.h"
 #include "job/catalog.h"
 #include "job/image_recipe.h"
@@ -168,6 +169,22 @@ class Backend {
   // The URI of the context archive SHA256 when the store already holds it (a run over an
   // unchanged tree then skips packing and staging); nullopt otherwise.
   virtual std::optional<std::string> staged_context(const std::string& sha256) = 0;
+  // Step 4, --data: whether a local directory reaches the job as an archive staged like a
+  // context (stage_context, unpacked at DST by the runner) rather than as it is.
+  virtual bool copies_data_dirs() const { return false; }
+  // Step 4, --data: MOUNT with staged_uri set to where the runner finds its data (a local
+  // directory that is not copied: the directory itself). GRANT (--grant): give the job's
+  // identity access to a gs:// bucket rather than say how. A backend that cannot reach gs://
+  // says so (Errc::unsupported).
+  virtual DataMount stage_data(const DataMount& mount, bool grant) {
+    (void)grant;
+    if (mount.is_gcs())
+      throw Error(Errc::unsupported,
+                  "--data " + mount.source + ": the " + name() + " backend cannot read gs:// data");
+    DataMount staged = mount;
+    staged.staged_uri = "file://" + mount.source;
+    return staged;
+  }
   // Step 5: starts the job. SECRETS are the values of spec.secret_env; they never reach the
   // spec object or any file others can read.
   virtual void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) = 0;

@@ -140,6 +140,24 @@ std::optional<ClusterInfo> GkeClient::get_cluster(const std::string& project,
   return cluster_from_json(parse_json(r, what, "GKE"));
 }
 
+ClusterInfo GkeClient::update_cluster(const std::string& project, const std::string& location,
+                                      const std::string& name, const json& update) {
+  std::string what = "updating cluster " + name + " in " + location;
+  http::Request req;
+  req.method = "PUT";
+  req.url = base(project, location) + "/clusters/" + encode_object_name(name);
+  req.headers = {{"Content-Type", "application/json"}};
+  req.body = json({{"update", update}}).dump();
+  // Safe to replay: the update sets a desired state.
+  req.idempotent = true;
+  auto r = send_when_idle(transport_, req, poll_, what);
+  if (!ok(r.status)) throw google_error(r.status, r.body, what);
+  wait(project, location, parse_json(r, what, "GKE"), what);
+  auto c = get_cluster(project, location, name);
+  if (!c) throw Error(Errc::api, what + ": the cluster is gone");
+  return *c;
+}
+
 ClusterInfo GkeClient::create_cluster(const std::string& project, const std::string& location,
                                       const json& cluster) {
   std::string name = str(cluster, "name");

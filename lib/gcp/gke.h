@@ -50,6 +50,10 @@ class GkeClient {
   // A 409 (it exists) returns the existing cluster.
   ClusterInfo create_cluster(const std::string& project, const std::string& location,
                              const nlohmann::json& cluster);
+  // PUTs {"update": UPDATE} (a ClusterUpdate, e.g. desiredAddonsConfig) and waits; returns the
+  // cluster as it is then.
+  ClusterInfo update_cluster(const std::string& project, const std::string& location,
+                             const std::string& name, const nlohmann::json& update);
   // Deletes and waits; false when there was no such cluster.
   bool delete_cluster(const std::string& project, const std::string& location,
                       const std::string& name);

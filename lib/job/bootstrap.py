@@ -638,29 +638,33 @@ def check_follower():
 # ---- context ------------------------------------------------------------------------------
 
 
-def touch_context():
+def touch(uri, what):
     # The bucket's lifecycle counts a context's days from its last use (customTime), so a job
-    # restarted weeks after it started (a preemption) still finds its context.
-    bucket, name = split_uri(env["KINETIC_CONTEXT_URI"])
+    # restarted weeks after it started (a preemption) still finds its context (and its data).
+    bucket, name = split_uri(uri)
     try:
         call("PATCH", "/storage/v1/b/%s/o/%s" % (bucket, quote(name)),
              json.dumps({"customTime": now()}).encode(), {"Content-Type": "application/json"})
     except Exception as e:
-        say("could not mark the context as in use (the download decides): %s" % e)
+        say("could not mark the %s as in use (the download decides): %s" % (what, e))
 
 
-def unpack_context():
-    archive = work + "/context"
-    uri = env["KINETIC_CONTEXT_URI"]
+def touch_context():
+    touch(env["KINETIC_CONTEXT_URI"], "context")
+
+
+def unpack(uri, want, dest, what, archive):
+    # Downloads the archive at URI to ARCHIVE, checks its sha256 against WANT (what kinetic
+    # staged: a changed archive never runs) and unpacks it safely into DEST.
     download(uri, archive)
     digest = hashlib.sha256()
     with open(archive, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    got, want = digest.hexdigest(), env.get("KINETIC_CONTEXT_SHA256", "").lower()
+    got, want = digest.hexdigest(), want.lower()
     if got != want:
-        raise Failure(126, "context checksum mismatch: %s has sha256 %s, expected %s; the staged "
-                      "context is corrupt: delete it and run again" % (uri, got, want))
+        raise Failure(126, "%s checksum mismatch: %s has sha256 %s, expected %s; the staged "
+                      "%s is corrupt: delete it and run again" % (what, uri, got, want, what))
     with open(archive, "rb") as f:
         zstd = f.read(4) == b"(\xb5/\xfd"
     decompressor = None
@@ -669,8 +673,8 @@ def unpack_context():
             decompressor = subprocess.Popen(["zstd", "-dcq", archive], stdout=subprocess.PIPE)
             tar = tarfile.open(fileobj=decompressor.stdout, mode="r|")
         elif zstd and sys.version_info < (3, 14):
-            raise Failure(126, "the context is tar.zst but the image has neither the zstd tool "
-                          "nor Python 3.14+; stage it as tar.gz")
+            raise Failure(126, "the %s is tar.zst but the image has neither the zstd tool "
+                          "nor Python 3.14+; stage it as tar.gz" % what)
         else:
             tar = tarfile.open(archive)
 
@@ -683,19 +687,66 @@ def unpack_context():
                                               or resolved.startswith("../"))
                 if (m.name.startswith("/") or ".." in name_parts
                         or not (m.isfile() or m.isdir() or m.issym()) or link_escapes):
-                    raise Failure(126, "refusing to unpack the context: unsafe entry " + m.name)
+                    raise Failure(126, "refusing to unpack the %s: unsafe entry %s"
+                                  % (what, m.name))
                 yield m
 
+        os.makedirs(dest, exist_ok=True)
         with tar:
             if hasattr(tarfile, "data_filter"):
-                tar.extractall(context_dir, filter="data")
+                tar.extractall(dest, filter="data")
             else:
-                tar.extractall(context_dir, members=safe_members(tar))
+                tar.extractall(dest, members=safe_members(tar))
         if decompressor and decompressor.wait():
-            raise Failure(126, "cannot decompress the context (zstd exit %d)"
-                          % decompressor.returncode)
+            raise Failure(126, "cannot decompress the %s (zstd exit %d)"
+                          % (what, decompressor.returncode))
     except (tarfile.TarError, OSError) as e:
-        raise Failure(126, "cannot unpack the context: %s" % e)
+        raise Failure(126, "cannot unpack the %s: %s" % (what, e))
+    finally:
+        if os.path.exists(archive):
+            os.unlink(archive)
+
+
+def unpack_context():
+    unpack(env["KINETIC_CONTEXT_URI"], env.get("KINETIC_CONTEXT_SHA256", ""), context_dir,
+           "context", work + "/context")
+
+
+# ---- data (--data) ------------------------------------------------------------------------
+# A local directory arrives as an archive staged like a context (staged_uri, staged_sha256 in
+# the spec, whose own sha256 the Job carries) and is unpacked at DST. A gs:// source is the
+# Cloud Storage FUSE volume the kubelet mounted: at DST when absolute, else under
+# KINETIC_DATA_MOUNT_ROOT (lib/job/data_mount.h kDataMountRoot), which DST links to.
+DATA_MOUNT_ROOT = env.get("KINETIC_DATA_MOUNT_ROOT", "/mnt/kinetic-data")
+
+
+def place_data(cwd):
+    mounts = spec.get("data", [])
+    fetches = []
+    for i, m in enumerate(mounts):
+        target = m["target"]
+        path = target if target.startswith("/") else os.path.join(cwd, target)
+        if m.get("staged_uri"):
+            def fetch(m=m, path=path, i=i):
+                what = "data " + m["source"]
+                touch(m["staged_uri"], what)
+                unpack(m["staged_uri"], m.get("staged_sha256", ""), path, what,
+                       "%s/data-%d" % (work, i))
+            fetches.append(fetch)
+        elif not target.startswith("/"):
+            mounted = DATA_MOUNT_ROOT + "/" + target
+            if not os.path.isdir(mounted):
+                raise Failure(126, "--data %s is not mounted at %s; is the Cloud Storage FUSE "
+                              "CSI driver on? (`kinetic up` turns it on)" % (m["source"], mounted))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(mounted, path)
+        elif not os.path.isdir(target):
+            raise Failure(126, "--data %s is not mounted at %s; is the Cloud Storage FUSE CSI "
+                          "driver on? (`kinetic up` turns it on)" % (m["source"], target))
+    try:
+        at_once(*fetches)
+    except NETWORK_ERRORS as e:
+        raise Failure(126, "cannot fetch --data: %s" % e)
 
 
 # ---- running the job ----------------------------------------------------------------------
@@ -855,6 +906,7 @@ def run_job():
         raise Failure(127, "the working directory %s is not in the context" % spec["workdir"])
     if not os.path.isfile(job_file):
         raise Failure(127, "%s is not in the context" % spec["file"])
+    place_data(cwd)
 
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)

@@ -12,6 +12,11 @@
 //   or ROCm backend), so JAX neither probes for missing backends nor silently falls back to
 //   the CPU; a JAX_PLATFORMS in the job's own environment (plain or secret) replaces it.
 // - Secret values never appear in the Job: secret variables are secretKeyRefs into the Secret.
+// - A --data gs:// source is an inline (ephemeral) CSI volume of GKE's Cloud Storage FUSE driver,
+//   which mounts as the pod's Kubernetes service account through Workload Identity: the pod
+//   template's gke-gcsfuse/volumes annotation has GKE inject the driver's sidecar. implicit-dirs
+//   shows folders that exist only as object name prefixes (what `gcloud storage cp -r` makes);
+//   only-dir mounts the prefix alone.
 
 #include "job/manifest.h"
 
@@ -123,6 +128,19 @@ json toleration(const std::string& key, const char* op, const char* value) {
   return t;
 }
 
+// The CSI volume of the I-th gs:// mount.
+json gcs_volume(const DataMount& m, size_t i) {
+  std::string options = "implicit-dirs";
+  if (!m.prefix().empty()) options += ",only-dir=" + m.prefix();
+  json volume = json::object();
+  volume["name"] = "data-" + std::to_string(i);
+  volume["csi"]["driver"] = "gcsfuse.csi.storage.gke.io";
+  volume["csi"]["readOnly"] = !m.writable;
+  volume["csi"]["volumeAttributes"]["bucketName"] = m.bucket();
+  volume["csi"]["volumeAttributes"]["mountOptions"] = options;
+  return volume;
+}
+
 json pod_template(const ManifestInput& in) {
   const Accelerator& acc = in.accelerator;
 
@@ -132,6 +150,20 @@ json pod_template(const ManifestInput& in) {
   if (!in.command.empty()) container["command"] = in.command;
   container["env"] = container_env(in);
   container["resources"] = container_resources(acc);
+  json volumes = json::array();
+  if (!in.gcs_data.empty()) {
+    json mounts = json::array();
+    for (size_t i = 0; i < in.gcs_data.size(); ++i) {
+      const DataMount& m = in.gcs_data[i];
+      volumes.push_back(gcs_volume(m, i));
+      json mount = json::object();
+      mount["name"] = "data-" + std::to_string(i);
+      mount["mountPath"] = csi_mount_path(m);
+      mount["readOnly"] = !m.writable;
+      mounts.push_back(mount);
+    }
+    container["volumeMounts"] = mounts;
+  }
 
   json spec = json::object();
   spec["restartPolicy"] = "Never";
@@ -154,9 +186,11 @@ json pod_template(const ManifestInput& in) {
   if (!tolerations.empty()) spec["tolerations"] = tolerations;
 
   spec["containers"] = json::array({container});
+  if (!volumes.empty()) spec["volumes"] = volumes;
 
   json tmpl = json::object();
   tmpl["metadata"]["labels"] = labels_for(in);
+  if (!in.gcs_data.empty()) tmpl["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "true";
   tmpl["spec"] = spec;
   return tmpl;
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "job/catalog.h"
+#include "job/data_mount.h"
 
 namespace kinetic {
 
@@ -29,6 +30,8 @@ struct ManifestInput {
   int retries = 0;                      // backoffLimit (JobSet: failurePolicy.maxRestarts)
   long ttl_seconds_after_finished = 3600;
   std::map<std::string, std::string> labels;  // extra labels, besides kinetic's own
+  // --data gs:// sources: Cloud Storage FUSE CSI volumes, mounted at csi_mount_path().
+  std::vector<DataMount> gcs_data;
   // Annotations on the Job (or JobSet): what `status` shows without the bucket (file, accelerator).
   std::map<std::string, std::string> annotations;
 };

@@ -44,6 +44,8 @@ static JobKind kind_from_name(const std::string& s) {
 nlohmann::json to_json(const JobSpec& s) {
   nlohmann::json env = nlohmann::json::array();
   for (const auto& [k, v] : s.env) env.push_back({{"name", k}, {"value", v}});
+  nlohmann::json data = nlohmann::json::array();
+  for (const auto& m : s.data) data.push_back(to_json(m));
   nlohmann::json j = {
       {"schema_version", kSchemaVersion},
       {"id", s.id},
@@ -58,6 +60,7 @@ nlohmann::json to_json(const JobSpec& s) {
       {"image", s.image},
       {"env", env},
       {"secret_env", s.secret_env},
+      {"data", data},
       {"price_per_hour", s.price_per_hour},
       {"hold_on_failure_seconds", s.hold_on_failure_seconds},
       {"retries", s.retries},
@@ -102,6 +105,8 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   if (j.contains("env"))
     for (const auto& e : j["env"]) s.env.emplace_back(e.value("name", ""), e.value("value", ""));
   s.secret_env = j.value("secret_env", std::vector<std::string>{});
+  if (j.contains("data") && j["data"].is_array())
+    for (const auto& m : j["data"]) s.data.push_back(data_mount_from_json(m));
   if (j.contains("timeout_seconds") && j["timeout_seconds"].is_number())
     s.timeout_seconds = j["timeout_seconds"].get<long>();
   if (j.contains("max_cost_usd") && j["max_cost_usd"].is_number())

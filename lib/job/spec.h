@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/duration.h"  // rfc3339, now_unix: declared there, used with specs
+#include "job/data_mount.h"
 
 namespace kinetic {
 
@@ -31,6 +32,8 @@ struct JobSpec {
   std::string image;        // image reference (gke) or environment tag (local)
   std::vector<std::pair<std::string, std::string>> env;  // plain variables
   std::vector<std::string> secret_env;                   // names only
+  // --data: what appears where in the job, and where each was staged (job/data_mount.h).
+  std::vector<DataMount> data;
   // The Job's deadline: --timeout, or what --max-cost buys when that is sooner.
   std::optional<long> timeout_seconds;
   // --max-cost (USD) and the deadline it bought (job/budget.h); unset without one.

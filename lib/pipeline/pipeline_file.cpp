@@ -90,9 +90,11 @@ class StepParser {
     } else if (key == "needs") {
       step_.needs = list(value, "needs: [prep]");
     } else if (key == "data") {
+      // Not yet: a step's key would have to cover the data's content (a local directory is
+      // linked, not hashed, on the local backend), or a changed dataset would reuse old outputs.
       fail(
-          "data is not supported by this build of kinetic yet; put the data in the project "
-          "folder, or fetch it from the step");
+          "data in a pipeline step is not supported yet (`kinetic run --data` is); put the data "
+          "in the project folder, or fetch it from the step");
     } else {
       fail(unknown_field(key, pipeline_step_fields()));
     }

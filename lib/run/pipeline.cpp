@@ -47,6 +47,9 @@ struct Resolved {
   std::vector<std::string> notify;  // webhook URLs: secret, they travel as KINETIC_NOTIFY
   std::optional<Budget> budget;     // --max-cost, on a backend that bills
   bool negotiated_price = false;    // accel's price is the prices setting's
+  std::vector<DataMount> data;      // --data, local sources made absolute
+  // Context paths a --data directory replaces ("./data:data"): left out of the context.
+  std::vector<fs::path> data_excludes;
 };
 
 // --notify, else the context's notify setting (comma-separated); each checked.
@@ -267,6 +270,12 @@ std::string anchored_pattern(const fs::path& rel, bool dir) {
   return dir ? out + "/" : out;
 }
 
+// --output, made absolute; empty when not given.
+fs::path explicit_output_dir(const RunRequest& req, const RunEnvironment& env) {
+  if (req.output.empty()) return {};
+  return fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output;
+}
+
 // What the context leaves out: the defaults, .kineticignore, and kinetic's own directories.
 IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnvironment& env,
                           const fs::path& output_dir) {
@@ -283,7 +292,77 @@ IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnv
     if (is_within(p, r.context_root))
       rules.add_line(anchored_pattern(p.lexically_relative(r.context_root), false));
   }
+  for (const fs::path& rel : r.data_excludes) rules.add_line(anchored_pattern(rel, true));
   return rules;
+}
+
+// --data, checked against the files (what validate could not see): a local SRC is a directory,
+// DST does not hide what the context ships, and the backend can make DST.
+void resolve_data(const RunRequest& req, const RunEnvironment& env, Resolved& r, bool local) {
+  if (req.data.empty()) return;
+  const IgnoreRules rules = context_rules(req, r, env, explicit_output_dir(req, env));
+  for (DataMount m : req.data) {
+    const std::string flag =
+        "--data '" + m.source + ":" + m.target + (m.writable ? ":rw" : "") + "'";
+    if (!is_utf8(m.source) || !is_utf8(m.target))
+      throw Error(Errc::usage, flag +
+                                   " is not valid UTF-8, which the job's record (JSON) cannot "
+                                   "hold; rename the directory");
+    std::error_code ec;
+    const std::string given = m.source;
+    fs::path source;
+    if (!m.is_gcs()) {
+      source = (fs::path(m.source).is_absolute() ? fs::path(m.source) : env.cwd / m.source)
+                   .lexically_normal();
+      if (source.filename().empty()) source = source.parent_path();
+      const auto st = fs::status(source, ec);
+      if (ec || !fs::exists(st))
+        throw Error(Errc::usage,
+                    flag + ": " + m.source + " not found (looked in " + env.cwd.string() + ")");
+      if (!fs::is_directory(st))
+        throw Error(Errc::usage, flag + ": " + m.source +
+                                     " is not a directory; mount the directory that holds it, or "
+                                     "put the file in the context");
+      m.source = source.string();
+    }
+    if (local && m.is_gcs() && m.writable)
+      throw Error(Errc::usage,
+                  flag +
+                      ": the local backend reads gs:// data from a downloaded copy, so "
+                      "the job's writes could not reach the bucket; drop :rw to run here, or "
+                      "run on a gke context");
+    if (m.absolute_target()) {
+      // The local job runs as you: it can have DST only where SRC already is.
+      if (local && (m.is_gcs() || source != fs::path(m.target)))
+        throw Error(Errc::usage, flag + ": the local backend cannot make " + m.target +
+                                     " (the job runs as you); give DST relative to the job's "
+                                     "working directory, e.g. --data " +
+                                     given + ":" + fs::path(m.target).filename().string());
+      r.data.push_back(m);
+      continue;
+    }
+    // A relative DST lands in the unpacked context: it must not hide a shipped file or folder
+    // (or go through one), unless it is SRC itself, which is then left out of the context.
+    const fs::path rel = (fs::path(r.workdir_rel) / m.target).lexically_normal();
+    fs::path walked;
+    for (const auto& part : rel) {
+      walked /= part;
+      const fs::path here = r.context_root / walked;
+      const auto st = fs::symlink_status(here, ec);
+      if (ec || !fs::exists(st)) break;
+      const bool whole = walked == rel;
+      if (rules.ignored(walked.generic_string(), fs::is_directory(st))) break;
+      if (whole && !m.is_gcs() && fs::is_directory(st) && here == source) {
+        r.data_excludes.push_back(rel);
+        break;
+      }
+      if (whole || !fs::is_directory(st) || fs::is_symlink(st))
+        throw Error(Errc::usage, flag + ": " + display_path(here, env.cwd) +
+                                     " is part of the job's context, which DST would hide; pick "
+                                     "another DST, or leave it out with .kineticignore");
+    }
+    r.data.push_back(m);
+  }
 }
 
 Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules& rules,
@@ -369,6 +448,7 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.context_uri = context_uri;
   spec.image = image;
   spec.secret_env = r.job_env.names;
+  spec.data = r.data;
   if (!r.notify.empty()) spec.secret_env.push_back(kNotifyVariable);
   if (spec.backend == "gke") spec.price_per_hour = r.accel.price_per_hour;
   spec.timeout_seconds = req.timeout_seconds;
@@ -386,6 +466,13 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
   spec.inputs = req.inputs;
   return spec;
+}
+
+nlohmann::ordered_json data_plan(const std::vector<DataMount>& mounts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& m : mounts)
+    out.push_back({{"source", m.source}, {"target", m.target}, {"mode", m.writable ? "rw" : "ro"}});
+  return out;
 }
 
 // --dry-run: what would happen, or with -o yaml|json on a backend that creates API objects, the
@@ -432,6 +519,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"price_per_hour", r.accel.price_per_hour},
       {"env", r.job_env.names},
       {"notify", redacted_urls(r.notify)},
+      {"data", data_plan(r.data)},
       {"timeout_seconds",
        req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
       {"max_cost_usd", r.budget ? nlohmann::ordered_json(r.budget->max_cost_usd) : nullptr},
@@ -484,6 +572,11 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
                                   (r.accel.spot ? " (Spot costs less)" : "")));
   if (r.budget) line("budget:", budget_line(*r.budget, r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
+  for (const auto& m : r.data)
+    line("data:", m.source + " at " + m.target +
+                      (!gke && !m.is_gcs() ? " (the directory itself)"
+                       : m.writable        ? " (read-write)"
+                                           : " (read-only)"));
   if (!r.notify.empty()) line("notify:", fmt_join(redacted_urls(r.notify)) + " (when it ends)");
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
   std::fwrite(text.data(), 1, text.size(), env.io.out);
@@ -558,12 +651,6 @@ struct StagedContext {
   double newest = 0;      // its latest change
 };
 
-// --output, made absolute; empty when not given.
-fs::path explicit_output_dir(const RunRequest& req, const RunEnvironment& env) {
-  if (req.output.empty()) return {};
-  return fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output;
-}
-
 // 2 package. An unchanged tree whose archive the backend already holds is neither packed nor
 // staged again: its fingerprint (stat calls only) names the archive it packed into last time.
 StagedContext package_context(const RunRequest& req, const RunEnvironment& env, const Resolved& r) {
@@ -623,6 +710,40 @@ bool stage_context(const RunEnvironment& env, StagedContext& c) {
   c.pkg.temp_dir.reset();
   pack_cache_remember(env.state_dir, c.signature, c.pkg.result, c.newest, env.now());
   return uploaded;
+}
+
+// 4 stage, --data: each mount where the runner will find it. A local directory that the backend
+// copies is packed and staged like a context: content-addressed, and an unchanged directory is
+// neither packed nor uploaded again.
+void stage_data(const RunRequest& req, const RunEnvironment& env, std::vector<DataMount>& mounts) {
+  for (DataMount& m : mounts) {
+    if (m.is_gcs() || !env.backend->copies_data_dirs()) {
+      m = env.backend->stage_data(m, req.grant);
+      continue;
+    }
+    const fs::path root(m.source);
+    const IgnoreRules rules;  // data ships whole: the context's ignore rules are not its
+    double newest = 0;
+    const std::string signature = tree_signature(root, rules, Compression::gzip, &newest);
+    if (auto hit = pack_cache_lookup(env.state_dir, signature)) {
+      if (auto uri = env.backend->staged_context(hit->sha256)) {
+        m.staged_uri = *uri;
+        m.staged_sha256 = hit->sha256;
+        continue;
+      }
+    }
+    TempDir temp(env.state_dir / "tmp", "data-");
+    const fs::path archive = temp / "data.tar.gz";
+    const PackResult packed = pack_directory(root, rules, archive, Compression::gzip);
+    bool uploaded = false;
+    m.staged_uri = env.backend->stage_context(archive, packed.sha256, &uploaded);
+    m.staged_sha256 = packed.sha256;
+    pack_cache_remember(env.state_dir, signature, packed, newest, env.now());
+    if (env.io.err_tty && !env.io.quiet)
+      env.io.info("kinetic: data " + m.source + ": " + std::to_string(packed.files) + " files, " +
+                  format_bytes(packed.input_bytes) +
+                  (uploaded ? ", uploaded" : ", already staged"));
+  }
 }
 
 // --detach: submitted; the id on stdout (or a SubmittedJob document), and how to follow it.
@@ -772,6 +893,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   StepClock clock(env.io);
   // 1 resolve
   Resolved r = resolve(req, env, local);
+  resolve_data(req, env, r, local);
   clock.mark("resolve");
   for (const auto& w : r.job_env.warnings) env.io.warn(w);
   // A dry run asks the preview, a run the backend (cli/cmd_run.cpp).
@@ -789,6 +911,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   const std::string image = prepare_image(req, env, r, local);
   clock.mark("image");
   const bool uploaded = stage_context(env, context);
+  stage_data(req, env, r.data);
   clock.mark("stage");
 
   // 5 submit

@@ -12,6 +12,7 @@
 #include "config/settings.h"
 #include "core/duration.h"
 #include "core/env.h"
+#include "job/data_mount.h"
 #include "render/output.h"
 
 namespace kinetic {
@@ -28,6 +29,8 @@ struct RunRequest {
   std::vector<std::string> env;
   std::vector<std::string> capture_env;
   std::vector<std::string> notify;  // --notify URLs (else the context's notify setting)
+  std::vector<DataMount> data;      // --data, parsed (job/data_mount.h)
+  bool grant = false;               // --grant: give the job access to its gs:// data
   std::string output;               // outputs directory (default ./kinetic-out/JOBID)
   bool detach = false;
   bool keep = false;

@@ -1,7 +1,10 @@
 #include "fakes/fake_cloud.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <set>
 
 namespace kinetic::fakes {
 
@@ -50,6 +53,19 @@ json object(const json& j, const char* key) {
 json array(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_array() ? *it : json::array();
+}
+
+std::vector<std::string> split_options(const std::string& options) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= options.size()) {
+    const size_t comma = options.find(',', start);
+    out.push_back(
+        options.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
 }
 
 std::string effect_name(const std::string& gke_effect) {
@@ -143,6 +159,11 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
     env["CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER"] = gcp_->url("container");
     return env;
   };
+  ko.gcs_fuse_mount = [this, project = options.project](
+                          const std::string& ns, const std::string& ksa, const json& attributes,
+                          const std::string& dir, bool read_only) {
+    return gcs_fuse_mount(project, ns, ksa, attributes, dir, read_only);
+  };
   kube_ = std::make_unique<FakeKube>(ko);
 
   FakeGcpOptions go;
@@ -167,6 +188,68 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
   };
   go.on_cluster_deleted = [this](const std::string&) { kube_->delete_cluster_objects(); };
   gcp_ = std::make_unique<FakeGcp>(go);
+}
+
+// What GKE's Cloud Storage FUSE CSI driver shows a pod: nothing without the add-on on the
+// cluster; the bucket's objects under only-dir as files when the pod's Workload Identity
+// principal may list them (a bucket IAM binding: the fake reads no project-level grant); a
+// copy made when the pod starts (later changes to the bucket, and the job's writes, do not
+// cross: docs/fakes.md).
+std::string FakeCloud::gcs_fuse_mount(const std::string& project, const std::string& ns,
+                                      const std::string& ksa, const json& attributes,
+                                      const std::string& dir, bool read_only) {
+  bool enabled = false;
+  for (const auto& c : gcp_->clusters()) {
+    const json addons = object(c, "addonsConfig");
+    enabled = enabled || flag(object(addons, "gcsFuseCsiDriverConfig"), "enabled");
+  }
+  if (!enabled)
+    return "kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name "
+           "gcsfuse.csi.storage.gke.io not found in the list of registered CSI drivers";
+  const std::string bucket = str(attributes, "bucketName");
+  const auto policy = gcs_->bucket_iam_policy(bucket);
+  if (!policy)
+    return "rpc error: code = NotFound desc = failed to get GCS bucket \"" + bucket +
+           "\": googleapi: Error 404: The specified bucket does not exist., notFound";
+  const std::string principal = FakeGcp::workload_identity_principal(project, ns, ksa);
+  static const std::set<std::string> listing = {
+      "roles/storage.objectViewer",       "roles/storage.objectUser",
+      "roles/storage.objectAdmin",        "roles/storage.admin",
+      "roles/storage.legacyBucketReader", "roles/storage.legacyBucketWriter",
+      "roles/storage.legacyBucketOwner"};
+  bool may_list = false;
+  for (const auto& b : array(*policy, "bindings")) {
+    if (!listing.count(str(b, "role")) || b.contains("condition")) continue;
+    for (const auto& m : array(b, "members"))
+      may_list = may_list || m == principal || m == "allUsers" || m == "allAuthenticatedUsers";
+  }
+  if (!may_list)
+    return "rpc error: code = PermissionDenied desc = failed to get GCS bucket \"" + bucket +
+           "\": googleapi: Error 403: Caller does not have storage.objects.list access to the "
+           "Google Cloud Storage bucket. Permission 'storage.objects.list' denied on resource (or "
+           "it may not exist)., forbidden";
+  // mountOptions: "implicit-dirs,only-dir=PREFIX"
+  std::string only_dir;
+  for (const auto& option : split_options(str(attributes, "mountOptions")))
+    if (option.rfind("only-dir=", 0) == 0) only_dir = option.substr(9);
+  const std::string prefix = only_dir.empty() ? "" : only_dir + "/";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  std::filesystem::create_directories(dir, ec);
+  for (const auto& name : gcs_->object_names(bucket, prefix)) {
+    const std::string rel = name.substr(prefix.size());
+    if (rel.empty() || rel.back() == '/') continue;
+    const std::filesystem::path file = std::filesystem::path(dir) / rel;
+    std::filesystem::create_directories(file.parent_path(), ec);
+    std::ofstream(file, std::ios::binary) << gcs_->object_data(bucket, name).value_or("");
+    if (read_only)
+      std::filesystem::permissions(file,
+                                   std::filesystem::perms::owner_read |
+                                       std::filesystem::perms::group_read |
+                                       std::filesystem::perms::others_read,
+                                   ec);
+  }
+  return "";
 }
 
 FakeCloud::~FakeCloud() {

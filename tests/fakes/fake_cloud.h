@@ -50,6 +50,10 @@ class FakeCloud {
   void break_image_pulls(bool broken) { pulls_broken_ = broken; }
 
  private:
+  // The Cloud Storage FUSE CSI driver's mount of a pod's volume (FakeKubeOptions::gcs_fuse_mount).
+  std::string gcs_fuse_mount(const std::string& project, const std::string& ns,
+                             const std::string& ksa, const nlohmann::json& attributes,
+                             const std::string& dir, bool read_only);
   std::unique_ptr<FakeImageStore> images_;  // first in, last out: the others refer to it
   std::unique_ptr<FakeGcs> gcs_;
   std::unique_ptr<FakeKube> kube_;

@@ -606,6 +606,13 @@ std::optional<nlohmann::json> FakeGcp::cluster(const std::string& project,
   return impl_->cluster_json(it->second);
 }
 
+std::vector<nlohmann::json> FakeGcp::clusters() const {
+  std::lock_guard lock(impl_->mu);
+  std::vector<nlohmann::json> out;
+  for (auto& [key, c] : impl_->clusters) out.push_back(impl_->cluster_json(c));
+  return out;
+}
+
 bool FakeGcp::has_image(const std::string& image) const {
   std::lock_guard lock(impl_->mu);
   return impl_->has_image_locked(image);

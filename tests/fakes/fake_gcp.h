@@ -80,6 +80,8 @@ class FakeGcp {
   bool service_enabled(const std::string& project, const std::string& service) const;
   std::optional<nlohmann::json> cluster(const std::string& project, const std::string& location,
                                         const std::string& name) const;
+  // Every cluster, as clusters.get answers it.
+  std::vector<nlohmann::json> clusters() const;
   // Whether Artifact Registry holds IMAGE ("LOC-docker.pkg.dev/P/REPO/PKG:TAG"); the fake
   // Kubernetes API asks this before "pulling".
   bool has_image(const std::string& image) const;

@@ -349,6 +349,32 @@ void FakeGcp::Impl::container(Call& call, httplib::Response& res) {
   }
   if (call.match({"v1", "projects", "*", "locations", "*", "clusters", "*"}, "GET"))
     return send_json(res, cluster_json(find_cluster(s[6])));
+  // clusters.update: the add-ons kinetic reconciles (desiredAddonsConfig, merged into
+  // addonsConfig when the operation is done); any other field of the update is refused, so a
+  // client never believes the fake applied what it ignores.
+  if (call.match({"v1", "projects", "*", "locations", "*", "clusters", "*"}, "PUT")) {
+    auto& c = find_cluster(s[6]);
+    if (!call.body.contains("update") || !call.body["update"].is_object())
+      throw invalid_argument("Update must be specified.");
+    const json update = call.body["update"];
+    for (auto& [field, value] : update.items()) {
+      (void)value;
+      if (field != "desiredAddonsConfig")
+        throw invalid_argument("kinetic fake GKE: cannot apply update." + field);
+    }
+    require_idle(c);
+    auto key = cluster_key(c.project, c.location, c.name);
+    c.resource["status"] = "RECONCILING";
+    auto& op = new_op("UPDATE_CLUSTER", c, "", [this, key, update] {
+      auto it = clusters.find(key);
+      if (it == clusters.end()) return;
+      json& addons = it->second.resource["addonsConfig"];
+      if (!addons.is_object()) addons = json::object();
+      for (auto& [name, config] : update["desiredAddonsConfig"].items()) addons[name] = config;
+      it->second.resource["status"] = "RUNNING";
+    });
+    return send_json(res, gke_op_json(op));
+  }
   if (call.match({"v1", "projects", "*", "locations", "*", "clusters", "*"}, "DELETE")) {
     auto& c = find_cluster(s[6]);
     require_idle(c);

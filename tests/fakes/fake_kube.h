@@ -69,6 +69,15 @@ struct FakeKubeOptions {
   // machine's PATH (a cluster with no image store: kubectl's fidelity test, the fake's own).
   std::function<std::vector<std::pair<std::string, std::string>>(const std::string& image)>
       image_env;
+  // GKE's Cloud Storage FUSE CSI driver (the add-on): sets up a pod's volume of driver
+  // gcsfuse.csi.storage.gke.io in DIR as the pod's NS/KSA would see it (the bucket's objects
+  // under the only-dir prefix as files; READ_ONLY: no write permission bits). Returns "" or
+  // the reason the mount failed, which the kubelet reports in a FailedMount event (the pod
+  // waits in ContainerCreating). Null: the driver is not installed.
+  std::function<std::string(const std::string& ns, const std::string& service_account,
+                            const nlohmann::json& volume_attributes, const std::string& dir,
+                            bool read_only)>
+      gcs_fuse_mount;
   // Where pod working directories go (each pod gets its own, also its HOME and TMPDIR);
   // empty: a temporary directory removed at destruction.
   std::string work_root;

@@ -1370,6 +1370,50 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
     }
     return;
   }
+  // GKE's Cloud Storage FUSE CSI volumes, set up before the container starts: not without the
+  // driver (the add-on), nor without the annotation that has GKE inject its sidecar, nor where
+  // a process of this machine cannot have them (docs/fakes.md).
+  std::string data_mount_root;
+  for (const auto& v : pod["spec"].value("volumes", json::array())) {
+    const json csi = v.value("csi", json::object());
+    if (csi.value("driver", std::string()) != "gcsfuse.csi.storage.gke.io") continue;
+    const auto volume = v.value("name", std::string());
+    std::string mount_path;
+    bool read_only = csi.value("readOnly", false);
+    for (const auto& m : c.value("volumeMounts", json::array())) {
+      if (m.value("name", std::string()) != volume) continue;
+      mount_path = m.value("mountPath", std::string());
+      read_only = read_only || m.value("readOnly", false);
+    }
+    const json annotations = pod["metadata"].value("annotations", json::object());
+    const std::string modelled = "/mnt/kinetic-data/";
+    std::string failure;
+    if (!options.gcs_fuse_mount) {
+      failure =
+          "kubernetes.io/csi: mounter.SetUpAt failed to get CSI client: driver name "
+          "gcsfuse.csi.storage.gke.io not found in the list of registered CSI drivers";
+    } else if (annotations.value("gke-gcsfuse/volumes", std::string()) != "true") {
+      failure =
+          "rpc error: code = FailedPrecondition desc = failed to find the sidecar container in "
+          "Pod spec";
+    } else if (mount_path.rfind(modelled, 0) != 0) {
+      failure = "kinetic fake kubelet: cannot mount at " + mount_path +
+                " (pods are processes of this machine: only paths under " + modelled +
+                " are modelled)";
+    } else {
+      failure = options.gcs_fuse_mount(ns, sa_name, csi.value("volumeAttributes", json::object()),
+                                       prt.dir + mount_path, read_only);
+    }
+    if (!failure.empty()) {
+      auto msg = "MountVolume.SetUp failed for volume \"" + volume + "\" : " + failure;
+      if (prt.config_error != msg) {
+        prt.config_error = msg;
+        new_event(pod, "Warning", "FailedMount", msg, "kubelet", node);
+      }
+      return;
+    }
+    data_mount_root = prt.dir + modelled.substr(0, modelled.size() - 1);
+  }
   // the environment: image defaults < kubelet's < pod_env < pod_identity_env < envFrom < env
   std::vector<std::pair<std::string, std::string>> env;
   std::map<std::string, std::string> vars;
@@ -1395,6 +1439,8 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   put("KUBERNETES_SERVICE_PORT", std::to_string(port));
   put("KUBERNETES_SERVICE_PORT_HTTPS", std::to_string(port));
   if (automount) put("KINETIC_SERVICEACCOUNT_DIR", serviceaccount_dir(prt.dir));
+  // Where the fake mounted /mnt/kinetic-data (the bootstrap reads it there unless told).
+  if (!data_mount_root.empty()) put("KINETIC_DATA_MOUNT_ROOT", data_mount_root);
   for (auto& [k, v] : options.pod_env) put(k, v);
   if (options.pod_identity_env)
     for (auto& [k, v] : options.pod_identity_env(ns, sa_name)) put(k, v);

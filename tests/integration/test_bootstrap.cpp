@@ -34,6 +34,7 @@
 #include "fakes/fake_oauth.h"
 #include "integration/command_output.h"
 #include "job/bootstrap.h"
+#include "job/data_mount.h"
 #include "job/spec.h"
 #include "pack/archive.h"
 #include "pack/ignore.h"
@@ -249,10 +250,12 @@ class BootstrapTest : public ::testing::Test {
     s.checkpoint_sync_seconds = checkpoint_every;
     s.max_preemptions = max_preemptions;
     s.follower_timeout_seconds = follower_timeout;
+    s.data = data;
     spec_sha = sha256_hex(spec_document(s));
     gcs.put_object(kBucket, results_prefix() + "spec.json", spec_document(s), "application/json");
   }
-  std::string spec_sha;  // what the Job's environment says the spec's sha256 is
+  std::vector<DataMount> data;  // --data, as the pipeline stages it
+  std::string spec_sha;         // what the Job's environment says the spec's sha256 is
   double log_every = 3600;
   double checkpoint_every = 3600;
   int max_preemptions = 10;
@@ -589,6 +592,46 @@ TEST_F(BootstrapTest, ChecksumMismatchFailsBeforeRunningAnything) {
   EXPECT_NE(error.find(real), std::string::npos) << error;
   EXPECT_NE(error.find(context_uri), std::string::npos) << error;
   EXPECT_TRUE(fs::is_empty(outputs()));  // an empty outputs tarball still lands
+}
+
+// --data DIR: its archive, staged like a context, is unpacked at DST (relative to the job's
+// working directory, or absolute) before the job starts.
+TEST_F(BootstrapTest, DataArchivesAreUnpackedAtTheirTargets) {
+  stage_context({{"a.txt", {"alpha\n", 0644}}});
+  DataMount relative = parse_data_flag("/home/me/set:in/set");
+  relative.staged_uri = context_uri;
+  relative.staged_sha256 = context_sha;
+  const fs::path absolute_dst = tmp / "abs-data";
+  DataMount absolute = parse_data_flag("/home/me/set:" + absolute_dst.string());
+  absolute.staged_uri = context_uri;
+  absolute.staged_sha256 = context_sha;
+  data = {relative, absolute};
+  stage_context(
+      {{"train.py",
+        {"import os\nprint(open('in/set/a.txt').read().strip(), os.path.isdir('in'))\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_NE(child->out().find("alpha True"), std::string::npos) << child->out();
+  EXPECT_EQ(read_file(absolute_dst / "a.txt").value_or(""), "alpha\n");
+}
+
+// The data archive's sha256 is in the spec, whose own sha256 the Job carries: a data archive
+// changed in the bucket never reaches a job.
+TEST_F(BootstrapTest, AChangedDataArchiveNeverRuns) {
+  stage_context({{"a.txt", {"alpha\n", 0644}}});
+  DataMount m = parse_data_flag("/home/me/set:in");
+  m.staged_uri = context_uri;
+  m.staged_sha256 = std::string(64, 'b');
+  data = {m};
+  stage_context({{"train.py", {"print('SHOULD NOT RUN')\n", 0644}}});
+  stage_spec("train.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  EXPECT_EQ(child->out().find("SHOULD NOT RUN"), std::string::npos);
+  EXPECT_NE(child->err().find("data /home/me/set checksum mismatch"), std::string::npos)
+      << child->err();
+  EXPECT_EQ(status_json()["exit_code"], 126);
 }
 
 // Whoever can write the bucket but not the Job must not change what runs: the spec's sha256

@@ -640,3 +640,69 @@ TEST_F(FakeKubeTest, JobSetCreatesChildJobsAndCompletes) {
 }
 
 }  // namespace
+
+namespace {
+
+// A Job whose pod mounts a Cloud Storage FUSE CSI volume at MOUNT_PATH and lists it;
+// ANNOTATED: the pod template asks GKE for the driver's sidecar.
+json gcs_fuse_job(const std::string& name, const std::string& mount_path, bool annotated) {
+  json body = job_body(name, {"sh", "-c", "ls \"$KINETIC_DATA_MOUNT_ROOT/in\""});
+  json& tmpl = body["spec"]["template"];
+  if (annotated) tmpl["metadata"]["annotations"]["gke-gcsfuse/volumes"] = "true";
+  tmpl["spec"]["volumes"] = {
+      {{"name", "data-0"},
+       {"csi",
+        {{"driver", "gcsfuse.csi.storage.gke.io"},
+         {"readOnly", true},
+         {"volumeAttributes", {{"bucketName", "b1"}, {"mountOptions", "implicit-dirs"}}}}}}};
+  tmpl["spec"]["containers"][0]["volumeMounts"] = {
+      {{"name", "data-0"}, {"mountPath", mount_path}, {"readOnly", true}}};
+  return body;
+}
+
+}  // namespace
+
+// GKE's Cloud Storage FUSE CSI driver (docs/fakes.md): without the add-on, or without the pod
+// annotation that brings its sidecar, the pod waits with a FailedMount event, as on GKE; with
+// both, the driver's mount is where the pod looks.
+TEST_F(FakeKubeTest, CsiGcsFuseVolumeNeedsTheDriverAndTheAnnotation) {
+  start();  // no driver
+  create_job(gcs_fuse_job("no-driver", "/mnt/kinetic-data/in", true));
+  ASSERT_TRUE(kube_->wait_for_event("default", "FailedMount", kWait));
+  json event;
+  ASSERT_TRUE(has_event(job_pods("no-driver")[0]["metadata"]["name"], "FailedMount", &event));
+  EXPECT_NE(event["message"].get<std::string>().find(
+                "driver name gcsfuse.csi.storage.gke.io not found in the list of registered CSI "
+                "drivers"),
+            std::string::npos)
+      << event;
+  EXPECT_EQ(job_pods("no-driver")[0]["status"]["phase"], "Pending");
+}
+
+TEST_F(FakeKubeTest, CsiGcsFuseVolumeIsMountedWithTheAnnotation) {
+  FakeKubeOptions options;
+  std::vector<std::string> mounted;
+  options.gcs_fuse_mount = [&](const std::string& ns, const std::string& ksa,
+                               const json& attributes, const std::string& dir, bool read_only) {
+    mounted.push_back(ns + "/" + ksa + " " + attributes.value("bucketName", "") + " " +
+                      (read_only ? "ro" : "rw"));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/a.txt") << "alpha\n";
+    return std::string();
+  };
+  start(options);
+  create_job(gcs_fuse_job("no-annotation", "/mnt/kinetic-data/in", false));
+  ASSERT_TRUE(kube_->wait_for_event("default", "FailedMount", kWait));
+  json event;
+  ASSERT_TRUE(has_event(job_pods("no-annotation")[0]["metadata"]["name"], "FailedMount", &event));
+  EXPECT_NE(event["message"].get<std::string>().find("failed to find the sidecar container"),
+            std::string::npos)
+      << event;
+
+  create_job(gcs_fuse_job("mounted", "/mnt/kinetic-data/in", true));
+  ASSERT_TRUE(wait_job("mounted", "Complete"));
+  const auto pod = job_pods("mounted")[0]["metadata"]["name"].get<std::string>();
+  EXPECT_EQ(call("GET", kPods + "/" + pod + "/log?container=main").body, "a.txt\n");
+  ASSERT_EQ(mounted.size(), 1u);
+  EXPECT_EQ(mounted[0], "default/default b1 ro");
+}

@@ -133,6 +133,24 @@ TEST(K8sPendingReason, ScheduledAndCreatingSaysNothing) {
   EXPECT_EQ(r.kind, PendingKind::none);
 }
 
+// A --data bucket the pods may not read: the kubelet's latest FailedMount says why (the watch
+// gives up after its grace, job_watch.cpp).
+TEST(K8sPendingReason, AVolumeThatCannotMount) {
+  const std::string denied =
+      "MountVolume.SetUp failed for volume \"data-0\" : rpc error: code = PermissionDenied desc "
+      "= failed to get GCS bucket \"b1\": googleapi: Error 403: Caller does not have "
+      "storage.objects.list access to the Google Cloud Storage bucket.";
+  auto r = pending_reason(
+      scheduled(pod()),
+      {event("Warning", "FailedMount", "MountVolume.SetUp failed for volume \"data-0\" : old",
+             "kubelet", "2025-06-01T10:01:00Z"),
+       event("Warning", "FailedMount", denied, "kubelet", "2025-06-01T10:02:00Z")});
+  EXPECT_EQ(r.kind, PendingKind::mount_failed);
+  EXPECT_FALSE(r.fatal);
+  EXPECT_EQ(r.detail, denied);
+  EXPECT_EQ(r.message, "cannot mount the job's volumes: " + denied.substr(0, denied.size() - 1));
+}
+
 TEST(K8sPendingReason, NoPoolWithNotTriggerScaleUp) {
   auto r = pending_reason(
       unschedulable(pod(), kNoMatch),

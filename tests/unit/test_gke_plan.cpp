@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/gke/cluster_requests.h"
+#include "backend/gke/data_access.h"
 #include "backend/gke/image_source.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
@@ -45,6 +46,49 @@ TEST(GkeRequests, ClusterHasWorkloadIdentityChannelAndSmallDefaultPool) {
   EXPECT_EQ(c["nodePools"][0]["config"]["machineType"], "n2-standard-4");
   EXPECT_EQ(c["nodePools"][0]["config"]["workloadMetadataConfig"]["mode"], "GKE_METADATA");
   EXPECT_FALSE(c.contains("initialNodeCount")) << "pools and the legacy fields do not mix";
+}
+
+// `run --data gs://` needs GKE's Cloud Storage FUSE CSI driver: a new cluster has it, and a
+// cluster resource says whether it is on.
+TEST(GkeRequests, ClusterHasTheCloudStorageFuseCsiDriver) {
+  json c = cluster_request({"acme", "kinetic", "STABLE", "n2-standard-4"});
+  EXPECT_EQ(c["addonsConfig"]["gcsFuseCsiDriverConfig"]["enabled"], true);
+  EXPECT_TRUE(has_gcs_fuse_addon(c));
+  EXPECT_FALSE(has_gcs_fuse_addon(json::object()));
+  EXPECT_FALSE(
+      has_gcs_fuse_addon({{"addonsConfig", {{"gcsFuseCsiDriverConfig", json::object()}}}}));
+  EXPECT_FALSE(
+      has_gcs_fuse_addon({{"addonsConfig", {{"gcsFuseCsiDriverConfig", {{"enabled", false}}}}}}));
+}
+
+// Who reads a --data bucket: the pods' Workload Identity principal, granted the least role.
+TEST(GkeDataAccess, ThePodsPrincipalAndTheRoleAMountNeeds) {
+  const std::string member = pods_principal("123456789012", "acme", "ml");
+  EXPECT_EQ(member,
+            "principal://iam.googleapis.com/projects/123456789012/locations/global/"
+            "workloadIdentityPools/acme.svc.id.goog/subject/ns/ml/sa/default");
+  EXPECT_EQ(data_role(false), "roles/storage.objectViewer");
+  EXPECT_EQ(data_role(true), "roles/storage.objectUser");
+  EXPECT_EQ(grant_command("b1", member, "roles/storage.objectViewer"),
+            "gcloud storage buckets add-iam-policy-binding gs://b1 --member=" + member +
+                " --role=roles/storage.objectViewer");
+}
+
+TEST(GkeDataAccess, WhetherABucketPolicyGrantsIt) {
+  const std::string member = pods_principal("1", "acme", "default");
+  auto policy = [](const std::string& role, const std::string& who, bool conditional = false) {
+    json b = {{"role", role}, {"members", {who}}};
+    if (conditional) b["condition"] = {{"title", "t"}, {"expression", "true"}};
+    return json{{"bindings", {b}}};
+  };
+  EXPECT_TRUE(policy_grants(policy("roles/storage.objectViewer", member), member, false));
+  EXPECT_FALSE(policy_grants(policy("roles/storage.objectViewer", member), member, true));
+  EXPECT_TRUE(policy_grants(policy("roles/storage.objectUser", member), member, true));
+  EXPECT_TRUE(policy_grants(policy("roles/storage.objectViewer", "allUsers"), member, false));
+  EXPECT_FALSE(policy_grants(policy("roles/storage.objectViewer", "user:a@b.c"), member, false));
+  EXPECT_FALSE(policy_grants(policy("roles/storage.objectViewer", member, true), member, false));
+  EXPECT_FALSE(policy_grants(policy("roles/storage.legacyObjectReader", member), member, false));
+  EXPECT_FALSE(policy_grants(json::object(), member, false));
 }
 
 TEST(GkeRequests, MachineTypeErrorsAreRecognised) {

@@ -193,6 +193,13 @@ TEST(JobManifestGolden, V5litepod16SpotSecretsAndTimeout) {
   expect_golden("v5litepod-16-spot-secrets-timeout", render(in, {{"WANDB_API_KEY", "true"}}));
 }
 
+TEST(JobManifestGolden, V5litepod16GcsData) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.gcs_data = {parse_data_flag("gs://training-data/imagenet/train:/imagenet"),
+                 parse_data_flag("gs://scratch-bucket:out/scratch:rw")};
+  expect_golden("v5litepod-16-gcs-data", render(in, {}));
+}
+
 // ---- properties
 
 TEST(JobManifest, ObjectName) {
@@ -480,6 +487,41 @@ TEST(JobManifest, YamlReadsBackAsTheManifests) {
   EXPECT_EQ(pod["containers"][0]["command"][2].Scalar(), kBootstrap);
   EXPECT_EQ(pod["containers"][0]["resources"]["limits"]["google.com/tpu"].Tag(), "!");
   EXPECT_EQ(parsed[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"].as<int>(), 4);
+}
+
+// --data gs://: a Cloud Storage FUSE CSI volume per source, mounted where the job (or the
+// bootstrap's link) expects it, read-only unless :rw; the annotation on the pod, where GKE's
+// webhook looks for it to inject the driver's sidecar.
+TEST(JobManifest, GcsDataIsACsiVolumeOnAnAnnotatedPod) {
+  ManifestInput in = input_for(l4());
+  in.gcs_data = {parse_data_flag("gs://training-data/imagenet/train:/imagenet"),
+                 parse_data_flag("gs://scratch-bucket:out:rw")};
+  const json job = build_workload(in);
+  const json& pod = pod_spec(job);
+  ASSERT_EQ(pod["volumes"].size(), 2u) << pod.dump();
+  const json& ro = pod["volumes"][0];
+  EXPECT_EQ(ro["csi"]["driver"], "gcsfuse.csi.storage.gke.io");
+  EXPECT_EQ(ro["csi"]["readOnly"], true);
+  EXPECT_EQ(ro["csi"]["volumeAttributes"]["bucketName"], "training-data");
+  EXPECT_EQ(ro["csi"]["volumeAttributes"]["mountOptions"], "implicit-dirs,only-dir=imagenet/train");
+  const json& rw = pod["volumes"][1];
+  EXPECT_EQ(rw["csi"]["readOnly"], false);
+  EXPECT_EQ(rw["csi"]["volumeAttributes"]["mountOptions"], "implicit-dirs");
+  const json& mounts = container(job)["volumeMounts"];
+  ASSERT_EQ(mounts.size(), 2u);
+  EXPECT_EQ(mounts[0]["name"], ro["name"]);
+  EXPECT_EQ(mounts[0]["mountPath"], "/imagenet");
+  EXPECT_EQ(mounts[0]["readOnly"], true);
+  EXPECT_EQ(mounts[1]["name"], rw["name"]);
+  EXPECT_EQ(mounts[1]["mountPath"], "/mnt/kinetic-data/out");
+  EXPECT_EQ(mounts[1]["readOnly"], false);
+  EXPECT_EQ(job["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"], "true");
+
+  // Without gs:// data: neither volumes nor the annotation (the sidecar costs a pod resources).
+  const json plain = build_workload(input_for(l4()));
+  EXPECT_FALSE(pod_spec(plain).contains("volumes"));
+  EXPECT_FALSE(container(plain).contains("volumeMounts"));
+  EXPECT_FALSE(plain["spec"]["template"]["metadata"].contains("annotations"));
 }
 
 }  // namespace

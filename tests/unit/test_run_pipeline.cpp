@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -32,8 +33,11 @@ class FakeBackend : public Backend {
   std::map<std::string, std::string> secrets;
   std::string streamed = "hello from the job\n";
 
+  bool copies = false;  // copies_data_dirs(): a local --data directory is staged as a context
+
   std::string name() const override { return "fake"; }
   bool gzip_contexts() const override { return true; }
+  bool copies_data_dirs() const override { return copies; }
   std::string prepare_image(const ImageRecipe& recipe) override {
     step("prepare_image");
     return "registry.example/" + recipe.tag;
@@ -308,6 +312,50 @@ TEST_F(Pipeline, ADryRunAsksThePreviewAndTouchesNoBackend) {
   EXPECT_EQ(list["items"][0]["context"].get<std::string>().rfind("mem://", 0), 0u);
   EXPECT_TRUE(backend.calls.empty());
   EXPECT_TRUE(leftovers().empty());
+}
+
+// --data DIR on a backend that copies it (gke): packed and staged like a context, before submit,
+// and the spec says where; an unchanged directory is neither packed nor staged again.
+TEST_F(Pipeline, ACopiedDataDirectoryIsStagedOnceAndTheSpecSaysWhere) {
+  make_dirs(root.path() / "set");
+  atomic_write(root.path() / "set" / "a.txt", "alpha\n");
+  backend.copies = true;
+  request.data = {parse_data_flag("../set:in")};
+  clock = [] { return now_unix() + 3600; };  // both trees settled: the pack cache keeps them
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(std::count(backend.calls.begin(), backend.calls.end(), "stage_context"), 2);
+  ASSERT_TRUE(backend.submitted.has_value());
+  ASSERT_EQ(backend.submitted->data.size(), 1u);
+  const DataMount staged = backend.submitted->data[0];
+  EXPECT_EQ(staged.source, (root.path() / "set").string());
+  EXPECT_EQ(staged.target, "in");
+  EXPECT_EQ(staged.staged_uri, "mem://contexts/" + staged.staged_sha256);
+  EXPECT_EQ(staged.staged_sha256.size(), 64u);
+  EXPECT_TRUE(leftovers().empty());
+
+  backend.calls.clear();
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(std::count(backend.calls.begin(), backend.calls.end(), "stage_context"), 0);
+  EXPECT_EQ(backend.submitted->data[0].staged_uri, staged.staged_uri);
+}
+
+// A backend that uses the directory as it is (local) is told about it, and one that cannot read
+// gs:// stops the run before submit.
+TEST_F(Pipeline, DataABackendDoesNotCopyIsUsedAsItIsAndGcsNeedsABackendThatReadsIt) {
+  make_dirs(root.path() / "set");
+  request.data = {parse_data_flag("../set:in")};
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(backend.submitted->data[0].staged_uri, "file://" + (root.path() / "set").string());
+
+  backend.calls.clear();
+  backend.submitted.reset();
+  request.data = {parse_data_flag("gs://bucket-1/x:in")};
+  const Error e = failure();
+  EXPECT_EQ(e.code(), Errc::unsupported);
+  EXPECT_NE(std::string(e.what()).find("the fake backend cannot read gs:// data"),
+            std::string::npos)
+      << e.what();
+  EXPECT_FALSE(backend.submitted.has_value());
 }
 
 }  // namespace

@@ -50,6 +50,17 @@ bool is_machine_type_unavailable(const std::string& message) {
   return m.find("machine type") != std::string::npos || m.find("machinetype") != std::string::npos;
 }
 
+json gcs_fuse_addon() {
+  return {{"gcsFuseCsiDriverConfig", {{"enabled", true}}}};
+}
+
+bool has_gcs_fuse_addon(const json& cluster) {
+  const auto addons = cluster.find("addonsConfig");
+  if (addons == cluster.end() || !addons->is_object()) return false;
+  const auto config = addons->find("gcsFuseCsiDriverConfig");
+  return config != addons->end() && config->is_object() && config->value("enabled", false);
+}
+
 json cluster_request(const ClusterOptions& options) {
   json pool = json::object();
   pool["name"] = "default-pool";
@@ -63,6 +74,8 @@ json cluster_request(const ClusterOptions& options) {
   cluster["description"] = "kinetic jobs cluster (kinetic up)";
   cluster["releaseChannel"] = {{"channel", options.release_channel}};
   cluster["workloadIdentityConfig"] = {{"workloadPool", options.project + ".svc.id.goog"}};
+  // `run --data gs://...` mounts buckets with GKE's Cloud Storage FUSE CSI driver (an add-on).
+  cluster["addonsConfig"] = gcs_fuse_addon();
   cluster["ipAllocationPolicy"] = {{"useIpAliases", true}};
   cluster["resourceLabels"] = {{"managed-by", "kinetic"}};
   cluster["nodePools"] = json::array({pool});

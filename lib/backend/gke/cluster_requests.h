@@ -25,6 +25,11 @@ struct ClusterOptions {
 
 nlohmann::json cluster_request(const ClusterOptions& options);
 
+// The addonsConfig that turns on GKE's Cloud Storage FUSE CSI driver (`run --data gs://`), and
+// whether a cluster resource has it on.
+nlohmann::json gcs_fuse_addon();
+bool has_gcs_fuse_addon(const nlohmann::json& cluster);
+
 // Machine types tried in turn for the default pool: zones differ in what they offer (a TPU-only
 // zone may lack E2), and GKE rejects a type the zone does not have, so `up` falls back.
 const std::vector<std::string>& default_machine_candidates();

@@ -909,7 +909,24 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
 
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
+  // Their --data archives are staged under contexts/ too, named in their specs, not their
+  // workloads: a retry or a preemption unpacks them again. A spec that cannot be read leaves
+  // contexts/ alone.
+  bool contexts_known = true;
+  for (const auto& id : live) {
+    try {
+      if (auto spec = spec_for(id)) {
+        for (const auto& m : spec->data)
+          if (!m.staged_uri.empty()) in_use.insert(m.staged_uri);
+      } else {
+        contexts_known = false;
+      }
+    } catch (const Error&) {
+      contexts_known = false;
+    }
+  }
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
+    if (!contexts_known && std::string(prefix) == kContextsPrefix) continue;
     for (const auto& o : storage.list(bucket, prefix).objects) {
       if (parse_rfc3339(o.updated) > cutoff) continue;
       // What a pending or running job needs: its context, and its image's build source.

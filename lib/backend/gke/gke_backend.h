@@ -27,6 +27,10 @@ class GkeBackend : public Backend {
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;
+  // --data: a local directory is packed and staged like a context, and unpacked at DST by the
+  // bootstrap; gs:// is mounted by GKE's Cloud Storage FUSE CSI driver (gke_data.cpp).
+  bool copies_data_dirs() const override { return true; }
+  DataMount stage_data(const DataMount& mount, bool grant) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
   void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                    const Interrupt* interrupt) override;
@@ -55,6 +59,8 @@ class GkeBackend : public Backend {
 
   Session session_;
   std::optional<KubeConnection> kube_;
+  bool gcs_fuse_checked_ = false;  // the cluster has the CSI driver (checked once)
+  std::string pods_member_;        // the job pods' principal, once read
   // The job's spec: as submitted by this process, else from the bucket.
   std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the

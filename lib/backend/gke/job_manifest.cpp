@@ -23,6 +23,8 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
                           .results_uri = "gs://" + bucket + "/" + results_prefix(spec.id)});
   for (const auto& kv : spec.env) in.env.push_back(kv);
   in.secret_env = spec.secret_env;
+  for (const auto& m : spec.data)
+    if (m.is_gcs()) in.gcs_data.push_back(m);
   in.timeout_seconds = spec.timeout_seconds;
   in.retries = spec.retries;
   in.annotations = {{kFileAnnotation, spec.file},

@@ -109,6 +109,7 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
   const double start = now_unix();
   double unschedulable_since = -1;  // when the pod was first seen with no pool; -1: not
   double failed_create_since = -1;  // when pod creation was first seen refused; -1: not
+  double mount_failing_since = -1;  // when a volume was first seen failing to mount; -1: not
   bool interrupted = false;
   std::set<std::string> announced;
   for (;;) {
@@ -191,6 +192,15 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
         if (!confirmed) why.message = "waiting for the cluster autoscaler to find a node pool";
       } else {
         unschedulable_since = -1;
+      }
+      // A mount that fails may work a moment later (a bucket grant takes a while to reach
+      // Cloud Storage): as long as the scheduling grace, then the job cannot start.
+      if (why.kind == PendingKind::mount_failed) {
+        if (mount_failing_since < 0) mount_failing_since = now_unix();
+        if (now_unix() - mount_failing_since >= o.scheduling_grace_seconds)
+          throw Error(Errc::job_start, why.message);
+      } else {
+        mount_failing_since = -1;
       }
       if (!why.message.empty()) {
         long waited = static_cast<long>(now_unix() - start);

@@ -21,7 +21,8 @@ struct WatchOptions {
   std::string ns = "default";
   std::string job_id;
   std::string accelerator;  // for the `kinetic pool add` hint
-  // How long a pod may sit with no node pool that fits before the run gives up (exit 126).
+  // How long a pod may sit with no node pool that fits, or with a volume failing to mount,
+  // before the run gives up (exit 126).
   double scheduling_grace_seconds = 90;
   // How long the Job controller's refusals to create the pod (FailedCreate: quota, admission
   // webhook) must last, seen at least twice, before the run gives up (exit 126).

@@ -310,7 +310,19 @@ PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
       }
     }
   }
-  if (scheduled) return finish({});
+  if (scheduled) {
+    // The kubelet cannot set up a volume (a --data gs:// bucket the pods may not read): its
+    // latest FailedMount says why. It keeps trying, so the caller decides when to give up.
+    const json* mount = nullptr;
+    for (const json* e : sorted)
+      if (str(*e, "reason") == "FailedMount") mount = e;
+    if (mount == nullptr) return finish({});
+    PendingReason out;
+    out.kind = PendingKind::mount_failed;
+    out.detail = one_line(str(*mount, "message"));
+    out.message = "cannot mount the job's volumes: " + trim_period(out.detail);
+    return finish(out);
+  }
 
   const json* failed = nullptr;
   const json* autoscaler = nullptr;  // the latest autoscaler event

@@ -21,6 +21,7 @@ enum class PendingKind {
   scale_failed,  // FailedScaleUp: out of resources, quota
   image_pull,    // ErrImagePull / ImagePullBackOff / InvalidImageName
   config_error,  // CreateContainerConfigError (e.g. a missing Secret)
+  mount_failed,  // FailedMount: a volume cannot be set up (e.g. a --data bucket not readable)
 };
 
 struct PendingReason {

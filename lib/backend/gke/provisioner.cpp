@@ -6,6 +6,7 @@
 
 #include "backend/gke/auto_down.h"
 #include "backend/gke/cluster_access.h"
+#include "backend/gke/data_access.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
@@ -52,6 +53,13 @@ gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
                                                         : " (" + existing->status_message + ")") +
                       "; delete it with `kinetic down --yes` and run `kinetic up` again");
     record(changes, {"cluster", t.cluster, "exists"});
+    if (existing->status == "RUNNING" && !has_gcs_fuse_addon(existing->raw)) {
+      // A cluster from an older kinetic, or made by hand: `run --data gs://` needs the driver.
+      auto updated = gke.update_cluster(t.project, t.location, t.cluster,
+                                        {{"desiredAddonsConfig", gcs_fuse_addon()}});
+      record(changes, {"cluster add-on", "Cloud Storage FUSE CSI driver", "enabled"});
+      return updated;
+    }
     if (existing->status == "RUNNING") return *existing;
     // Still provisioning (an interrupted `up`): creating again answers 409 and waits for it.
   }
@@ -133,9 +141,7 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   // Pods run as the namespace's `default` Kubernetes service account through Workload Identity:
   // it reads contexts and writes results in the bucket, nothing else.
   if (!info.project_number.empty()) {
-    const std::string member = "principal://iam.googleapis.com/projects/" + info.project_number +
-                               "/locations/global/workloadIdentityPools/" + t.project +
-                               ".svc.id.goog/subject/ns/" + t.ns + "/sa/default";
+    const std::string member = pods_principal(info.project_number, t.project, t.ns);
     const bool granted = storage.add_bucket_iam_member(bucket, "roles/storage.objectUser", member);
     record(changes, {"bucket access", "roles/storage.objectUser for pods in namespace " + t.ns,
                      granted ? "granted" : "exists"});

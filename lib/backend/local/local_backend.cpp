@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "backend/local/gcs_cache.h"
 #include "backend/local/job_log.h"
 #include "backend/local/local_exec.h"
 #include "backend/local/process_identity.h"
@@ -20,6 +21,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "render/output.h"
 
 namespace kinetic {
 
@@ -135,6 +137,24 @@ std::string LocalBackend::stage_context(const fs::path& archive, const std::stri
     *uploaded = true;
   }
   return "file://" + dest.string();
+}
+
+DataMount LocalBackend::stage_data(const DataMount& mount, bool grant) {
+  // Your own credentials read the bucket here: there is nothing to grant.
+  if (!mount.is_gcs()) return Backend::stage_data(mount, grant);
+  if (!storage_)
+    throw Error(Errc::unsupported, "--data " + mount.source + ": this kinetic cannot read gs://");
+  auto say = [&](const GcsCacheResult& what) {
+    if (notes_)
+      notes_("kinetic: downloading " + mount.source + "/ (" + std::to_string(what.objects) +
+             " objects, " + format_bytes(what.bytes) + ") into " + what.dir.parent_path().string() +
+             "/, once");
+  };
+  const GcsCacheResult copy =
+      fetch_gcs_prefix(storage_(), state_dir_, mount.bucket(), mount.prefix(), say);
+  DataMount staged = mount;
+  staged.staged_uri = "file://" + copy.dir.string();
+  return staged;
 }
 
 void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
@@ -398,7 +418,10 @@ std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry
   for (const auto& st : list()) {
     fs::path dir = job_dir(st.id);
     if (!st.terminal() || is_held(st, now)) {
-      if (auto spec = get_spec(st.id)) in_use.push_back(spec->context_sha256);
+      if (auto spec = get_spec(st.id)) {
+        in_use.push_back(spec->context_sha256);
+        for (const auto& m : spec->data) in_use.push_back(fs::path(m.staged_uri).filename());
+      }
       continue;
     }
     if (mtime_age_seconds(status_path(dir)) < static_cast<double>(older_than_seconds)) continue;
@@ -413,6 +436,14 @@ std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry
     if (!temp && std::find(in_use.begin(), in_use.end(), sha) != in_use.end()) continue;
     if (mtime_age_seconds(e.path()) < static_cast<double>(older_than_seconds)) continue;
     items.push_back({temp ? "temp" : "context", name, e.file_size(ec), "staged context"});
+    if (!dry_run) remove_all_quiet(e.path());
+  }
+  // --data gs:// copies, by their last use (gcs_cache.h marks each use).
+  for (const auto& e : fs::directory_iterator(gcs_cache_root(state_dir_), ec)) {
+    const std::string name = e.path().filename().string();
+    if (std::find(in_use.begin(), in_use.end(), name) != in_use.end()) continue;
+    if (mtime_age_seconds(e.path()) < static_cast<double>(older_than_seconds)) continue;
+    items.push_back({"data", name, tree_bytes(e.path()), "downloaded --data gs:// copy"});
     if (!dry_run) remove_all_quiet(e.path());
   }
   for (const auto& e : fs::directory_iterator(tmp_dir(), ec)) {

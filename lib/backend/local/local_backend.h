@@ -10,10 +10,12 @@
 
 #include <map>
 #include <mutex>
+#include <functional>
 #include <utility>
 #include <vector>
 
 #include "backend/backend.h"
+#include "gcp/storage.h"
 
 namespace kinetic {
 
@@ -29,7 +31,19 @@ class LocalBackend : public Backend {
   LocalBackend(fs::path state_dir, std::vector<std::pair<std::string, std::string>> base_env,
                int kill_grace_seconds = 10);
 
+  // What `--data gs://` downloads with: a storage client with your credentials, built on first
+  // use (a run without gs:// data never loads the HTTP stack). Unset: gs:// data is refused.
+  // NOTES, when set, gets one line before a download (what, how much, where).
+  void use_storage(std::function<gcp::StorageClient&()> storage,
+                   std::function<void(const std::string&)> notes = nullptr) {
+    storage_ = std::move(storage);
+    notes_ = std::move(notes);
+  }
+
   std::string name() const override { return "local"; }
+  // A local directory is used as it is; gs:// is downloaded once into STATE/cache/data/
+  // (backend/local/gcs_cache.h). The runner links DST to either.
+  DataMount stage_data(const DataMount& mount, bool grant) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;
@@ -63,6 +77,8 @@ class LocalBackend : public Backend {
   JobStatus read_status(const std::string& id);
 
   fs::path state_dir_;
+  std::function<gcp::StorageClient&()> storage_;
+  std::function<void(const std::string&)> notes_;
   std::vector<std::pair<std::string, std::string>> base_env_;
   int kill_grace_seconds_;
   // A runner this process started, reaped once it is done.

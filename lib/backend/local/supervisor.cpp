@@ -308,6 +308,26 @@ void copy_inputs(const JobSpec& spec, const fs::path& inputs) {
   }
 }
 
+// --data: each mount appears at its DST in the work directory as a link to the data itself (a
+// local directory as it is, a gs:// prefix's cached copy), so nothing is copied. An absolute
+// DST is its source already (pipeline.cpp refuses any other on this backend).
+void link_data(const JobSpec& spec, const fs::path& work) {
+  const fs::path cwd = spec.workdir.empty() ? work : work / spec.workdir;
+  for (const DataMount& m : spec.data) {
+    if (m.absolute_target()) continue;
+    const std::string uri = m.staged_uri;
+    if (!starts_with(uri, "file://"))
+      throw Error(Errc::job_start, "--data " + m.source + " was not staged for this machine");
+    const fs::path link = fs::path(data_mount_path(m, cwd.string()));
+    make_dirs(link.parent_path(), 0755);
+    std::error_code ec;
+    fs::create_directory_symlink(uri.substr(7), link, ec);
+    if (ec)
+      throw Error(Errc::job_start,
+                  "cannot show --data " + m.source + " at " + m.target + ": " + ec.message());
+  }
+}
+
 [[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
   const JobSpec& spec = setup.spec;
   const fs::path& dir = setup.job_dir;
@@ -338,6 +358,7 @@ void copy_inputs(const JobSpec& spec, const fs::path& inputs) {
   try {
     write_status(dir, st);
     unpack_archive(setup.context_archive, work);
+    link_data(spec, work);
     make_dirs(output, 0755);
     make_dirs(checkpoints, 0755);
     copy_inputs(spec, inputs);
