@@ -31,7 +31,9 @@ std::string trim(std::string_view s) {
 
 class CurlConnection final : public UpgradedConnection {
  public:
-  CurlConnection(CURL* handle, std::string url) : handle_(handle), url_(std::move(url)) {
+  // Owns HANDLE (cleaned up with this object); connected() once curl has connected it.
+  CurlConnection(CURL* handle, std::string url) : handle_(handle), url_(std::move(url)) {}
+  void connected() {
     curl_socket_t s = CURL_SOCKET_BAD;
     curl_easy_getinfo(handle_, CURLINFO_ACTIVESOCKET, &s);
     fd_ = static_cast<int>(s);
@@ -161,6 +163,10 @@ UpgradeResponse open_upgrade(const Request& request, const CurlOptions& options)
                            false);
     throw TransportError(prefix + detail, false);
   }
+  connection->connected();
+  if (connection->fd() < 0)
+    throw TransportError("cannot reach " + display_url(request.url) + ": libcurl kept no socket",
+                         false);
 
   const auto [host, target] = host_and_target(request.url);
   std::string head = request.method + " " + target + " HTTP/1.1\r\nHost: " + host +

@@ -755,7 +755,12 @@ def compile_error(data):
     return failure_cause(data)
 
 
-def run(command, cwd, record_output):
+# Where the running job's pid is, for `kinetic exec` (lib/backend/gke/exec_pod.cpp reads the
+# job's working directory and environment from its process, as the local backend does).
+JOB_PID_FILE = os.path.join(tempfile.gettempdir(), "kinetic-job.pid")
+
+
+def run(command, cwd, record_output, is_job=False):
     try:
         child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE if record_output else None,
@@ -765,6 +770,9 @@ def run(command, cwd, record_output):
         code = 127 if isinstance(e, FileNotFoundError) else 126
         raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
     process["child"] = child
+    if is_job:
+        with open(JOB_PID_FILE, "w") as f:
+            f.write(str(child.pid))
     del stderr_tail[:]
     if process["signal"]:
         signal_group(process["signal"])
@@ -791,6 +799,11 @@ def run(command, cwd, record_output):
         child.stdout.close()
         child.stderr.close()
     code = child.wait()
+    if is_job:
+        try:
+            os.unlink(JOB_PID_FILE)
+        except OSError:
+            pass
     signal_group(signal.SIGKILL)  # what the job left in its group goes with it
     process["child"] = None
     return code
@@ -871,7 +884,7 @@ def run_job():
             raise Failure(128 - code if code < 0 else code,
                           "compiling %s failed (g++ exit %d)%s"
                           % (spec["file"], code, ": " + cause if cause else ""))
-    code = run(command + spec.get("args", []), cwd, True)
+    code = run(command + spec.get("args", []), cwd, True, is_job=True)
     exit_code = 128 - code if code < 0 else code
     if code < 0:
         error = "job killed by " + signal.Signals(-code).name

@@ -170,6 +170,13 @@ int run_exec_session(http::UpgradedConnection& connection, const std::string& pr
       if (errno == EINTR) continue;
       throw Error(Errc::internal, std::string("poll: ") + std::strerror(errno));
     }
+    // A resize first: a key typed after it must reach a program that sees the new size.
+    if (resize_at >= 0 && (fds[resize_at].revents & POLLIN)) {
+      char drain[64];
+      (void)!::read(io.resize, drain, sizeof drain);
+      if (io.size)
+        if (auto s = io.size()) send(ws::Opcode::binary, resize_message(s->first, s->second));
+    }
     if (in_at >= 0 && (fds[in_at].revents & (POLLIN | POLLHUP | POLLERR))) {
       char buf[32768];
       ssize_t got = ::read(io.in, buf, sizeof buf);
@@ -180,12 +187,6 @@ int run_exec_session(http::UpgradedConnection& connection, const std::string& pr
         // v5 says stdin ended; v4 cannot (exec.h).
         if (v5) send(ws::Opcode::binary, channel_message(kClose, std::string(1, kStdin)));
       }
-    }
-    if (resize_at >= 0 && (fds[resize_at].revents & POLLIN)) {
-      char drain[64];
-      (void)!::read(io.resize, drain, sizeof drain);
-      if (io.size)
-        if (auto s = io.size()) send(ws::Opcode::binary, resize_message(s->first, s->second));
     }
   }
   if (!status)

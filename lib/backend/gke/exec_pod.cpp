@@ -73,4 +73,29 @@ std::string choose_exec_pod(const std::vector<json>& pods, const std::string& jo
   return name;
 }
 
+std::vector<std::string> in_job_context(const std::vector<std::string>& command) {
+  static const char* const kScript = R"(import os, sys, tempfile
+argv, env = sys.argv[1:], dict(os.environ)
+try:
+    pid = open(os.path.join(tempfile.gettempdir(), "kinetic-job.pid")).read().strip()
+    with open("/proc/%s/environ" % pid, "rb") as f:
+        env = dict(e.split("=", 1) for e in f.read().decode("utf-8", "surrogateescape").split("\0")
+                   if "=" in e)
+    os.chdir(os.readlink("/proc/%s/cwd" % pid))
+except (OSError, ValueError):
+    pass
+try:
+    os.execvpe(argv[0], argv, env)
+except FileNotFoundError:
+    sys.stderr.write("kinetic: exec: %s: not found in the job's PATH\n" % argv[0])
+    sys.exit(127)
+except OSError as e:
+    sys.stderr.write("kinetic: exec: %s: cannot run it (%s)\n" % (argv[0], e.strerror))
+    sys.exit(126)
+)";
+  std::vector<std::string> argv = {"python3", "-c", kScript};
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
 }  // namespace kinetic::gke

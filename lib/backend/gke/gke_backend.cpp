@@ -766,14 +766,14 @@ int GkeBackend::exec(const ExecRequest& request) {
   params.pod = choose_exec_pod(kube().list(k8s::pods_path(params.ns), job_selector(id)).items, id,
                                request.host, hosts);
   params.container = kJobContainer;
-  params.command = request.command;
+  params.command = in_job_context(request.command);
   params.stdin_open = request.stdin_open;
   // As kubectl: a terminal needs -i, and kinetic's stdin to be one.
   params.tty = request.tty && request.stdin_open && ::isatty(0);
   if (request.tty && !request.stdin_open)
     session_.io->warn(
-        "kinetic: -t without -i: no terminal for the command (as kubectl exec); "
-        "add -i for an interactive one");
+        "-t without -i: no terminal for the command (as kubectl exec); add -i for an "
+        "interactive one");
   else if (request.tty && !params.tty)
     session_.io->warn("Unable to use a TTY - input is not a terminal or the right kind of file");
 
