@@ -336,6 +336,9 @@ def redact_url(url):
 # ---- working area and state ---------------------------------------------------------------
 
 work = tempfile.mkdtemp(prefix="kinetic-")
+# Where the running job's pid is, for `kinetic exec` (lib/backend/gke/exec_pod.cpp reads the
+# job's working directory and environment from its process, as the local backend does).
+JOB_PID_FILE = os.path.join(tempfile.gettempdir(), "kinetic-job.pid")
 context_dir = work + "/ctx"
 output_dir = env.setdefault("KINETIC_OUTPUT_DIR", work + "/output")
 checkpoint_dir = env.setdefault("KINETIC_CHECKPOINT_DIR", work + "/checkpoints")
@@ -753,11 +756,6 @@ def compile_error(data):
         if ": error: " in line or ": fatal error: " in line:
             return clip(line)
     return failure_cause(data)
-
-
-# Where the running job's pid is, for `kinetic exec` (lib/backend/gke/exec_pod.cpp reads the
-# job's working directory and environment from its process, as the local backend does).
-JOB_PID_FILE = os.path.join(tempfile.gettempdir(), "kinetic-job.pid")
 
 
 def run(command, cwd, record_output, is_job=False):
