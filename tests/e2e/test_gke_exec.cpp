@@ -73,6 +73,15 @@ TEST_F(GkeExec, RunsInTheJobsContainerWithItsEnvironmentDirectoryAndExitCode) {
   EXPECT_GE(cloud_->kube().request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/exec"], 1);
 }
 
+TEST_F(GkeExec, VerboseTracesTheUpgradeWithoutTheToken) {
+  const std::string id = start_job();
+  auto r = kin({"exec", id, "-v", "6", "--", "true"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("/exec?command=python3&command=-c&"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" 101 in "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(env().at("CLOUDSDK_AUTH_ACCESS_TOKEN")), std::string::npos) << r.err;
+}
+
 TEST_F(GkeExec, TheJobsPathNotThisMachines) {
   const std::string id = start_job();
   // This machine has kubectl (kubectl_fidelity uses it); the job's image does not.
