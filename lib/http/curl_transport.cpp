@@ -1,4 +1,5 @@
-// The libcurl transport. This is the only file that includes curl.
+// The libcurl transport. With http/upgrade.cpp (a connection taken over after a 101), the only
+// files that include curl.
 //
 // One easy handle per Transport object, reused for every request so that connections (and TLS
 // sessions) are kept alive. A Transport object is NOT thread-safe: give each thread its own.

@@ -336,6 +336,9 @@ def redact_url(url):
 # ---- working area and state ---------------------------------------------------------------
 
 work = tempfile.mkdtemp(prefix="kinetic-")
+# Where the running job's pid is, for `kinetic exec` (lib/backend/gke/exec_pod.cpp reads the
+# job's working directory and environment from its process, as the local backend does).
+JOB_PID_FILE = os.path.join(tempfile.gettempdir(), "kinetic-job.pid")
 context_dir = work + "/ctx"
 output_dir = env.setdefault("KINETIC_OUTPUT_DIR", work + "/output")
 checkpoint_dir = env.setdefault("KINETIC_CHECKPOINT_DIR", work + "/checkpoints")
@@ -808,7 +811,7 @@ def compile_error(data):
     return failure_cause(data)
 
 
-def run(command, cwd, record_output):
+def run(command, cwd, record_output, is_job=False):
     try:
         child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE if record_output else None,
@@ -818,6 +821,9 @@ def run(command, cwd, record_output):
         code = 127 if isinstance(e, FileNotFoundError) else 126
         raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
     process["child"] = child
+    if is_job:
+        with open(JOB_PID_FILE, "w") as f:
+            f.write(str(child.pid))
     del stderr_tail[:]
     if process["signal"]:
         signal_group(process["signal"])
@@ -844,6 +850,11 @@ def run(command, cwd, record_output):
         child.stdout.close()
         child.stderr.close()
     code = child.wait()
+    if is_job:
+        try:
+            os.unlink(JOB_PID_FILE)
+        except OSError:
+            pass
     signal_group(signal.SIGKILL)  # what the job left in its group goes with it
     process["child"] = None
     return code
@@ -925,7 +936,7 @@ def run_job():
             raise Failure(128 - code if code < 0 else code,
                           "compiling %s failed (g++ exit %d)%s"
                           % (spec["file"], code, ": " + cause if cause else ""))
-    code = run(command + spec.get("args", []), cwd, True)
+    code = run(command + spec.get("args", []), cwd, True, is_job=True)
     exit_code = 128 - code if code < 0 else code
     if code < 0:
         error = "job killed by " + signal.Signals(-code).name
@@ -1128,8 +1139,23 @@ for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)):
     stream.flush()
 if hold > 0:
     # After the log's end (the follower has the verdict): held until the time passes or a
-    # SIGTERM (on_signal) lets it go; then the record says it is no longer held.
+    # SIGTERM (on_signal) lets it go; then the record says it is no longer held. Meanwhile a
+    # stand-in for the job, in its directory with its environment, is what `kinetic exec` reads
+    # them from (JOB_PID_FILE, as while the job ran: backend/gke/exec_pod.h).
+    standin = None
+    try:
+        standin = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(%d)" % hold],
+            cwd=os.path.join(context_dir, spec.get("workdir") or ""), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        with open(JOB_PID_FILE, "w") as f:
+            f.write(str(standin.pid))
+    except OSError as e:
+        say("exec will start in the container's directory: %s" % e.strerror)
     hold_over.wait(hold)
+    if standin:
+        standin.kill()
+        standin.wait()
     del status["held_until"]
     keep_going("status.json", upload_status)
     shutil.rmtree(work, ignore_errors=True)

@@ -86,10 +86,7 @@ ApiError status_error(int http_status, const json& status, std::string_view body
 }
 
 [[noreturn]] void fail(const http::Response& r, const std::string& what) {
-  json status = json::parse(r.body, nullptr, false);
-  if (status.is_discarded() || !status.is_object() || str(status, "kind") != "Status")
-    status = json();
-  throw status_error(r.status, status, r.body, what);
+  throw api_error(r.status, r.body, what);
 }
 
 json parse_body(const http::Response& r, const std::string& what) {
@@ -161,6 +158,13 @@ std::optional<std::chrono::milliseconds> retry_after_seconds(const http::Respons
 }
 
 }  // namespace
+
+ApiError api_error(int http_status, std::string_view body, const std::string& what) {
+  json status = json::parse(body, nullptr, false);
+  if (status.is_discarded() || !status.is_object() || str(status, "kind") != "Status")
+    status = json();
+  return status_error(http_status, status, body, what);
+}
 
 std::shared_ptr<http::Transport> make_kube_transport(const std::string& ca_pem,
                                                      std::shared_ptr<auth::TokenCache> credentials,

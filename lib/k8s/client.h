@@ -33,6 +33,10 @@ class ApiError : public Error {
   std::string reason_;
 };
 
+// The error for a non-2xx answer HTTP_STATUS with BODY (a Status, else text) to WHAT ("creating
+// /apis/batch/v1/..."): 401/403 name what to do, 404 is Errc::not_found.
+ApiError api_error(int http_status, std::string_view body, const std::string& what);
+
 // The transport for one cluster: curl with CA_PEM pinned, Bearer tokens from CREDENTIALS
 // (refreshed once on a 401), retries, and -v tracing at VERBOSITY.
 std::shared_ptr<http::Transport> make_kube_transport(const std::string& ca_pem,

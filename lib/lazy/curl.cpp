@@ -23,6 +23,13 @@ KINETIC_LAZY_FUNCTION(curl_library, const char*, curl_easy_strerror, (CURLcode c
 KINETIC_LAZY_FUNCTION(curl_library, curl_slist*, curl_slist_append,
                       (curl_slist * list, const char* data), (list, data))
 KINETIC_LAZY_FUNCTION(curl_library, void, curl_slist_free_all, (curl_slist * list), (list))
+// A CONNECT_ONLY connection's bytes (http/upgrade.cpp: `kinetic exec`'s WebSocket).
+KINETIC_LAZY_FUNCTION(curl_library, CURLcode, curl_easy_send,
+                      (CURL * curl, const void* buffer, size_t length, size_t* sent),
+                      (curl, buffer, length, sent))
+KINETIC_LAZY_FUNCTION(curl_library, CURLcode, curl_easy_recv,
+                      (CURL * curl, void* buffer, size_t length, size_t* received),
+                      (curl, buffer, length, received))
 
 // The two variadic functions take exactly one argument after the option, whose type the
 // option's number gives (curl.h's CURLOPTTYPE_* and CURLINFO_* bands), so each is read with

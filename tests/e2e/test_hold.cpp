@@ -1,7 +1,7 @@
 // run --hold-on-failure DURATION (issue #13 point 2): a job that fails for good stays up that long
 // for `kinetic exec`, its verdict and exit code delivered at once; `kinetic cancel` ends the hold
-// sooner. The local backend keeps a stand-in with the job's directory and environment; on gke the
-// pod stays up after the log's end.
+// sooner. Both backends keep a stand-in with the job's directory and environment for exec to
+// find; on gke in the pod, which stays up after the log's end.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -126,6 +126,11 @@ TEST_F(HoldGke, TheFailedPodStaysUpAfterTheVerdictUntilCancelled) {
     if (j["id"] == id) listed_failed = j["state"] == "failed";
   EXPECT_TRUE(listed_failed) << list.out;
 
+  // exec finds the job's directory and environment in the held pod.
+  auto in = kin({"exec", id, "--", "sh", "-c", "cat state.txt; echo \"token=$API_TOKEN\""});
+  EXPECT_EQ(in.exit_code, 0) << in.err;
+  EXPECT_EQ(in.out, "left by the job\ntoken=tok-9\n");
+
   auto cancel = kin({"cancel", id});
   EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_NE(cancel.err.find(id + " failed; its hold (--hold-on-failure) is released"),
@@ -136,6 +141,10 @@ TEST_F(HoldGke, TheFailedPodStaysUpAfterTheVerdictUntilCancelled) {
   st = status_of(sb, proj, id, env());
   EXPECT_EQ(st["state"], "failed");
   EXPECT_EQ(st["exit_code"], 1);
+  EXPECT_FALSE(st.contains("held_until")) << st;  // the pod said so as the hold ended
+  auto after = kin({"exec", id, "--", "true"});
+  EXPECT_EQ(after.exit_code, 1);
+  EXPECT_NE(after.err.find(id + " has ended (failed)"), std::string::npos) << after.err;
 }
 
 }  // namespace

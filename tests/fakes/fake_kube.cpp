@@ -1680,6 +1680,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
                    json::object()};
   const auto& rt = *rtp;
   if (!sub.empty() && !(sub == "status" || (sub == "log" && rt.plural == "pods") ||
+                        (sub == "exec" && rt.plural == "pods") ||
                         (sub == "token" && rt.plural == "serviceaccounts")))
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
@@ -1706,6 +1707,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     return send_json(res, 201, token_request(ns, name, std::move(request)));
   }
   if (get && sub == "log") return serve_log(req, res, ns, name);
+  if (sub == "exec") return serve_exec(req, res, ns, name);
   if (get && name.empty() && truthy(param(req, "watch"))) return serve_watch(req, res, rt, ns);
 
   std::unique_lock lock(mu);
@@ -2092,8 +2094,7 @@ FakeKube::FakeKube(FakeKubeOptions options) : impl_(std::make_unique<Impl>()) {
   TlsMaterial tls;
   make_tls(tls);
   impl->ca_pem = tls.ca_pem;
-  impl->server = std::make_unique<httplib::SSLServer>(tls.cert, tls.key);
-  if (!impl->server->is_valid()) throw std::runtime_error("FakeKube: TLS setup failed");
+  impl->server = std::make_unique<httplib::Server>();
   auto handler = [impl](const httplib::Request& req, httplib::Response& res) {
     impl->handle(req, res, req.body);
   };
@@ -2107,8 +2108,14 @@ FakeKube::FakeKube(FakeKubeOptions options) : impl_(std::make_unique<Impl>()) {
   impl->server->new_task_queue = [] { return new httplib::ThreadPool(64); };
   impl->server->set_tcp_nodelay(true);
   simulate_round_trips(*impl->server);
-  impl->port = impl->server->bind_to_any_port("127.0.0.1");
-  if (impl->port <= 0) throw std::runtime_error("FakeKube: cannot bind 127.0.0.1");
+  const int internal_port = impl->server->bind_to_any_port("127.0.0.1");
+  if (internal_port <= 0) throw std::runtime_error("FakeKube: cannot bind 127.0.0.1");
+  impl->front = std::make_unique<TlsFront>(
+      tls.cert, tls.key, internal_port,
+      [impl](const std::string& head, std::string& extra, TlsConnection& conn) {
+        return impl->claim_exec(head, extra, conn);
+      });
+  impl->port = impl->front->port();
 
   {
     std::lock_guard lock(impl->mu);
@@ -2150,6 +2157,7 @@ FakeKube::~FakeKube() {
     impl->controller_cv.notify_all();
     impl->changed.notify_all();
   }
+  impl->front->stop();
   impl->server->stop();
   if (impl->server_thread.joinable()) impl->server_thread.join();
   if (impl->controller_thread.joinable()) impl->controller_thread.join();

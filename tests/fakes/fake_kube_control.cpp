@@ -1589,6 +1589,7 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
     return;
   }
   ::setpgid(pid, pid);
+  prt.env = env_s;
   prt.pid = pid;
   prt.out_fd = fds[0];
   prt.pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -1648,6 +1649,7 @@ void FakeKube::Impl::reap(kube::PodRuntime* prt) {
       }
       std::lock_guard lock(mu);
       prt->running = false;
+      for (pid_t e : prt->exec_pids) ::kill(-e, SIGKILL);  // exec'd commands die with it
       exited = true;
       continue;
     }
@@ -1672,6 +1674,7 @@ void FakeKube::Impl::reap(kube::PodRuntime* prt) {
         std::lock_guard lock(mu);
         prt->running = false;
         ::kill(-pid, SIGKILL);  // the rest of the container goes with its main process
+        for (pid_t e : prt->exec_pids) ::kill(-e, SIGKILL);  // exec'd commands too
       }
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

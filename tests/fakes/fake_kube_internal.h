@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_kube.h"
+#include "fakes/fake_tls_front.h"
 
 namespace kinetic::fakes::kube {
 
@@ -164,9 +165,11 @@ struct PodRuntime {
   std::string unschedulable_message;
   std::string not_trigger_message;
   bool scale_up_triggered = false;
-  bool counted = false;    // terminal result already counted by its Job
-  bool disrupted = false;  // its node is shutting down (preempt_node_of)
-  std::string dir;         // working directory
+  bool counted = false;          // terminal result already counted by its Job
+  bool disrupted = false;        // its node is shutting down (preempt_node_of)
+  std::string dir;               // working directory
+  std::vector<std::string> env;  // the container's environment ("K=V"), as exec gets it too
+  std::set<pid_t> exec_pids;     // `kubectl exec` processes: they die with the container
 };
 
 struct PoolState {
@@ -197,6 +200,13 @@ struct WatchEvent {
   json object;
 };
 
+// Marks between claim_exec and serve_exec, on the server's own Response (never sent).
+inline constexpr const char* kExecUpgrade = "X-Fake-Exec-Upgrade";
+inline constexpr const char* kExecPodUid = "X-Fake-Exec-Pod-Uid";
+inline constexpr const char* kExecProtocol = "X-Fake-Exec-Protocol";
+inline constexpr const char* kExecContainer = "X-Fake-Exec-Container";
+inline constexpr const char* kExecFailure = "X-Fake-Exec-Failure";
+
 struct FailRule {
   int remaining = 0;
   int status = 500;
@@ -218,7 +228,10 @@ struct FakeKube::Impl {
   std::string ca_pem;
   std::string work_root;
   bool own_work_root = false;
-  std::unique_ptr<httplib::SSLServer> server;
+  // httplib serves plain HTTP on an internal port; the TLS front on the public one hands it every
+  // connection but a pods/exec WebSocket (fake_tls_front.h).
+  std::unique_ptr<httplib::Server> server;
+  std::unique_ptr<TlsFront> front;
   std::thread server_thread;
   std::thread controller_thread;
 
@@ -284,6 +297,14 @@ struct FakeKube::Impl {
                    const std::string& ns);
   void serve_log(const httplib::Request& req, httplib::Response& res, const std::string& ns,
                  const std::string& name);
+  // ---- pods/exec (fake_kube_exec.cpp) ----
+  // The API server's checks of an exec request (the pod, its container, a node, the stream
+  // protocol): an upgrade the front claimed gets status 101 and what the session needs in
+  // kExec* headers; anything else the Status or text a real server answers.
+  void serve_exec(const httplib::Request& req, httplib::Response& res, const std::string& ns,
+                  const std::string& name);
+  // The front's claim: a pods/exec WebSocket upgrade is served here, the rest goes to httplib.
+  bool claim_exec(const std::string& head, std::string& extra, TlsConnection& conn);
   json create(const ResourceType& rt, const std::string& ns, json obj, bool dry_run);
   // A PUT or PATCH result NEXT of the object now OLD, checked as the API server's update
   // validation does (CronJob schedules, a RoleBinding's roleRef); throws ApiError 422.

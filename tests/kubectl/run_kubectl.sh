@@ -294,6 +294,58 @@ contains "delete the CronJob" 'cronjob.batch "idle" deleted' "$out"
 out=$(k get jobs -l app=auto-down 2>&1)
 contains "its Jobs went with it" "No resources found" "$out"
 
+# ---- exec over WebSocket (v5.channel.k8s.io) ------------------------------------------------
+# kubectl 1.32 execs over WebSocket first and falls back to SPDY only when the handshake fails;
+# the fake serves WebSocket alone (docs/fakes.md), so every answer below came that way.
+cat >"$WORK/sleeper.yaml" <<'EOF'
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: sleeper
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: ["sh", "-c", "while [ ! -e finish ]; do sleep 0.05; done"]
+        env:
+        - name: GREETING
+          value: hello-from-the-pod
+EOF
+k create -f "$WORK/sleeper.yaml" >/dev/null
+out=$(k wait --for=condition=Ready pod -l job-name=sleeper --timeout=30s)
+contains "the pod to exec into runs" "condition met" "$out"
+pod=$(k get pods -l job-name=sleeper -o name)
+set +e
+out=$(k exec "$pod" -- sh -c 'echo out; echo "$GREETING"; pwd; echo err >&2; exit 3' \
+  2>"$WORK/exec.err")
+code=$?
+set -e
+[ "$code" = 3 ] || fail "exec: kubectl exited $code, not the command's 3: $(cat "$WORK/exec.err")"
+echo "ok: exec's exit code 3 is kubectl's"
+contains "exec stdout" "out" "$out"
+contains "exec sees the container's environment" "hello-from-the-pod" "$out"
+contains "exec runs in the container's working directory" "${pod#pod/}" "$out"
+contains "exec stderr" "err" "$(cat "$WORK/exec.err")"
+out=$(echo hi | k exec -i "$pod" -- cat)
+[ "$out" = hi ] || fail "exec -i: expected [hi], got [$out]"
+echo "ok: exec -i passes stdin and its end"
+out=$(k get --raw /_fake/counters)
+contains "exec came as WebSocket GETs" '"GET /api/v1/namespaces/{ns}/pods/{name}/exec":2' "$out"
+case "$out" in
+  *'"POST /api/v1/namespaces/{ns}/pods/{name}/exec"'*) fail "kubectl fell back to SPDY: $out" ;;
+esac
+out=$(k exec "$pod" -c nope -- true 2>&1 || true)
+contains "exec into a container the pod lacks" "container nope is not valid for pod ${pod#pod/}" \
+  "$out"
+k exec "$pod" -- touch finish
+out=$(k wait --for=condition=complete job/sleeper --timeout=30s)
+contains "touch finish ends the pod" "condition met" "$out"
+out=$(k exec "$pod" -- true 2>&1 || true)
+contains "exec into a completed pod" "cannot exec into a container in a completed pod" "$out"
+
 # ---- delete ------------------------------------------------------------------------------
 out=$(k delete job fidelity)
 contains "delete job" 'job.batch "fidelity" deleted' "$out"

@@ -115,7 +115,7 @@ TEST(PipelineFile, TheTopLevelHoldsStepsAlone) {
             "kinetic.yaml:1: steps must be a map of named steps; e.g. steps: {prep: {file: "
             "prep.py}}");
   EXPECT_NE(error_of("steps:\n  a: {file: a.py, data: [\"gs://b/x:/data\"]}\n")
-                .find("step a: data is not supported"),
+                .find("step a: data in a pipeline step is not supported yet"),
             std::string::npos);
 }
 

@@ -1,5 +1,7 @@
 #include "backend/gke/gke_backend.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -9,6 +11,7 @@
 
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/create_or_adopt.h"
+#include "backend/gke/exec_pod.h"
 #include "backend/gke/follower_heartbeat.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
@@ -22,10 +25,12 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/terminal.h"
 #include "gcp/storage.h"
 #include "job/budget.h"
 #include "job/manifest.h"
 #include "job/spec.h"
+#include "k8s/exec.h"
 #include "k8s/timestamp.h"
 #include "pack/archive.h"
 #include "pack/sha256.h"
@@ -771,9 +776,47 @@ JobStatus GkeBackend::cancel(const std::string& id) {
   return st;
 }
 
-int GkeBackend::exec(const ExecRequest&) {
-  throw Error(Errc::unsupported,
-              "kinetic exec on a gke context is not supported by this build yet");
+int GkeBackend::exec(const ExecRequest& request) {
+  const std::string& id = request.job;
+  const std::optional<JobSpec> spec = spec_for(id);
+  const int hosts = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  if (request.host < 0 || request.host >= hosts) choose_exec_pod({}, id, request.host, hosts);
+  const std::optional<JobStatus> st = get(id);
+  if (!st) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
+  // A failed job held for exec (--hold-on-failure) has its pod up: exec is what it is held for.
+  if (st->terminal() && !is_held(*st, rfc3339(now_unix())))
+    throw Error(Errc::not_found, id + " has ended (" + st->state +
+                                     "): there is nothing to exec into; see `kinetic logs " + id +
+                                     "`");
+  k8s::ExecParams params;
+  params.ns = session_.target.ns;
+  params.pod = choose_exec_pod(kube().list(k8s::pods_path(params.ns), job_selector(id)).items, id,
+                               request.host, hosts);
+  params.container = kJobContainer;
+  params.command = in_job_context(request.command);
+  params.stdin_open = request.stdin_open;
+  // As kubectl: a terminal needs -i, and kinetic's stdin to be one.
+  params.tty = request.tty && request.stdin_open && ::isatty(0);
+  if (request.tty && !request.stdin_open)
+    session_.io->warn(
+        "-t without -i: no terminal for the command (as kubectl exec); add -i for an "
+        "interactive one");
+  else if (request.tty && !params.tty)
+    session_.io->warn("Unable to use a TTY - input is not a terminal or the right kind of file");
+
+  k8s::ExecIo io;
+  io.in = params.stdin_open ? 0 : -1;
+  std::optional<RawTerminal> raw;
+  std::optional<ResizeSignal> resized;
+  if (params.tty) {
+    resized.emplace();
+    io.resize = resized->fd();
+    io.size = [] { return terminal_size(0); };
+    raw.emplace(0);
+  }
+  const ClusterAccess access = cluster_access(session_);
+  return k8s::exec_in_pod(access.server, access.ca_pem, *session_.credentials, params, io,
+                          session_.verbosity);
 }
 
 void GkeBackend::request_cancel(const std::string& id) {
