@@ -8,9 +8,9 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
-#include <functional>
 #include <utility>
 #include <vector>
 
