@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -26,13 +27,17 @@
 #include "pipeline/step_cache.h"
 #include "pipeline/step_graph.h"
 #include "pipeline/step_key.h"
-#include "pipeline/step_log_sink.h"
 #include "pipeline/step_schedule.h"
 #include "render/printer.h"
 
 namespace kinetic {
 
 namespace {
+
+// How a step's lines are told apart when steps run at once: "[train] ".
+std::string step_prefix(const std::string& step) {
+  return "[" + step + "] ";
+}
 
 // One step of this run: a step the run selected, or a need it takes from an earlier run.
 struct StepRun {
@@ -319,7 +324,7 @@ class PipelineRun {
     if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml)
       step_io_.out = env_.io.err;
     StreamSink terminal(step_io_);
-    std::optional<StepLogSink> by_step;
+    std::optional<PrefixedLogSink> by_step;
     if (prefixed()) by_step.emplace(terminal);
 
     std::vector<std::thread> threads;
@@ -330,7 +335,8 @@ class PipelineRun {
         const ScheduleDecision next = schedule(slots(), req_.max_parallel, interrupted_);
         for (const auto& [name, need] : next.skip) skip(runs_[name], need);
         for (const auto& name : next.start) {
-          LogSink& sink = by_step ? by_step->step(name) : static_cast<LogSink&>(terminal);
+          LogSink& sink =
+              by_step ? by_step->prefixed(step_prefix(name)) : static_cast<LogSink&>(terminal);
           threads.emplace_back(launch(runs_[name], sink, by_step ? &*by_step : nullptr));
           ++running;
         }
@@ -378,7 +384,7 @@ class PipelineRun {
 
   // Starts R's job on a thread of its own (the backend follows each job from its caller's
   // thread); the main thread hears of its end through finished_.
-  std::thread launch(StepRun& r, LogSink& sink, StepLogSink* by_step) {
+  std::thread launch(StepRun& r, LogSink& sink, PrefixedLogSink* by_step) {
     r.state = StepState::running;
     {
       std::lock_guard lock(mu_);
@@ -400,7 +406,7 @@ class PipelineRun {
         f.error = std::string("internal error: ") + e.what();
         f.code = exit_codes::kinetic;
       }
-      if (by_step) by_step->flush(name);
+      if (by_step) by_step->flush(step_prefix(name));
       {
         std::lock_guard lock(mu_);
         finished_.push_back(std::move(f));

@@ -1,10 +1,8 @@
-// lib/pipeline/step_cache.h and step_log_sink.h: a cache entry counts only while its outputs are
-// there and complete; each step's lines reach the terminal whole, prefixed with the step.
+// lib/pipeline/step_cache.h: a cache entry counts only while its outputs are there and complete.
 #include <gtest/gtest.h>
 
 #include "core/fs.h"
 #include "pipeline/step_cache.h"
-#include "pipeline/step_log_sink.h"
 
 namespace kinetic {
 namespace {
@@ -61,31 +59,6 @@ TEST_F(StepCacheTest, TheLatestOutputsArePerPipelineFileAndStep) {
   EXPECT_EQ(cache.latest(pipeline, "prep")->key, key);
   EXPECT_FALSE(cache.latest(pipeline, "train"));
   EXPECT_FALSE(cache.latest(root.path() / "other" / "kinetic.yaml", "prep"));
-}
-
-// Collects what reaches the terminal.
-struct Lines : LogSink {
-  std::vector<std::pair<LogStream, std::string>> writes;
-  void write(LogStream stream, std::string_view data) override {
-    writes.emplace_back(stream, std::string(data));
-  }
-};
-
-TEST(StepLogSink, EachStepsLinesArriveWholeAndPrefixed) {
-  Lines terminal;
-  StepLogSink sinks(terminal);
-  LogSink& left = sinks.step("left");
-  LogSink& right = sinks.step("right");
-  left.write(LogStream::out, "epoch 1");
-  right.write(LogStream::out, "ready\nhalf");
-  left.write(LogStream::out, "/3 done\n");
-  right.write(LogStream::err, "warning\n");
-  sinks.flush("right");
-  EXPECT_EQ(terminal.writes, (std::vector<std::pair<LogStream, std::string>>{
-                                 {LogStream::out, "[right] ready\n"},
-                                 {LogStream::out, "[left] epoch 1/3 done\n"},
-                                 {LogStream::err, "[right] warning\n"},
-                                 {LogStream::out, "[right] half\n"}}));
 }
 
 }  // namespace

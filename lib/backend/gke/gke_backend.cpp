@@ -19,8 +19,8 @@
 #include "backend/gke/job_watch.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
-#include "backend/host_log_sink.h"
 #include "backend/notify.h"
+#include "backend/prefixed_log_sink.h"
 #include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -165,7 +165,7 @@ std::string cold_start_line(const json& pod, double submitted, std::optional<dou
 class SliceFollowers {
  public:
   SliceFollowers(const Session& session, const WatchOptions& lead, k8s::Client& lead_client,
-                 const std::string& lead_pod, int hosts, HostLogSink* sinks)
+                 const std::string& lead_pod, int hosts, PrefixedLogSink* sinks)
       : session_(session), ns_(lead.ns), spec_sha256_(lead.spec_sha256), sinks_(sinks) {
     if (sinks == nullptr || hosts < 2) return;
     auto pod = lead_client.get(k8s::pod_path(ns_, lead_pod));
@@ -224,7 +224,7 @@ class SliceFollowers {
   const Session& session_;
   const std::string ns_;
   const std::string spec_sha256_;
-  HostLogSink* sinks_;
+  PrefixedLogSink* sinks_;
   std::string job_uid_, job_name_;  // the slice's Job of this attempt
   std::atomic<bool> lead_done_{false};
   std::vector<std::thread> threads_;
@@ -333,7 +333,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   const std::optional<JobSpec> spec = spec_for(id);
   const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
   // With --all-hosts every line carries its host, host 0's included.
-  std::optional<HostLogSink> by_host;
+  std::optional<PrefixedLogSink> by_host;
   if (hosts > 1) by_host.emplace(sink);
   LogSink& lead = by_host ? by_host->host(0) : sink;
   WatchOptions o;

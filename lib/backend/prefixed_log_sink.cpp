@@ -1,11 +1,11 @@
-#include "pipeline/step_log_sink.h"
+#include "backend/prefixed_log_sink.h"
 
 namespace kinetic {
 
-class StepLogSink::Step : public LogSink {
+class PrefixedLogSink::Source : public LogSink {
  public:
-  Step(StepLogSink& parent, const std::string& name)
-      : parent_(parent), prefix_("[" + name + "] ") {}
+  Source(PrefixedLogSink& parent, std::string prefix)
+      : parent_(parent), prefix_(std::move(prefix)) {}
   void write(LogStream stream, std::string_view data) override {
     std::lock_guard lock(parent_.mu_);
     std::string& partial = partial_[static_cast<int>(stream)];
@@ -19,28 +19,36 @@ class StepLogSink::Step : public LogSink {
   }
 
  private:
-  StepLogSink& parent_;
+  PrefixedLogSink& parent_;
   const std::string prefix_;
   std::map<int, std::string> partial_;  // by stream: the line not yet ended
 };
 
-StepLogSink::StepLogSink(LogSink& inner) : inner_(inner) {}
-StepLogSink::~StepLogSink() = default;
+PrefixedLogSink::PrefixedLogSink(LogSink& inner) : inner_(inner) {}
+PrefixedLogSink::~PrefixedLogSink() {
+  flush();
+}
 
-LogSink& StepLogSink::step(const std::string& name) {
+LogSink& PrefixedLogSink::prefixed(const std::string& prefix) {
   std::lock_guard lock(mu_);
-  auto& s = steps_[name];
-  if (!s) s = std::make_unique<Step>(*this, name);
+  auto& s = sources_[prefix];
+  if (!s) s = std::make_unique<Source>(*this, prefix);
   return *s;
 }
 
-void StepLogSink::flush(const std::string& name) {
+void PrefixedLogSink::flush(const std::string& prefix) {
   std::lock_guard lock(mu_);
-  if (auto it = steps_.find(name); it != steps_.end()) it->second->flush();
+  if (auto it = sources_.find(prefix); it != sources_.end()) it->second->flush();
 }
 
-void StepLogSink::emit(const std::string& prefix, LogStream stream, std::string& partial,
-                       bool all) {
+void PrefixedLogSink::flush() {
+  std::lock_guard lock(mu_);
+  for (auto& [prefix, s] : sources_) s->flush();
+}
+
+// Caller holds mu_.
+void PrefixedLogSink::emit(const std::string& prefix, LogStream stream, std::string& partial,
+                           bool all) {
   size_t start = 0;
   for (size_t nl; (nl = partial.find('\n', start)) != std::string::npos; start = nl + 1)
     inner_.write(stream, prefix + partial.substr(start, nl - start + 1));

@@ -1,11 +1,11 @@
-// HostLogSink (lib/backend/host_log_sink.h): each host's lines reach the sink whole and prefixed,
-// however its writes are cut, and from however many threads.
+// PrefixedLogSink (lib/backend/prefixed_log_sink.h): each source's lines (a host's, a step's)
+// reach the sink whole and prefixed, however its writes are cut, and from however many threads.
 #include <gtest/gtest.h>
 
 #include <thread>
 #include <vector>
 
-#include "backend/host_log_sink.h"
+#include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
 #include "unit/memory_streams.h"
 
@@ -19,10 +19,10 @@ struct Recorder : LogSink {
   }
 };
 
-TEST(HostLogSink, PrefixesWholeLinesAndKeepsPartsUntilTheirNewline) {
+TEST(PrefixedLogSink, PrefixesWholeLinesAndKeepsPartsUntilTheirNewline) {
   Recorder out;
   {
-    HostLogSink sink(out);
+    PrefixedLogSink sink(out);
     sink.host(2).write(LogStream::out, "step 1\nste");
     sink.host(0).write(LogStream::out, "loss=1.0\n");
     sink.host(2).write(LogStream::out, "p 2\n");
@@ -39,10 +39,10 @@ TEST(HostLogSink, PrefixesWholeLinesAndKeepsPartsUntilTheirNewline) {
   EXPECT_EQ(out.writes[4].first, LogStream::err);
 }
 
-TEST(HostLogSink, LinesFromManyThreadsNeverMix) {
+TEST(PrefixedLogSink, LinesFromManyThreadsNeverMix) {
   Recorder out;
   {
-    HostLogSink sink(out);
+    PrefixedLogSink sink(out);
     std::vector<std::thread> threads;
     for (int h = 0; h < 4; ++h)
       threads.emplace_back([&sink, h] {
@@ -78,6 +78,31 @@ TEST(StreamSink, EachStreamToItsOwnAndKineticsNotesMarked) {
   // Flushed at every write: the text is there without anyone flushing the streams.
   EXPECT_EQ(captured.out_stream.flushed(), "to stdout\n");
   EXPECT_EQ(captured.err_stream.flushed(), "to stderr\nkinetic: attempt 2/3\n");
+}
+
+// Collects each write as it reaches the terminal.
+struct Writes : LogSink {
+  std::vector<std::pair<LogStream, std::string>> got;
+  void write(LogStream stream, std::string_view data) override {
+    got.emplace_back(stream, std::string(data));
+  }
+};
+
+TEST(PrefixedLogSink, OneSourceIsFlushedAloneWithItsOwnPrefix) {
+  Writes terminal;
+  PrefixedLogSink sinks(terminal);
+  LogSink& left = sinks.prefixed("[left] ");
+  LogSink& right = sinks.prefixed("[right] ");
+  left.write(LogStream::out, "epoch 1");
+  right.write(LogStream::out, "ready\nhalf");
+  left.write(LogStream::out, "/3 done\n");
+  right.write(LogStream::err, "warning\n");
+  sinks.flush("[right] ");
+  EXPECT_EQ(terminal.got, (std::vector<std::pair<LogStream, std::string>>{
+                              {LogStream::out, "[right] ready\n"},
+                              {LogStream::out, "[left] epoch 1/3 done\n"},
+                              {LogStream::err, "[right] warning\n"},
+                              {LogStream::out, "[right] half\n"}}));
 }
 
 }  // namespace
