@@ -80,16 +80,8 @@ TEST(StreamSink, EachStreamToItsOwnAndKineticsNotesMarked) {
   EXPECT_EQ(captured.err_stream.flushed(), "to stderr\nkinetic: attempt 2/3\n");
 }
 
-// Collects each write as it reaches the terminal.
-struct Writes : LogSink {
-  std::vector<std::pair<LogStream, std::string>> got;
-  void write(LogStream stream, std::string_view data) override {
-    got.emplace_back(stream, std::string(data));
-  }
-};
-
 TEST(PrefixedLogSink, OneSourceIsFlushedAloneWithItsOwnPrefix) {
-  Writes terminal;
+  Recorder terminal;
   PrefixedLogSink sinks(terminal);
   LogSink& left = sinks.prefixed("[left] ");
   LogSink& right = sinks.prefixed("[right] ");
@@ -98,11 +90,11 @@ TEST(PrefixedLogSink, OneSourceIsFlushedAloneWithItsOwnPrefix) {
   left.write(LogStream::out, "/3 done\n");
   right.write(LogStream::err, "warning\n");
   sinks.flush("[right] ");
-  EXPECT_EQ(terminal.got, (std::vector<std::pair<LogStream, std::string>>{
-                              {LogStream::out, "[right] ready\n"},
-                              {LogStream::out, "[left] epoch 1/3 done\n"},
-                              {LogStream::err, "[right] warning\n"},
-                              {LogStream::out, "[right] half\n"}}));
+  EXPECT_EQ(terminal.writes, (std::vector<std::pair<LogStream, std::string>>{
+                                 {LogStream::out, "[right] ready\n"},
+                                 {LogStream::out, "[left] epoch 1/3 done\n"},
+                                 {LogStream::err, "[right] warning\n"},
+                                 {LogStream::out, "[right] half\n"}}));
 }
 
 }  // namespace
