@@ -19,6 +19,7 @@
 
 #include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
+#include "core/copy_tree.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -144,14 +145,7 @@ class SignalWatcher {
 void copy_outputs(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   if (fs::equivalent(from, to, ec)) return;
-  make_dirs(to, 0755);
-  fs::copy(from, to,
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
-               fs::copy_options::copy_symlinks,
-           ec);
-  if (ec)
-    throw Error(Errc::internal, "cannot copy the outputs in " + from.string() + " to " +
-                                    to.string() + ": " + ec.message());
+  copy_tree(from, to, "the outputs");
 }
 
 // "failed (exit 1): ValueError: bad input", "timeout: timed out after 60s (--timeout)".

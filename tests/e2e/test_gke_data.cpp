@@ -12,20 +12,10 @@
 #include "gcp/gke.h"
 #include "gke_fixture.h"
 #include "http/transport.h"
+#include "show_data_job.h"
 
 namespace kinetic::test {
 namespace {
-
-constexpr const char* kShowData =
-    "import os, sys\n"
-    "root = sys.argv[1]\n"
-    "for d, _, files in sorted(os.walk(root, followlinks=True)):\n"
-    "    for f in sorted(files):\n"
-    "        p = os.path.join(d, f)\n"
-    "        print('seen', os.path.relpath(p, root), open(p).read().strip())\n"
-    "a = os.path.join(root, 'a.txt')\n"
-    "if os.path.exists(a):\n"
-    "    print('writable', bool(os.stat(a).st_mode & 0o222))\n";
 
 constexpr const char* kDataBucket = "acme-training-data";
 

@@ -20,6 +20,7 @@
 #include "backend/local/job_log.h"
 #include "backend/local/process_identity.h"
 #include "backend/notify.h"
+#include "core/copy_tree.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -272,13 +273,7 @@ void deliver(const fs::path& from, const fs::path& to) {
     fs::rename(from, to, ec);
     if (!ec) return;
   }
-  make_dirs(to, 0755);
-  fs::copy(from, to,
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing |
-               fs::copy_options::copy_symlinks,
-           ec);
-  if (ec)
-    throw Error(Errc::internal, "cannot deliver outputs to " + to.string() + ": " + ec.message());
+  copy_tree(from, to, "the outputs");
   fs::remove_all(from, ec);
 }
 
