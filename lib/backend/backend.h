@@ -150,6 +150,26 @@ class SubmissionPreview {
   virtual std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const = 0;
 };
 
+// What a backend keeps for pipelines (docs/pipelines.md "Cache"): small named documents (the
+// step cache's entries, the runs' records) and the outputs of the jobs that ran their steps.
+// Locally these are files in the state directory and ./kinetic-out; on gke, objects in the
+// job bucket, so a cache is shared by everyone using the cluster and a step's outputs reach the
+// steps that need it without passing through the laptop.
+class PipelineStore {
+ public:
+  virtual ~PipelineStore() = default;
+  // The document NAME ("cache/KEY.json"), or nullopt when there is none.
+  virtual std::optional<std::string> read(const std::string& name) = 0;
+  virtual void write(const std::string& name, const std::string& data) = 0;
+  // Where the outputs of job JOB are for the steps that need them (JobSpec::inputs) and for
+  // the cache, given that they were delivered to OUTPUT_DIR (spec.output_dir).
+  virtual std::string outputs_of(const std::string& job, const fs::path& output_dir) const = 0;
+  // Whether the outputs at LOCATION (from outputs_of) are all still there.
+  virtual bool outputs_present(const std::string& location) = 0;
+  // Delivers the outputs at LOCATION to DIR, with the status.json of the job that made them.
+  virtual void fetch_outputs(const std::string& location, const fs::path& dir) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -210,6 +230,12 @@ class Backend {
   // kinetic's stdin/stdout/stderr; returns the command's exit code (126 it could not run,
   // 127 not found). A job that is not running is Error(Errc::not_found) naming its state.
   virtual int exec(const ExecRequest& request) = 0;
+  // Pipelines: where this backend keeps their cache and their steps' outputs; null when
+  // pipelines do not run on it.
+  virtual PipelineStore* pipeline_store() { return nullptr; }
+  // A backend of the same context for another thread to run jobs on at the same time; null
+  // when this one may itself be used from several threads at once (the local backend).
+  virtual std::unique_ptr<Backend> for_another_thread() { return nullptr; }
 };
 
 }  // namespace kinetic

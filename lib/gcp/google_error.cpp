@@ -14,7 +14,8 @@ constexpr size_t kMessageLimit = 300;
 
 using nlohmann::json;
 
-std::string str(const json& j, const char* key) {
+// The field KEY as text: a string, or an integer written out (a code may come as either).
+std::string text_of(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end()) return {};
   if (it->is_string()) return it->get<std::string>();
@@ -69,14 +70,14 @@ void parse_details(const json& details, GoogleErrorBody& out) {
   if (!details.is_array()) return;
   for (const auto& d : details) {
     if (!d.is_object()) continue;
-    std::string type = str(d, "@type");
+    std::string type = text_of(d, "@type");
     auto ends = [&type](std::string_view suffix) {
       return type.size() >= suffix.size() &&
              type.compare(type.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (ends("google.rpc.ErrorInfo")) {
-      if (out.reason.empty()) out.reason = str(d, "reason");
-      if (out.domain.empty()) out.domain = str(d, "domain");
+      if (out.reason.empty()) out.reason = text_of(d, "reason");
+      if (out.domain.empty()) out.domain = text_of(d, "domain");
       if (auto m = d.find("metadata"); m != d.end() && m->is_object()) {
         for (const auto& [k, v] : m->items()) {
           if (v.is_string()) out.metadata.emplace(k, v.get<std::string>());
@@ -89,15 +90,15 @@ void parse_details(const json& details, GoogleErrorBody& out) {
         for (const auto& violation : *v) {
           if (violation.is_object()) {
             out.quota_violations.push_back(
-                {str(violation, "subject"), str(violation, "description")});
+                {text_of(violation, "subject"), text_of(violation, "description")});
           }
         }
       }
     } else if (ends("google.rpc.Help")) {
       if (auto links = d.find("links"); links != d.end() && links->is_array()) {
         for (const auto& link : *links) {
-          if (link.is_object() && !str(link, "url").empty())
-            out.help_urls.push_back(str(link, "url"));
+          if (link.is_object() && !text_of(link, "url").empty())
+            out.help_urls.push_back(text_of(link, "url"));
         }
       }
     }
@@ -171,26 +172,26 @@ GoogleErrorBody parse_google_error(int http_status, std::string_view body) {
   if (j.is_object() && j.contains("error") && j["error"].is_object()) {
     const json& e = j["error"];
     out.json = true;
-    out.status = str(e, "status");
-    out.message = one_line(str(e, "message"), kMessageLimit);
+    out.status = text_of(e, "status");
+    out.message = one_line(text_of(e, "message"), kMessageLimit);
     if (auto d = e.find("details"); d != e.end()) parse_details(*d, out);
     if (auto errors = e.find("errors");
         errors != e.end() && errors->is_array() && !errors->empty() && (*errors)[0].is_object()) {
       const json& first = (*errors)[0];
-      if (out.reason.empty()) out.reason = str(first, "reason");
-      if (out.domain.empty()) out.domain = str(first, "domain");
-      if (out.message.empty()) out.message = one_line(str(first, "message"), kMessageLimit);
+      if (out.reason.empty()) out.reason = text_of(first, "reason");
+      if (out.domain.empty()) out.domain = text_of(first, "domain");
+      if (out.message.empty()) out.message = one_line(text_of(first, "message"), kMessageLimit);
     }
   } else if (j.is_object() && j.contains("error") && j["error"].is_string()) {
     // OAuth token endpoint: {"error": "invalid_grant", "error_description": "..."}.
     out.json = true;
     out.reason = j["error"].get<std::string>();
-    out.message = one_line(str(j, "error_description"), kMessageLimit);
+    out.message = one_line(text_of(j, "error_description"), kMessageLimit);
     if (out.message.empty()) out.message = out.reason;
-  } else if (j.is_object() && str(j, "kind") == "Status") {
+  } else if (j.is_object() && text_of(j, "kind") == "Status") {
     out.json = true;
-    out.status = str(j, "reason");
-    out.message = one_line(str(j, "message"), kMessageLimit);
+    out.status = text_of(j, "reason");
+    out.message = one_line(text_of(j, "message"), kMessageLimit);
   } else {
     out.message = text_excerpt(body);
   }

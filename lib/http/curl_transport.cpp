@@ -22,25 +22,11 @@ void global_init() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r' || s[b] == '\n')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r' || s[e - 1] == '\n'))
-    --e;
-  return std::string(s.substr(b, e - b));
-}
-
-// The URL without its query or fragment (which may hold signatures or tokens).
-std::string display_url(const std::string& url) {
-  size_t cut = url.find_first_of("?#");
-  return cut == std::string::npos ? url : url.substr(0, cut);
-}
-
 std::string one_line(std::string s) {
   for (char& c : s) {
     if (c == '\n' || c == '\r') c = ' ';
   }
-  return trim(s);
+  return trim_header(s);
 }
 
 struct Transfer {
@@ -66,7 +52,8 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   }
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return n;  // the blank line ending the block
-  t->response.headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  t->response.headers.emplace_back(trim_header(line.substr(0, colon)),
+                                   trim_header(line.substr(colon + 1)));
   return n;
 }
 

@@ -83,4 +83,10 @@ struct CurlOptions {
 // The libcurl transport: keeps connections alive between requests of this object.
 std::unique_ptr<Transport> make_curl_transport(const CurlOptions& options = {});
 
+// URL without its query or fragment (which may hold signatures or tokens), for messages.
+std::string display_url(const std::string& url);
+
+// The name or value of a header line, without the blanks (and CR/LF) around it.
+std::string trim_header(std::string_view s);
+
 }  // namespace kinetic::http

@@ -15,19 +15,7 @@ namespace kinetic::http {
 namespace {
 
 constexpr size_t kHeadLimit = 64 * 1024;
-constexpr size_t kBodyLimit = 64 * 1024;
-
-std::string display_url(const std::string& url) {
-  size_t cut = url.find_first_of("?#");
-  return cut == std::string::npos ? url : url.substr(0, cut);
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return std::string(s.substr(b, e - b));
-}
+constexpr size_t kUpgradeBodyLimit = 64 * 1024;
 
 class CurlConnection final : public UpgradedConnection {
  public:
@@ -214,7 +202,8 @@ UpgradeResponse open_upgrade(const Request& request, const CurlOptions& options)
     std::string_view line = lines.substr(0, eol);
     size_t colon = line.find(':');
     if (colon != std::string_view::npos)
-      response.headers.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
+      response.headers.emplace_back(trim_header(line.substr(0, colon)),
+                                    trim_header(line.substr(colon + 1)));
   }
   std::string rest = in.substr(end + 4);
   if (response.status == 101) {
@@ -225,15 +214,15 @@ UpgradeResponse open_upgrade(const Request& request, const CurlOptions& options)
   const auto length = response.header("Content-Length");
   const bool chunked =
       response.header("Transfer-Encoding").value_or("").find("chunked") != std::string::npos;
-  const size_t want = length ? std::strtoul(length->c_str(), nullptr, 10) : kBodyLimit;
-  while (!closed && rest.size() < std::min(want, kBodyLimit) &&
+  const size_t want = length ? std::strtoul(length->c_str(), nullptr, 10) : kUpgradeBodyLimit;
+  while (!closed && rest.size() < std::min(want, kUpgradeBodyLimit) &&
          !(chunked && rest.find("\r\n0\r\n") != std::string::npos) &&
          !(chunked && rest.rfind("0\r\n", 0) == 0)) {
     in.clear();
     read_more();
     rest += in;
   }
-  response.body = chunked ? dechunk(rest) : rest.substr(0, std::min(want, kBodyLimit));
+  response.body = chunked ? dechunk(rest) : rest.substr(0, std::min(want, kUpgradeBodyLimit));
   return response;
 }
 

@@ -658,14 +658,16 @@ def touch_context():
 
 def unpack(uri, want, dest, what, archive):
     # Downloads the archive at URI to ARCHIVE, checks its sha256 against WANT (what kinetic
-    # staged: a changed archive never runs) and unpacks it safely into DEST.
+    # staged: a changed archive never runs; None for data no kinetic staged, another job's
+    # outputs) and unpacks it safely into DEST.
     download(uri, archive)
     digest = hashlib.sha256()
     with open(archive, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    got, want = digest.hexdigest(), want.lower()
-    if got != want:
+    checked = want is not None
+    got, want = digest.hexdigest(), (want or "").lower()
+    if checked and got != want:
         raise Failure(126, "%s checksum mismatch: %s has sha256 %s, expected %s; the staged "
                       "%s is corrupt: delete it and run again" % (what, uri, got, want, what))
     with open(archive, "rb") as f:
@@ -750,6 +752,39 @@ def place_data(cwd):
         at_once(*fetches)
     except NETWORK_ERRORS as e:
         raise Failure(126, "cannot fetch --data: %s" % e)
+
+
+# ---- a pipeline step's inputs -------------------------------------------------------------
+# The outputs of each step this one needs (spec "inputs": docs/pipelines.md), as their jobs
+# left them in the bucket, unpacked into KINETIC_INPUT_DIR/NAME/ before the job starts: bucket
+# to bucket, never through the laptop. They are this pod's own copy, so a step that writes into
+# its inputs changes nothing another step or the cache sees.
+input_dir = work + "/inputs"
+
+
+def place_inputs():
+    inputs = spec.get("inputs", [])
+    if not inputs:
+        return
+    env["KINETIC_INPUT_DIR"] = input_dir
+    fetches = []
+    for i, item in enumerate(inputs):
+        name, location = item.get("name", ""), item.get("location", "")
+        if not name or "/" in name or name in (".", ".."):
+            raise Failure(126, "the spec names an input %r, which is not a step name" % name)
+        if not location.startswith("gs://"):
+            raise Failure(126, "the outputs of step %s are at %s, which this pod cannot read; "
+                          "run the pipeline on one backend" % (name, location))
+
+        def fetch(name=name, location=location, i=i):
+            unpack(location, None, os.path.join(input_dir, name), "outputs of step " + name,
+                   "%s/input-%d" % (work, i))
+        fetches.append(fetch)
+    os.makedirs(input_dir, exist_ok=True)
+    try:
+        at_once(*fetches)
+    except NETWORK_ERRORS as e:
+        raise Failure(126, "cannot fetch the inputs: %s" % e)
 
 
 # ---- running the job ----------------------------------------------------------------------
@@ -918,6 +953,7 @@ def run_job():
     if not os.path.isfile(job_file):
         raise Failure(127, "%s is not in the context" % spec["file"])
     place_data(cwd)
+    place_inputs()
 
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)

@@ -19,7 +19,6 @@
 
 #include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
-#include "core/copy_tree.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -48,7 +47,7 @@ struct StepRun {
   std::string key;
   std::string job;                      // the job that runs it, or whose outputs it reuses
   std::string reused_from;              // the pipeline run that made the reused outputs
-  fs::path source;                      // where the reused outputs are
+  std::string source;                   // where the reused outputs are (PipelineStore)
   fs::path output_dir;                  // ./kinetic-out/PIPELINE-ID/STEP
   std::optional<PreparedJob> prepared;  // a step that runs
   std::optional<int> exit_code;
@@ -140,14 +139,6 @@ class SignalWatcher {
   std::thread thread_;
 };
 
-// A reused step's outputs, copied into this run's folder (status.json included: it says which
-// job made them).
-void copy_outputs(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  if (fs::equivalent(from, to, ec)) return;
-  copy_tree(from, to, "the outputs");
-}
-
 // "failed (exit 1): ValueError: bad input", "timeout: timed out after 60s (--timeout)".
 std::string failure_text(const JobStatus& st) {
   std::string text = st.state;
@@ -159,13 +150,39 @@ std::string failure_text(const JobStatus& st) {
   return text;
 }
 
+// How Ctrl-C reaches a running step's thread: a byte in a pipe that the step's wait polls
+// (backend.h Interrupt); each byte is one request to cancel (the second stops it at once).
+class WakePipe {
+ public:
+  WakePipe() {
+    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) fds_[0] = fds_[1] = -1;
+  }
+  ~WakePipe() {
+    for (int fd : fds_)
+      if (fd >= 0) ::close(fd);
+  }
+  WakePipe(const WakePipe&) = delete;
+  WakePipe& operator=(const WakePipe&) = delete;
+  int read_fd() const { return fds_[0]; }
+  void ring() {
+    const char c = 1;
+    if (fds_[1] >= 0) {
+      [[maybe_unused]] auto n = ::write(fds_[1], &c, 1);
+    }
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
 class PipelineRun {
  public:
   PipelineRun(const PipelineRequest& req, const RunEnvironment& env)
       : req_(req),
         env_(env),
         file_(load_pipeline_file(req.file, env.cwd)),
-        cache_(env.state_dir),
+        store_(*env.backend->pipeline_store()),
+        cache_(store_),
         step_env_{env.settings, env.env,     env.io,      env.state_dir, file_.dir,
                   env.home,     env.backend, env.preview, env.now} {}
 
@@ -215,7 +232,7 @@ class PipelineRun {
       r.key = latest->key;
       r.job = latest->job;
       r.reused_from = latest->pipeline;
-      r.source = latest->output_dir;
+      r.source = latest->outputs;
       return;
     }
     std::string needed_by;
@@ -246,7 +263,7 @@ class PipelineRun {
     for (const auto& need : s.needs) {
       if (needs_keys.count(need)) continue;
       needs_keys[need] = runs_[need].key;
-      rr.inputs.emplace_back(need, (out_root_ / need).string());
+      rr.inputs.emplace_back(need, store_.outputs_of(runs_[need].job, out_root_ / need));
     }
     try {
       r.prepared = prepare_job(rr, step_env_);
@@ -263,7 +280,7 @@ class PipelineRun {
       r.state = StepState::reused;
       r.job = hit->job;
       r.reused_from = hit->pipeline;
-      r.source = hit->output_dir;
+      r.source = hit->outputs;
       r.prepared.reset();
     }
   }
@@ -274,7 +291,7 @@ class PipelineRun {
     for (const auto& name : names_) {
       StepRun& r = runs_[name];
       if (r.state != StepState::reused) continue;
-      copy_outputs(r.source, r.output_dir);
+      store_.fetch_outputs(r.source, r.output_dir);
       remember(r, r.reused_from);
       r.exit_code = 0;
       env_.io.info("kinetic: step " + name + " reused: outputs of " + r.job +
@@ -285,7 +302,8 @@ class PipelineRun {
 
   // Only a cache: a step it cannot remember runs again next time, which a warning says.
   void remember(const StepRun& r, const std::string& pipeline) {
-    const CachedStep entry{r.key, r.step->name, r.job, pipeline, r.output_dir.string()};
+    const CachedStep entry{r.key, r.step->name, r.job, pipeline,
+                           store_.outputs_of(r.job, r.output_dir)};
     try {
       cache_.remember(entry);
       cache_.remember_latest(file_.path, entry);
@@ -377,21 +395,32 @@ class PipelineRun {
   }
 
   // Starts R's job on a thread of its own (the backend follows each job from its caller's
-  // thread); the main thread hears of its end through finished_.
+  // thread, on a backend of its own when the backend is not to be shared between threads); the
+  // main thread hears of its end through finished_. Ctrl-C reaches it through its wake pipe,
+  // and its thread asks its backend to cancel the job (as `run` does).
   std::thread launch(StepRun& r, LogSink& sink, PrefixedLogSink* by_step) {
     r.state = StepState::running;
+    auto wake = std::make_shared<WakePipe>();
     {
       std::lock_guard lock(mu_);
-      running_jobs_.insert(r.job);
+      running_jobs_[r.job] = wake;
+      // Ctrl-C came while the previous step ended: this one starts cancelled.
+      if (interrupted_) wake->ring();
     }
     env_.io.info("kinetic: step " + r.step->name + " (" + r.job + ") started");
     PreparedJob* job = &*r.prepared;
     const std::string name = r.step->name;
-    return std::thread([this, job, name, &sink, by_step] {
+    std::shared_ptr<Backend> own = env_.backend->for_another_thread();
+    return std::thread([this, job, name, &sink, by_step, wake, own] {
       Finished f;
       f.name = name;
+      RunEnvironment env = step_env_;
+      if (own) env.backend = own.get();
+      Backend* backend = env.backend;
+      const std::string id = job->spec.id;
+      const Interrupt intr{wake->read_fd(), [backend, id] { backend->request_cancel(id); }};
       try {
-        f.status = run_prepared(*job, step_env_, sink, nullptr);
+        f.status = run_prepared(*job, env, sink, &intr);
         f.code = exit_code_of(*f.status);
       } catch (const Error& e) {
         f.error = e.what();
@@ -414,7 +443,7 @@ class PipelineRun {
     std::lock_guard lock(mu_);
     if (!interrupted_.exchange(true))
       env_.io.info("kinetic: cancelling the running steps (Ctrl-C again to stop them at once)");
-    for (const auto& job : running_jobs_) env_.backend->request_cancel(job);
+    for (const auto& [job, wake] : running_jobs_) wake->ring();
   }
 
   void record(const Finished& f) {
@@ -516,6 +545,7 @@ class PipelineRun {
   const PipelineRequest& req_;
   const RunEnvironment& env_;
   const PipelineFile file_;
+  PipelineStore& store_;
   StepCache cache_;
   RunEnvironment step_env_;  // each step's file, and its working directory, are the file's
   IOStreams step_io_;
@@ -529,17 +559,16 @@ class PipelineRun {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Finished> finished_;
-  std::set<std::string> running_jobs_;
+  std::map<std::string, std::shared_ptr<WakePipe>> running_jobs_;
   std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace
 
 void require_pipeline_backend(const std::string& backend) {
-  if (backend == "local") return;
-  throw Error(Errc::unsupported, "pipelines run on the local backend in this build (on " + backend +
-                                     " they are designed, not built: docs/pipelines.md); pass "
-                                     "--context local");
+  if (backend == "local" || backend == "gke") return;
+  throw Error(Errc::unsupported, "pipelines run on the local and gke backends, not on " + backend +
+                                     " (docs/pipelines.md); pass --context local");
 }
 
 std::string new_pipeline_id() {
@@ -550,7 +579,8 @@ int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env) {
   if (req.max_parallel < 1)
     throw Error(Errc::usage, "--max-parallel must be at least 1, e.g. --max-parallel 2");
   require_pipeline_backend(env.settings.backend);
-  if (!env.backend) throw Error(Errc::internal, "pipeline run: no backend");
+  if (!env.backend || !env.backend->pipeline_store())
+    throw Error(Errc::internal, "pipeline run: the backend keeps no pipeline store");
   return PipelineRun(req, env).run();
 }
 

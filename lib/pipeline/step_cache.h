@@ -1,17 +1,19 @@
-// What lets a pipeline skip a step (docs/pipelines.md "Cache"), under the state dir:
+// What lets a pipeline skip a step (docs/pipelines.md "Cache"), in the backend's PipelineStore
+// (locally STATE/pipelines/, on gke the bucket's pipelines/):
 //
-//   STATE/pipelines/cache/KEY.json      the job that produced a step's outputs for KEY, and where
-//                                       those outputs are now
-//   STATE/pipelines/latest/PATH_SHA.json  per pipeline file: each step's latest outputs, which
-//                                       --only and --from hand to the steps they select
+//   cache/KEY.json        the job that produced a step's outputs for KEY, and where those
+//                         outputs are now
+//   latest/PATH_SHA.json  per pipeline file: each step's latest outputs, which --only and
+//                         --from hand to the steps they select
 //
-// An entry counts only while its outputs are still there with their status.json saying
-// succeeded: deleting ./kinetic-out is enough to make the steps run again.
+// An entry counts only while its outputs are still there (PipelineStore::outputs_present):
+// locally, deleting ./kinetic-out is enough to make the steps run again.
 #pragma once
 
 #include <optional>
 #include <string>
 
+#include "backend/backend.h"
 #include "core/fs.h"
 
 namespace kinetic {
@@ -19,17 +21,15 @@ namespace kinetic {
 struct CachedStep {
   std::string key;
   std::string step;
-  std::string job;         // the job that produced the outputs
-  std::string pipeline;    // the pipeline run it ran in
-  std::string output_dir;  // where the outputs are (absolute)
+  std::string job;       // the job that produced the outputs
+  std::string pipeline;  // the pipeline run it ran in
+  std::string outputs;   // where the outputs are (PipelineStore::outputs_of)
 };
-
-// Whether DIR holds a step's complete outputs: its status.json says succeeded.
-bool outputs_present(const fs::path& dir);
 
 class StepCache {
  public:
-  explicit StepCache(fs::path state_dir) : root_(std::move(state_dir) / "pipelines") {}
+  // STORE outlives the cache.
+  explicit StepCache(PipelineStore& store) : store_(store) {}
 
   // KEY's entry when its outputs are still there.
   std::optional<CachedStep> find(const std::string& key) const;
@@ -40,8 +40,8 @@ class StepCache {
   void remember_latest(const fs::path& pipeline, const CachedStep& entry) const;
 
  private:
-  fs::path latest_path(const fs::path& pipeline) const;
-  fs::path root_;
+  static std::string latest_name(const fs::path& pipeline);
+  PipelineStore& store_;
 };
 
 }  // namespace kinetic

@@ -5,6 +5,7 @@
 namespace kinetic {
 
 void StatusLine::update(const std::string& text, bool transient) {
+  std::lock_guard lock(mu_);
   if (io_.quiet || text == last_) return;
   if (io_.err_tty) {
     std::fprintf(io_.err, "\r\033[K%s", text.c_str());
@@ -17,6 +18,11 @@ void StatusLine::update(const std::string& text, bool transient) {
 }
 
 void StatusLine::clear() {
+  std::lock_guard lock(mu_);
+  clear_locked();
+}
+
+void StatusLine::clear_locked() {
   if (shown_) {
     std::fputs("\r\033[K", io_.err);
     std::fflush(io_.err);
@@ -25,7 +31,8 @@ void StatusLine::clear() {
 }
 
 void StatusLine::finish(const std::string& text) {
-  clear();
+  std::lock_guard lock(mu_);
+  clear_locked();
   last_.clear();
   io_.info(text);
 }

@@ -3,12 +3,14 @@
 // line-oriented), silent with --quiet.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "render/output.h"
 
 namespace kinetic {
 
+// Thread-safe: a pipeline's steps on gke share their session's line.
 class StatusLine {
  public:
   explicit StatusLine(const IOStreams& io) : io_(io) {}
@@ -26,7 +28,10 @@ class StatusLine {
   void finish(const std::string& text);
 
  private:
+  void clear_locked();
+
   const IOStreams& io_;
+  std::mutex mu_;
   std::string last_;
   bool shown_ = false;
 };

@@ -271,19 +271,6 @@ TEST_F(PipelineTest, CtrlCCancelsTheRunningStepsAndStartsNoOther) {
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
 }
 
-TEST_F(PipelineTest, AGkeContextIsRefusedBeforeAnyCredentialIsLookedUp) {
-  sb.write("proj/kinetic.yaml", kFanOut);
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"backend", "gke"}, {"project", "acme-ml"}, {"zone", "us-central1-a"}})
-    ASSERT_EQ(sb.run({"config", "set", "contexts.acme." + k, v}).exit_code, 0);
-  auto r = sb.run({"pipeline", "run", "--context", "acme"}, proj);
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_EQ(r.err,
-            "error: pipelines run on the local backend in this build (on gke they are designed, "
-            "not built: docs/pipelines.md); pass --context local\n");
-  EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
-}
-
 TEST_F(PipelineTest, TheExampleFansOutAndEvaluatesBothModels) {
   const fs::path dir = sb.root() / "example";
   fs::copy(fs::path(KINETIC_SOURCE_DIR) / "examples" / "pipeline", dir,

@@ -36,7 +36,7 @@ constexpr std::size_t kChunkGranularity = 256 * 1024;
 
 // ---- encoding helpers ------------------------------------------------------------------------
 
-std::string rfc3339_now() {
+std::string gcs_rfc3339_now() {
   auto now = std::chrono::system_clock::now();
   auto secs = std::chrono::system_clock::to_time_t(now);
   auto ms =
@@ -60,7 +60,7 @@ std::string project_number_of(const std::string& project) {
   return std::to_string(100000000000ull + h % 900000000000ull);
 }
 
-std::string trim(std::string_view s) {
+std::string trim_gcs(std::string_view s) {
   auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return {};
   auto e = s.find_last_not_of(" \t\r\n");
@@ -292,7 +292,7 @@ struct FakeGcs::Impl {
     auto mg = metageneration_of(b) + 1;
     b.resource["metageneration"] = std::to_string(mg);
     b.resource["etag"] = metageneration_etag(mg);
-    b.resource["updated"] = rfc3339_now();
+    b.resource["updated"] = gcs_rfc3339_now();
   }
 
   // The policy GCS gives a new bucket: the project's owners/editors own it, its viewers read it;
@@ -333,7 +333,7 @@ struct FakeGcs::Impl {
 
   json make_bucket(const std::string& name, const std::string& project, const json& body) {
     json r = body.is_object() ? body : json::object();
-    auto now = rfc3339_now();
+    auto now = gcs_rfc3339_now();
     r["kind"] = "storage#bucket";
     r["id"] = name;
     r["name"] = name;
@@ -455,7 +455,7 @@ struct FakeGcs::Impl {
     std::size_t pos = 0;
     while (pos < x_goog_hash.size()) {
       auto comma = x_goog_hash.find(',', pos);
-      auto item = trim(
+      auto item = trim_gcs(
           x_goog_hash.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
       pos = comma == std::string::npos ? x_goog_hash.size() : comma + 1;
       auto eq = item.find('=');
@@ -496,7 +496,7 @@ struct FakeGcs::Impl {
     o.name = name;
     o.data = std::move(data);
     o.generation = new_generation();
-    o.time_created = o.updated = rfc3339_now();
+    o.time_created = o.updated = gcs_rfc3339_now();
     static const char* writable[] = {"contentType",     "contentEncoding", "contentDisposition",
                                      "contentLanguage", "cacheControl",    "metadata",
                                      "customTime",      "storageClass"};
@@ -772,7 +772,7 @@ struct FakeGcs::Impl {
         }
       }
       ++o.metageneration;
-      o.updated = rfc3339_now();
+      o.updated = gcs_rfc3339_now();
       return send_json(res, 200, object_resource(bucket_name, o));
     }
     if (name == "upload.media") {
@@ -1023,7 +1023,7 @@ struct FakeGcs::Impl {
       auto spec = range.substr(6);
       auto dash = spec.find('-');
       if (dash != std::string::npos) {
-        auto a = trim(spec.substr(0, dash)), b = trim(spec.substr(dash + 1));
+        auto a = trim_gcs(spec.substr(0, dash)), b = trim_gcs(spec.substr(dash + 1));
         try {
           if (a.empty() && !b.empty()) {  // suffix: last N bytes
             auto n = std::stoull(b);
@@ -1101,7 +1101,7 @@ struct FakeGcs::Impl {
     auto boundary = ct.substr(bpos + 9);
     auto semi = boundary.find(';');
     if (semi != std::string::npos) boundary = boundary.substr(0, semi);
-    boundary = trim(boundary);
+    boundary = trim_gcs(boundary);
     // Quoted either way: gcloud (Python's email package) sends boundary='===...=='.
     if (boundary.size() >= 2 && (boundary.front() == '"' || boundary.front() == '\'') &&
         boundary.back() == boundary.front())
@@ -1150,8 +1150,8 @@ struct FakeGcs::Impl {
     std::istringstream hs(parts[1].first);
     for (std::string line; std::getline(hs, line);) {
       auto colon = line.find(':');
-      if (colon != std::string::npos && lower(trim(line.substr(0, colon))) == "content-type")
-        media_type = trim(line.substr(colon + 1));
+      if (colon != std::string::npos && lower(trim_gcs(line.substr(0, colon))) == "content-type")
+        media_type = trim_gcs(line.substr(colon + 1));
     }
     std::string name = metadata.value("name", std::string());
     if (req.has_param("name")) name = req.get_param_value("name");
@@ -1223,7 +1223,7 @@ struct FakeGcs::Impl {
     if (s.result) return send_json(res, 200, *s.result);
     if (!buckets.count(s.bucket)) throw bucket_not_found();
     auto hash = req.get_header_value("X-Goog-Hash");
-    auto cr = trim(req.get_header_value("Content-Range"));
+    auto cr = trim_gcs(req.get_header_value("Content-Range"));
     if (cr.empty()) {
       // Whole object in one request.
       if (!s.data.empty()) throw invalid("Missing Content-Range for a partially uploaded session.");

@@ -100,7 +100,7 @@ std::string distro_python(const std::string& distro) {
 
 // ---- text helpers -----------------------------------------------------------------------------
 
-std::string trim(std::string_view s) {
+std::string trim_images(std::string_view s) {
   auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string_view::npos) return {};
   auto e = s.find_last_not_of(" \t\r\n");
@@ -158,7 +158,7 @@ std::string module_of(const std::string& normalized) {
   return m;
 }
 
-bool truthy(const std::string& v) {
+bool images_truthy(const std::string& v) {
   auto l = v;
   std::transform(l.begin(), l.end(), l.begin(), ::tolower);
   return l == "1" || l == "true" || l == "yes" || l == "on";
@@ -346,7 +346,7 @@ std::string read_command_output(const std::string& command) {
     while (std::fgets(buf, sizeof buf, p)) out += buf;
     ::pclose(p);
   }
-  return trim(out);
+  return trim_images(out);
 }
 
 // The Python stub that stands in for a package's module.
@@ -576,11 +576,11 @@ std::optional<Requirement> parse_requirement(std::string line) {
   if (hash != std::string::npos) line = line.substr(0, hash);
   auto semi = line.find(';');
   if (semi != std::string::npos) line = line.substr(0, semi);
-  line = trim(line);
+  line = trim_images(line);
   if (line.empty() || line[0] == '-') return std::nullopt;
   Requirement r;
   auto end = line.find_first_of("<>=!~[ @(\t");
-  r.name = trim(line.substr(0, end));
+  r.name = trim_images(line.substr(0, end));
   if (end == std::string::npos) return r;
   auto rest = line.substr(end);
   if (rest[0] == '[') {
@@ -588,10 +588,10 @@ std::optional<Requirement> parse_requirement(std::string line) {
     std::stringstream extras(
         rest.substr(1, close == std::string::npos ? std::string::npos : close - 1));
     for (std::string e; std::getline(extras, e, ',');)
-      if (!trim(e).empty()) r.extras.insert(trim(e));
+      if (!trim_images(e).empty()) r.extras.insert(trim_images(e));
     rest = close == std::string::npos ? "" : rest.substr(close + 1);
   }
-  r.spec = trim(rest);
+  r.spec = trim_images(rest);
   return r;
 }
 
@@ -612,7 +612,7 @@ int pip_install(BuildContext& b, const std::vector<std::string>& args, const std
     return 1;
   }
   std::vector<Requirement> wanted;
-  bool break_system = truthy(env_value(img, "PIP_BREAK_SYSTEM_PACKAGES"));
+  bool break_system = images_truthy(env_value(img, "PIP_BREAK_SYSTEM_PACKAGES"));
   auto add_line = [&](const std::string& line) {
     if (auto r = parse_requirement(line)) wanted.push_back(*r);
   };
@@ -775,7 +775,7 @@ FakeImageBuild FakeImageStore::build(
 
   std::vector<std::string> instructions;
   for (const auto& line : lines_of(dockerfile)) {
-    auto t = trim(line);
+    auto t = trim_images(line);
     if (t.empty() || t[0] == '#') continue;
     if (!instructions.empty() && !instructions.back().empty() &&
         instructions.back().back() == '\\') {
@@ -813,7 +813,7 @@ FakeImageBuild FakeImageStore::build(
     out.push_back("Step " + std::to_string(i + 1) + "/" + std::to_string(total) + " : " + ins);
     auto sp = ins.find_first_of(" \t");
     const std::string op = upper(ins.substr(0, sp));
-    const std::string arg = sp == std::string::npos ? "" : trim(ins.substr(sp));
+    const std::string arg = sp == std::string::npos ? "" : trim_images(ins.substr(sp));
     if (op == "FROM") {
       auto ref = arg.substr(0, arg.find_first_of(" \t"));
       auto found = public_image(ref);

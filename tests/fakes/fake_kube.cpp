@@ -250,7 +250,7 @@ std::string random_suffix(int n) {
 
 namespace {
 
-std::string trim(const std::string& s) {
+std::string trim_kube(const std::string& s) {
   auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return {};
   auto e = s.find_last_not_of(" \t");
@@ -265,13 +265,13 @@ std::vector<std::string> split_top(const std::string& s) {  // commas outside pa
     if (c == '(') ++depth;
     if (c == ')') --depth;
     if (c == ',' && depth == 0) {
-      out.push_back(trim(cur));
+      out.push_back(trim_kube(cur));
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!trim(cur).empty() || !out.empty()) out.push_back(trim(cur));
+  if (!trim_kube(cur).empty() || !out.empty()) out.push_back(trim_kube(cur));
   return out;
 }
 
@@ -286,26 +286,26 @@ std::vector<Requirement> parse_label_selector(const std::string& s) {
     auto set_pos = [&](const std::string& op) -> bool {
       auto pos = part.find(" " + op + " ");
       if (pos == std::string::npos) return false;
-      r.key = trim(part.substr(0, pos));
+      r.key = trim_kube(part.substr(0, pos));
       r.op = op;
-      auto rest = trim(part.substr(pos + op.size() + 2));
+      auto rest = trim_kube(part.substr(pos + op.size() + 2));
       if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
         throw bad_request("unable to parse requirement: found '" + rest + "', expected: '('");
       std::stringstream ss(rest.substr(1, rest.size() - 2));
       std::string v;
-      while (std::getline(ss, v, ',')) r.values.push_back(trim(v));
+      while (std::getline(ss, v, ',')) r.values.push_back(trim_kube(v));
       return true;
     };
     if (set_pos("notin") || set_pos("in")) {
       // done
     } else if (auto p = part.find("!="); p != std::string::npos) {
-      r = {trim(part.substr(0, p)), "!=", {trim(part.substr(p + 2))}};
+      r = {trim_kube(part.substr(0, p)), "!=", {trim_kube(part.substr(p + 2))}};
     } else if (auto p2 = part.find("=="); p2 != std::string::npos) {
-      r = {trim(part.substr(0, p2)), "=", {trim(part.substr(p2 + 2))}};
+      r = {trim_kube(part.substr(0, p2)), "=", {trim_kube(part.substr(p2 + 2))}};
     } else if (auto p3 = part.find('='); p3 != std::string::npos) {
-      r = {trim(part.substr(0, p3)), "=", {trim(part.substr(p3 + 1))}};
+      r = {trim_kube(part.substr(0, p3)), "=", {trim_kube(part.substr(p3 + 1))}};
     } else if (part[0] == '!') {
-      r = {trim(part.substr(1)), "!exists", {}};
+      r = {trim_kube(part.substr(1)), "!exists", {}};
     } else {
       r = {part, "exists", {}};
     }
@@ -345,11 +345,11 @@ std::vector<Requirement> parse_field_selector(const std::string& s) {
     if (part.empty()) continue;
     Requirement r;
     if (auto p = part.find("!="); p != std::string::npos) {
-      r = {trim(part.substr(0, p)), "!=", {trim(part.substr(p + 2))}};
+      r = {trim_kube(part.substr(0, p)), "!=", {trim_kube(part.substr(p + 2))}};
     } else if (auto p2 = part.find("=="); p2 != std::string::npos) {
-      r = {trim(part.substr(0, p2)), "=", {trim(part.substr(p2 + 2))}};
+      r = {trim_kube(part.substr(0, p2)), "=", {trim_kube(part.substr(p2 + 2))}};
     } else if (auto p3 = part.find('='); p3 != std::string::npos) {
-      r = {trim(part.substr(0, p3)), "=", {trim(part.substr(p3 + 1))}};
+      r = {trim_kube(part.substr(0, p3)), "=", {trim_kube(part.substr(p3 + 1))}};
     } else {
       throw bad_request("invalid selector: '" + s + "'; can't understand '" + part + "'");
     }
@@ -384,14 +384,14 @@ using namespace kube;
 
 namespace {
 
-constexpr const char* kVersion = "v1.32.2-gke.1182003";
+constexpr const char* kKubeVersion = "v1.32.2-gke.1182003";
 constexpr std::size_t kHistoryLimit = 20000;
 
 std::string param(const httplib::Request& req, const char* name) {
   return req.has_param(name) ? req.get_param_value(name) : std::string();
 }
 
-bool truthy(const std::string& v) {
+bool kube_truthy(const std::string& v) {
   return v == "1" || v == "true" || v == "True";
 }
 
@@ -663,7 +663,7 @@ json openapi_v3(const std::string& group_version) {
                             {"x-kubernetes-preserve-unknown-fields", true}};
   }
   return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Kubernetes"}, {"version", kVersion}}},
+          {"info", {{"title", "Kubernetes"}, {"version", kKubeVersion}}},
           {"paths", paths},
           {"components", {{"schemas", schemas}}}};
 }
@@ -1583,7 +1583,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     return send_json(res, 200,
                      {{"major", "1"},
                       {"minor", "32"},
-                      {"gitVersion", kVersion},
+                      {"gitVersion", kKubeVersion},
                       {"gitCommit", "0000000000000000000000000000000000000000"},
                       {"gitTreeState", "clean"},
                       {"buildDate", "2025-03-01T00:00:00Z"},
@@ -1708,7 +1708,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
   }
   if (get && sub == "log") return serve_log(req, res, ns, name);
   if (sub == "exec") return serve_exec(req, res, ns, name);
-  if (get && name.empty() && truthy(param(req, "watch"))) return serve_watch(req, res, rt, ns);
+  if (get && name.empty() && kube_truthy(param(req, "watch"))) return serve_watch(req, res, rt, ns);
 
   std::unique_lock lock(mu);
   if (get && !name.empty()) {
@@ -1758,7 +1758,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     std::optional<int> grace;
     if (!param(req, "gracePeriodSeconds").empty())
       grace = std::stoi(param(req, "gracePeriodSeconds"));
-    if (truthy(param(req, "orphanDependents"))) propagation = "Orphan";
+    if (kube_truthy(param(req, "orphanDependents"))) propagation = "Orphan";
     if (!body.empty()) {
       json opts = json::parse(body, nullptr, false);
       if (opts.is_discarded()) throw bad_request("invalid DeleteOptions");
@@ -1846,7 +1846,7 @@ void FakeKube::Impl::serve_watch(const httplib::Request& req, httplib::Response&
                                  const ResourceType& rt, const std::string& ns) {
   auto labels = parse_label_selector(param(req, "labelSelector"));
   auto fields = parse_field_selector(param(req, "fieldSelector"));
-  bool bookmarks = truthy(param(req, "allowWatchBookmarks"));
+  bool bookmarks = kube_truthy(param(req, "allowWatchBookmarks"));
   int timeout = 1800;
   if (!param(req, "timeoutSeconds").empty())
     timeout = std::max(0, std::stoi(param(req, "timeoutSeconds")));
@@ -1978,11 +1978,11 @@ void FakeKube::Impl::serve_log(const httplib::Request& req, httplib::Response& r
     throw bad_request("container \"" + container + "\" in pod \"" + name +
                       "\" is waiting to start: " + reason);
   }
-  if (truthy(param(req, "previous")))
+  if (kube_truthy(param(req, "previous")))
     throw bad_request("previous terminated container \"" + container + "\" in pod \"" + name +
                       "\" not found");
-  bool follow = truthy(param(req, "follow"));
-  bool stamps = truthy(param(req, "timestamps"));
+  bool follow = kube_truthy(param(req, "follow"));
+  bool stamps = kube_truthy(param(req, "timestamps"));
   std::optional<SysClock::time_point> since;
   if (!param(req, "sinceTime").empty()) {
     since = parse_rfc3339(param(req, "sinceTime"));

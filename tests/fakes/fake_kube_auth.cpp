@@ -20,11 +20,11 @@ namespace {
 const ResourceType& type(const char* group, const char* plural) {
   return *find_type(group, "v1", plural);
 }
-const ResourceType& serviceaccounts_t() {
+const ResourceType& auth_serviceaccounts_t() {
   static const ResourceType& t = type("", "serviceaccounts");
   return t;
 }
-const ResourceType& pods_t() {
+const ResourceType& auth_pods_t() {
   static const ResourceType& t = type("", "pods");
   return t;
 }
@@ -32,7 +32,7 @@ const ResourceType& pods_t() {
 constexpr const char* kRbac = "rbac.authorization.k8s.io";
 constexpr const char* kIssuer = "https://kubernetes.default.svc.cluster.local";
 
-std::string base64url(std::string_view bytes) {
+std::string token_base64url(std::string_view bytes) {
   std::string s = base64_encode(bytes);
   for (auto& c : s) c = c == '+' ? '-' : c == '/' ? '_' : c;
   while (!s.empty() && s.back() == '=') s.pop_back();
@@ -156,10 +156,10 @@ std::optional<Identity> FakeKube::Impl::authenticate(const std::string& token) {
   auto it = tokens.find(token);
   if (it != tokens.end()) {
     const MintedToken& t = it->second;
-    json* sa = find(serviceaccounts_t(), t.ns, t.service_account);
+    json* sa = find(auth_serviceaccounts_t(), t.ns, t.service_account);
     if (!sa || (*sa)["metadata"].value("uid", "") != t.sa_uid) return std::nullopt;
     if (!t.pod_uid.empty()) {
-      json* pod = find(pods_t(), t.ns, t.pod);
+      json* pod = find(auth_pods_t(), t.ns, t.pod);
       if (!pod || (*pod)["metadata"].value("uid", "") != t.pod_uid) return std::nullopt;
     }
     if (t.expires && SysClock::now() >= *t.expires) return std::nullopt;
@@ -203,15 +203,16 @@ std::string FakeKube::Impl::mint_token(const json& sa, const json* pod,
                   {{"namespace", t.ns},
                    {"serviceaccount", {{"name", t.service_account}, {"uid", t.sa_uid}}}}}};
   if (pod) claims["kubernetes.io"]["pod"] = {{"name", t.pod}, {"uid", t.pod_uid}};
-  std::string token = base64url(json{{"alg", "RS256"}, {"kid", "kinetic-fake"}}.dump()) + "." +
-                      base64url(claims.dump()) + "." + base64url(random_bytes(64));
+  std::string token = token_base64url(json{{"alg", "RS256"}, {"kid", "kinetic-fake"}}.dump()) +
+                      "." + token_base64url(claims.dump()) + "." +
+                      token_base64url(random_bytes(64));
   tokens[token] = std::move(t);
   return token;
 }
 
 json FakeKube::Impl::token_request(const std::string& ns, const std::string& name, json request) {
-  json* sa = find(serviceaccounts_t(), ns, name);
-  if (!sa) throw not_found(serviceaccounts_t(), name);
+  json* sa = find(auth_serviceaccounts_t(), ns, name);
+  if (!sa) throw not_found(auth_serviceaccounts_t(), name);
   json spec = request.value("spec", json::object());
   if (!spec.is_object()) spec = json::object();
   long seconds = 3600;
@@ -237,8 +238,8 @@ json FakeKube::Impl::token_request(const std::string& ns, const std::string& nam
     if (ref.value("kind", "") != "Pod")
       throw bad_request("kinetic fake Kubernetes API: tokens are bound to pods only, not to a " +
                         ref.value("kind", std::string("(no kind)")));
-    pod = find(pods_t(), ns, ref.value("name", std::string()));
-    if (!pod) throw not_found(pods_t(), ref.value("name", std::string()));
+    pod = find(auth_pods_t(), ns, ref.value("name", std::string()));
+    if (!pod) throw not_found(auth_pods_t(), ref.value("name", std::string()));
     if (!ref.value("uid", std::string()).empty() &&
         ref["uid"] != (*pod)["metadata"].value("uid", ""))
       throw ApiError{409, "Conflict",
@@ -264,13 +265,13 @@ json FakeKube::Impl::token_request(const std::string& ns, const std::string& nam
 void FakeKube::Impl::ensure_default_service_accounts() {
   for (json* n : list(*find_type("", "v1", "namespaces"), "")) {
     const auto ns = (*n)["metadata"].value("name", std::string());
-    if (find(serviceaccounts_t(), ns, "default")) continue;
+    if (find(auth_serviceaccounts_t(), ns, "default")) continue;
     json sa = {{"apiVersion", "v1"},
                {"kind", "ServiceAccount"},
                {"metadata", {{"name", "default"}, {"namespace", ns}}}};
     stamp_new(sa);
     sa["metadata"].erase("generation");
-    insert(serviceaccounts_t(), std::move(sa));
+    insert(auth_serviceaccounts_t(), std::move(sa));
   }
 }
 

@@ -47,7 +47,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string trim(const std::string& s) {
+std::string trim_exec(const std::string& s) {
   size_t b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return {};
   size_t e = s.find_last_not_of(" \t\r");
@@ -89,7 +89,7 @@ bool parse_head(const std::string& head, httplib::Request& req) {
     std::string h = head.substr(pos, next - pos);
     size_t colon = h.find(':');
     if (colon != std::string::npos)
-      req.headers.emplace(trim(h.substr(0, colon)), trim(h.substr(colon + 1)));
+      req.headers.emplace(trim_exec(h.substr(0, colon)), trim_exec(h.substr(colon + 1)));
     pos = next + 2;
   }
   return true;
@@ -112,7 +112,7 @@ std::vector<std::string> offered_protocols(const httplib::Request& req) {
     while (start <= v.size()) {
       size_t comma = v.find(',', start);
       if (comma == std::string::npos) comma = v.size();
-      std::string p = trim(v.substr(start, comma - start));
+      std::string p = trim_exec(v.substr(start, comma - start));
       if (!p.empty()) out.push_back(p);
       start = comma + 1;
     }

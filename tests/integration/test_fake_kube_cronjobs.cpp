@@ -35,10 +35,10 @@ using kinetic::fakes::FakeNodePool;
 using kinetic::http::Request;
 using kinetic::http::Response;
 
-constexpr int kWait = 10000;  // ms; a generous bound, never a delay
+constexpr int kCronWait = 10000;  // ms; a generous bound, never a delay
 const std::string kCronJobs = "/apis/batch/v1/namespaces/default/cronjobs";
-const std::string kJobs = "/apis/batch/v1/namespaces/default/jobs";
-const std::string kPods = "/api/v1/namespaces/default/pods";
+const std::string kCronJobsPath = "/apis/batch/v1/namespaces/default/jobs";
+const std::string kCronPods = "/api/v1/namespaces/default/pods";
 
 json cronjob_body(const std::string& name, const std::vector<std::string>& command) {
   return {{"apiVersion", "batch/v1"},
@@ -60,7 +60,7 @@ json cronjob_body(const std::string& name, const std::vector<std::string>& comma
                        {"command", command}}}}}}}}}}}}}}};
 }
 
-bool has_condition(const json& obj, const std::string& type) {
+bool has_cron_condition(const json& obj, const std::string& type) {
   if (obj.is_null() || !obj.contains("status")) return false;
   for (auto& c : obj["status"].value("conditions", json::array()))
     if (c.value("type", "") == type && c.value("status", "") == "True") return true;
@@ -89,7 +89,7 @@ class FakeKubeCronTest : public kinetic::test::FakeKubeFixture {
   }
   std::vector<std::string> job_names() {
     std::vector<std::string> out;
-    const json list = get(kJobs);
+    const json list = get(kCronJobsPath);
     for (auto& j : list["items"]) out.push_back(j["metadata"]["name"]);
     return out;
   }
@@ -114,8 +114,8 @@ class FakeKubeCronTest : public kinetic::test::FakeKubeFixture {
   }
   bool job_active(const std::string& job) {
     return kube_->wait_for_object(
-        kJobs + "/" + job, [](const json& j) { return j["status"].value("active", 0) == 1; },
-        kWait);
+        kCronJobsPath + "/" + job,
+        [](const json& j) { return j["status"].value("active", 0) == 1; }, kCronWait);
   }
 };
 
@@ -242,7 +242,7 @@ TEST_F(FakeKubeCronTest, TriggerRunsAJobAndTheStatusFollowsIt) {
   EXPECT_GE(minutes, before);
   EXPECT_LE(minutes, std::time(nullptr) / 60);
 
-  auto j = get(kJobs + "/" + job);
+  auto j = get(kCronJobsPath + "/" + job);
   EXPECT_EQ(j["metadata"]["labels"]["app"], "auto-down");
   EXPECT_EQ(j["metadata"]["annotations"]["owner"], "kinetic");
   std::time_t t = minutes * 60;
@@ -267,10 +267,11 @@ TEST_F(FakeKubeCronTest, TriggerRunsAJobAndTheStatusFollowsIt) {
   ASSERT_TRUE(job_active(job));
   EXPECT_FALSE(kube_->wait_for_cronjob_job_done("default", job, 10));  // held on its fifo
   release(fifo);
-  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kWait));
+  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kCronWait));
   status = get(kCronJobs + "/idle")["status"];
   EXPECT_FALSE(status.contains("active"));
-  EXPECT_EQ(status["lastSuccessfulTime"], get(kJobs + "/" + job)["status"]["completionTime"]);
+  EXPECT_EQ(status["lastSuccessfulTime"],
+            get(kCronJobsPath + "/" + job)["status"]["completionTime"]);
   EXPECT_EQ(events("idle", "SawCompletedJob"),
             std::vector<std::string>{"Saw completed job: " + job + ", condition: Complete"});
   EXPECT_EQ(log_of(pod_of(job)), "started\n");
@@ -300,7 +301,7 @@ TEST_F(FakeKubeCronTest, ForbidSkipsWhileAJobIsActive) {
   EXPECT_EQ(status["active"].size(), 1u);
 
   release(fifo);
-  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", first, kWait));
+  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", first, kCronWait));
   auto next = kube_->trigger_cronjob("default", "idle");
   EXPECT_FALSE(next.empty());
   EXPECT_NE(next, first);
@@ -317,14 +318,14 @@ TEST_F(FakeKubeCronTest, ReplaceDeletesTheActiveJobFirst) {
   auto first_pod = pod_of(first);
   auto second = kube_->trigger_cronjob("default", "idle");
   ASSERT_FALSE(second.empty());
-  EXPECT_FALSE(kube_->object(kJobs + "/" + first).has_value());
+  EXPECT_FALSE(kube_->object(kCronJobsPath + "/" + first).has_value());
   EXPECT_EQ(events("idle", "SuccessfulDelete"), std::vector<std::string>{"Deleted job " + first});
   auto status = get(kCronJobs + "/idle")["status"];
   ASSERT_EQ(status["active"].size(), 1u);
   EXPECT_EQ(status["active"][0]["name"], second);
   // the replaced Job's pod goes with it (SIGTERM ends its shell)
   ASSERT_TRUE(kube_->wait_for_object(
-      kPods + "/" + first_pod, [](const json& p) { return p.is_null(); }, kWait));
+      kCronPods + "/" + first_pod, [](const json& p) { return p.is_null(); }, kCronWait));
 }
 
 TEST_F(FakeKubeCronTest, HistoryLimitsDeleteTheOldestFinishedJobs) {
@@ -336,7 +337,7 @@ TEST_F(FakeKubeCronTest, HistoryLimitsDeleteTheOldestFinishedJobs) {
   std::vector<std::string> ok, failed;
   for (int i = 0; i < 2; ++i) {
     ok.push_back(kube_->trigger_cronjob("default", "idle"));
-    ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", ok.back(), kWait));
+    ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", ok.back(), kCronWait));
   }
   merge_patch(kCronJobs + "/idle", {{"spec",
                                      {{"jobTemplate",
@@ -349,11 +350,11 @@ TEST_F(FakeKubeCronTest, HistoryLimitsDeleteTheOldestFinishedJobs) {
                                                  {"command", {"sh", "-c", "exit 3"}}}}}}}}}}}}}}}});
   for (int i = 0; i < 2; ++i) {
     failed.push_back(kube_->trigger_cronjob("default", "idle"));
-    ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", failed.back(), kWait));
+    ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", failed.back(), kCronWait));
   }
   // Each finished Job beyond its limit went with its pods: the newest of each kind stays.
   ASSERT_TRUE(kube_->wait_for_object(
-      kJobs + "/" + failed[0], [](const json& j) { return j.is_null(); }, kWait));
+      kCronJobsPath + "/" + failed[0], [](const json& j) { return j.is_null(); }, kCronWait));
   auto left = job_names();
   EXPECT_EQ(std::set<std::string>(left.begin(), left.end()),
             (std::set<std::string>{ok[1], failed[1]}));
@@ -366,7 +367,8 @@ TEST_F(FakeKubeCronTest, HistoryLimitsDeleteTheOldestFinishedJobs) {
   ASSERT_EQ(sawn.size(), 4u);
   EXPECT_EQ(sawn[3], "Saw completed job: " + failed[1] + ", condition: Failed");
   auto status = get(kCronJobs + "/idle")["status"];
-  EXPECT_EQ(status["lastSuccessfulTime"], get(kJobs + "/" + ok[1])["status"]["completionTime"]);
+  EXPECT_EQ(status["lastSuccessfulTime"],
+            get(kCronJobsPath + "/" + ok[1])["status"]["completionTime"]);
 }
 
 TEST_F(FakeKubeCronTest, SuspendedCronJobDoesNotFire) {
@@ -385,22 +387,22 @@ TEST_F(FakeKubeCronTest, DeletingACronJobDeletesItsJobsAndPods) {
   start();
   create(kCronJobs, cronjob_body("idle", {"true"}));
   auto job = kube_->trigger_cronjob("default", "idle");
-  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kWait));
+  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kCronWait));
   auto pod = pod_of(job);
   ASSERT_FALSE(pod.empty());
   auto del =
       call("DELETE", kCronJobs + "/idle",
            {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", "Foreground"}});
   EXPECT_EQ(del.status, 200) << del.body;
-  EXPECT_FALSE(kube_->object(kJobs + "/" + job).has_value());
-  EXPECT_FALSE(kube_->object(kPods + "/" + pod).has_value());
+  EXPECT_FALSE(kube_->object(kCronJobsPath + "/" + job).has_value());
+  EXPECT_FALSE(kube_->object(kCronPods + "/" + pod).has_value());
 
   // Orphan keeps the Jobs, without their owner.
   create(kCronJobs, cronjob_body("idle", {"true"}));
   job = kube_->trigger_cronjob("default", "idle");
-  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kWait));
+  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("default", job, kCronWait));
   EXPECT_EQ(call("DELETE", kCronJobs + "/idle?propagationPolicy=Orphan").status, 200);
-  auto kept = get(kJobs + "/" + job);
+  auto kept = get(kCronJobsPath + "/" + job);
   EXPECT_FALSE(kept["metadata"].contains("ownerReferences"));
 }
 
@@ -438,7 +440,7 @@ TEST_F(FakeKubeCronTest, APodsServiceAccountMustExist) {
             {"serviceAccountName", "kinetic-auto-down"},
             {"containers", {{{"name", "main"}, {"image", "app:1"}, {"command", {"true"}}}}}}}}}}}};
   create("/apis/batch/v1/namespaces/kinetic/jobs", job);
-  ASSERT_TRUE(kube_->wait_for_event("kinetic", "FailedCreate", kWait));
+  ASSERT_TRUE(kube_->wait_for_event("kinetic", "FailedCreate", kCronWait));
   EXPECT_EQ(events("needs-sa", "FailedCreate", "kinetic").at(0),
             "Error creating: pods \"needs-sa-\" is forbidden: error looking up service account "
             "kinetic/kinetic-auto-down: serviceaccount \"kinetic-auto-down\" not found");
@@ -446,7 +448,7 @@ TEST_F(FakeKubeCronTest, APodsServiceAccountMustExist) {
          {{"metadata", {{"name", "kinetic-auto-down"}}}});
   ASSERT_TRUE(kube_->wait_for_object(
       "/apis/batch/v1/namespaces/kinetic/jobs/needs-sa",
-      [](const json& j) { return has_condition(j, "Complete"); }, kWait));
+      [](const json& j) { return has_cron_condition(j, "Complete"); }, kCronWait));
 }
 
 // What the idle auto-down script does from its pod: its token, its CA and its namespace from
@@ -508,7 +510,7 @@ TEST_F(FakeKubeCronTest, APodsTokenIsItsServiceAccountUnderRbac) {
       "kinetic-auto-down";
   create("/apis/batch/v1/namespaces/kinetic/cronjobs", body);
   auto job = kube_->trigger_cronjob("kinetic", "auto-down");
-  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("kinetic", job, kWait));
+  ASSERT_TRUE(kube_->wait_for_cronjob_job_done("kinetic", job, kCronWait));
   auto pod = pod_of(job, "kinetic");
   auto log = log_of(pod, "kinetic");
   std::map<std::string, std::string> out;
@@ -555,7 +557,7 @@ TEST_F(FakeKubeCronTest, APodsTokenIsItsServiceAccountUnderRbac) {
                 "get resource \"pods/log\" in API group \"\" in the namespace \"kinetic\"");
   EXPECT_EQ(call("DELETE", ns + "/pods/" + pod).status, 200);
   ASSERT_TRUE(kube_->wait_for_object(
-      ns + "/pods/" + pod, [](const json& p) { return p.is_null(); }, kWait));
+      ns + "/pods/" + pod, [](const json& p) { return p.is_null(); }, kCronWait));
   auto gone = call("GET", ns + "/pods", nullptr, token);
   EXPECT_EQ(gone.status, 401);
   EXPECT_EQ(json::parse(gone.body)["reason"], "Unauthorized");
@@ -570,7 +572,7 @@ TEST_F(FakeKubeCronTest, RbacRulesClusterRolesAndRequestedTokens) {
                   {"spec", {{"expirationSeconds", 3600}}}});
   ASSERT_EQ(tr.status, 201) << tr.body;
   const auto token = json::parse(tr.body)["status"]["token"].get<std::string>();
-  EXPECT_EQ(call("GET", kPods, nullptr, token).status, 403);
+  EXPECT_EQ(call("GET", kCronPods, nullptr, token).status, 403);
   EXPECT_EQ(call("GET", "/healthz", nullptr, token).status, 200);
   auto path = call("GET", "/metrics", nullptr, token);
   EXPECT_EQ(path.status, 403);
@@ -592,8 +594,8 @@ TEST_F(FakeKubeCronTest, RbacRulesClusterRolesAndRequestedTokens) {
   auto rb = get(rbac + "/namespaces/default/rolebindings/job-reader");
   EXPECT_EQ(rb["roleRef"]["apiGroup"], "rbac.authorization.k8s.io");  // defaulted
   EXPECT_EQ(rb["subjects"][0]["apiGroup"], "rbac.authorization.k8s.io");
-  EXPECT_EQ(call("GET", kJobs, nullptr, token).status, 200);
-  EXPECT_EQ(call("GET", kJobs + "?watch=1&timeoutSeconds=0", nullptr, token).status, 200);
+  EXPECT_EQ(call("GET", kCronJobsPath, nullptr, token).status, 200);
+  EXPECT_EQ(call("GET", kCronJobsPath + "?watch=1&timeoutSeconds=0", nullptr, token).status, 200);
   EXPECT_EQ(call("GET", kCronJobs + "/x/status", nullptr, token).status, 404);  // allowed
   EXPECT_EQ(call("GET", "/apis/batch/v1/namespaces/kube-system/jobs", nullptr, token).status, 403);
   // ... and a ClusterRoleBinding grants it everywhere
@@ -628,9 +630,9 @@ TEST_F(FakeKubeCronTest, RbacRulesClusterRolesAndRequestedTokens) {
 
   // The token dies with its ServiceAccount (the same name again is another account).
   EXPECT_EQ(call("DELETE", "/api/v1/namespaces/default/serviceaccounts/reader").status, 200);
-  EXPECT_EQ(call("GET", kJobs, nullptr, token).status, 401);
+  EXPECT_EQ(call("GET", kCronJobsPath, nullptr, token).status, 401);
   create("/api/v1/namespaces/default/serviceaccounts", {{"metadata", {{"name", "reader"}}}});
-  EXPECT_EQ(call("GET", kJobs, nullptr, token).status, 401);
+  EXPECT_EQ(call("GET", kCronJobsPath, nullptr, token).status, 401);
 }
 
 TEST_F(FakeKubeCronTest, AutomountCanBeTurnedOff) {
@@ -645,10 +647,10 @@ TEST_F(FakeKubeCronTest, AutomountCanBeTurnedOff) {
                     {"image", "app:1"},
                     {"command", {"sh", "-c", "echo ${KINETIC_SERVICEACCOUNT_DIR:-none}"}}}}}};
     if (automount) spec["automountServiceAccountToken"] = *automount;
-    create(kPods, {{"metadata", {{"name", name}}}, {"spec", spec}});
+    create(kCronPods, {{"metadata", {{"name", name}}}, {"spec", spec}});
     EXPECT_TRUE(kube_->wait_for_object(
-        kPods + "/" + name,
-        [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kWait));
+        kCronPods + "/" + name,
+        [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kCronWait));
     return log_of(name);
   };
   EXPECT_EQ(pod("off-by-account", "quiet", std::nullopt), "none\n");

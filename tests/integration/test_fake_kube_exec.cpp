@@ -18,8 +18,8 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kPods = "/api/v1/namespaces/default/pods";
-constexpr int kWait = 20000;
+const std::string kExecPods = "/api/v1/namespaces/default/pods";
+constexpr int kExecWait = 20000;
 
 class StaticToken : public auth::TokenProvider {
  public:
@@ -61,10 +61,10 @@ class FakeKubeExecTest : public FakeKubeFixture {
                      {"image", "app:1"},
                      {"env", {{{"name", "GREETING"}, {"value", "hello-from-the-pod"}}}},
                      {"command", {"sh", "-c", "while [ ! -e finish ]; do sleep 0.02; done"}}}}}}}};
-    ASSERT_EQ(call("POST", kPods, pod).status, 201);
+    ASSERT_EQ(call("POST", kExecPods, pod).status, 201);
     ASSERT_TRUE(kube_->wait_for_object(
-        kPods + "/" + name,
-        [](const json& p) { return p["status"].value("phase", "") == "Running"; }, kWait));
+        kExecPods + "/" + name,
+        [](const json& p) { return p["status"].value("phase", "") == "Running"; }, kExecWait));
   }
   int exec(const std::vector<std::string>& command, std::string* out = nullptr,
            std::string* err = nullptr, int in = -1, const std::string& pod = "sleeper",
@@ -98,8 +98,8 @@ class FakeKubeExecTest : public FakeKubeFixture {
   void finish(const std::string& pod = "sleeper") {
     ASSERT_EQ(exec({"touch", "finish"}, nullptr, nullptr, -1, pod), 0);
     ASSERT_TRUE(kube_->wait_for_object(
-        kPods + "/" + pod,
-        [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kWait));
+        kExecPods + "/" + pod,
+        [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kExecWait));
   }
 };
 

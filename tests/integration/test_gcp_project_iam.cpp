@@ -15,13 +15,13 @@ using nlohmann::json;
 namespace kinetic::gcp {
 namespace {
 
-constexpr const char* kProject = "acme";
-constexpr const char* kRole = "projects/acme/roles/kineticAutoDown";
+constexpr const char* kIamProject = "acme";
+constexpr const char* kIamRole = "projects/acme/roles/kineticAutoDown";
 const std::string kMember =
     "principal://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/"
     "acme.svc.id.goog/subject/ns/default/sa/kinetic-auto-down-kinetic";
 
-struct FixedToken : auth::TokenProvider {
+struct IamFixedToken : auth::TokenProvider {
   std::string token() override { return "test-token"; }
   void invalidate() override {}
 };
@@ -43,26 +43,26 @@ class ProjectIamTest : public ::testing::Test {
   }
   ConditionalGrant grant(const std::string& cluster = "kinetic") const {
     return {
-        kRole,
+        kIamRole,
         kMember,
         {"kinetic auto-down of " + cluster + " in us-central1-a", "only this cluster",
          "resource.name == \"projects/acme/locations/us-central1-a/clusters/" + cluster + "\""}};
   }
   std::vector<json> bindings_of(const std::string& role) const {
     std::vector<json> out;
-    for (const auto& b : fake.project_iam_policy(kProject).value("bindings", json::array()))
+    for (const auto& b : fake.project_iam_policy(kIamProject).value("bindings", json::array()))
       if (b.value("role", "") == role) out.push_back(b);
     return out;
   }
   std::string make_role() {
-    return client.ensure_custom_role(kProject, "kineticAutoDown", "kinetic auto-down", "d",
+    return client.ensure_custom_role(kIamProject, "kineticAutoDown", "kinetic auto-down", "d",
                                      {"container.clusters.delete"});
   }
 
   fakes::FakeGcp fake{options()};
   std::vector<std::chrono::milliseconds> waits;
   std::unique_ptr<http::Transport> transport =
-      http::retried(auth::authed(http::make_curl_transport(), std::make_shared<FixedToken>()),
+      http::retried(auth::authed(http::make_curl_transport(), std::make_shared<IamFixedToken>()),
                     http::RetryPolicy{},
                     http::RetryEnv{[](std::chrono::milliseconds) {}, nullptr, [] { return 0.5; }});
   ProjectIamClient client{*transport, fake.url("cloudresourcemanager"), fake.url("iam"), poll()};
@@ -71,15 +71,15 @@ class ProjectIamTest : public ::testing::Test {
 TEST_F(ProjectIamTest, TheRoleIsCreatedOnceAndBroughtBackToItsPermissions) {
   EXPECT_EQ(make_role(), "created");
   EXPECT_EQ(make_role(), "exists");
-  auto role = fake.custom_role(kProject, "kineticAutoDown");
+  auto role = fake.custom_role(kIamProject, "kineticAutoDown");
   ASSERT_TRUE(role.has_value());
   EXPECT_EQ((*role)["includedPermissions"], json({"container.clusters.delete"}));
   // Someone widened it: the next ensure narrows it again.
-  EXPECT_EQ(client.ensure_custom_role(kProject, "kineticAutoDown", "kinetic auto-down", "d",
+  EXPECT_EQ(client.ensure_custom_role(kIamProject, "kineticAutoDown", "kinetic auto-down", "d",
                                       {"container.clusters.delete", "container.clusters.get"}),
             "updated");
   EXPECT_EQ(make_role(), "updated");
-  EXPECT_EQ((*fake.custom_role(kProject, "kineticAutoDown"))["includedPermissions"],
+  EXPECT_EQ((*fake.custom_role(kIamProject, "kineticAutoDown"))["includedPermissions"],
             json({"container.clusters.delete"}));
 }
 
@@ -87,33 +87,34 @@ TEST_F(ProjectIamTest, AGrantIsOneConditionalBindingKeptAcrossAnotherWriter) {
   make_role();
   // Another writer changes the policy between our read and our write: the write gets 409 and
   // the whole read-modify-write is redone, keeping both changes.
-  fake.concurrent_project_iam_change_after_next_get(kProject, "roles/viewer", "user:bo@acme.com");
-  EXPECT_TRUE(client.grant(kProject, grant()));
+  fake.concurrent_project_iam_change_after_next_get(kIamProject, "roles/viewer",
+                                                    "user:bo@acme.com");
+  EXPECT_TRUE(client.grant(kIamProject, grant()));
   EXPECT_EQ(fake.pending_faults(), 0);
-  auto ours = bindings_of(kRole);
+  auto ours = bindings_of(kIamRole);
   ASSERT_EQ(ours.size(), 1u);
   EXPECT_EQ(ours[0]["members"], json({kMember}));
   EXPECT_EQ(ours[0]["condition"]["expression"],
             "resource.name == \"projects/acme/locations/us-central1-a/clusters/kinetic\"");
   EXPECT_EQ(bindings_of("roles/viewer").size(), 1u) << "the other writer's change was lost";
-  EXPECT_EQ(fake.project_iam_policy(kProject)["version"], 3);
+  EXPECT_EQ(fake.project_iam_policy(kIamProject)["version"], 3);
   // Granting again changes nothing.
-  EXPECT_FALSE(client.grant(kProject, grant()));
-  EXPECT_EQ(bindings_of(kRole).size(), 1u);
+  EXPECT_FALSE(client.grant(kIamProject, grant()));
+  EXPECT_EQ(bindings_of(kIamRole).size(), 1u);
 }
 
 TEST_F(ProjectIamTest, ARoleIamHasNotPropagatedYetIsWaitedOut) {
   make_role();
   fake.unseen_roles_for_next(2);
-  EXPECT_TRUE(client.grant(kProject, grant()));
+  EXPECT_TRUE(client.grant(kIamProject, grant()));
   EXPECT_EQ(waits, (std::vector<std::chrono::milliseconds>{1000ms, 2000ms}));
-  EXPECT_EQ(bindings_of(kRole).size(), 1u);
+  EXPECT_EQ(bindings_of(kIamRole).size(), 1u);
 }
 
 TEST_F(ProjectIamTest, ARoleThatNeverAppearsFailsWithIamsMessage) {
   // Never created: after the waits, the one-line error quotes IAM.
   try {
-    client.grant(kProject, grant());
+    client.grant(kIamProject, grant());
     ADD_FAILURE() << "granted a role that does not exist";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not exist in the resource's hierarchy"),
@@ -125,14 +126,16 @@ TEST_F(ProjectIamTest, ARoleThatNeverAppearsFailsWithIamsMessage) {
 
 TEST_F(ProjectIamTest, RevokingRemovesThisClustersBindingAndNothingElse) {
   make_role();
-  ASSERT_TRUE(client.grant(kProject, grant("kinetic")));
-  ASSERT_TRUE(client.grant(kProject, grant("big")));
-  EXPECT_TRUE(client.revoke(kProject, kRole, "kinetic auto-down of kinetic in us-central1-a"));
-  auto left = bindings_of(kRole);
+  ASSERT_TRUE(client.grant(kIamProject, grant("kinetic")));
+  ASSERT_TRUE(client.grant(kIamProject, grant("big")));
+  EXPECT_TRUE(
+      client.revoke(kIamProject, kIamRole, "kinetic auto-down of kinetic in us-central1-a"));
+  auto left = bindings_of(kIamRole);
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0]["condition"]["title"], "kinetic auto-down of big in us-central1-a");
   EXPECT_EQ(bindings_of("roles/owner").size(), 1u);
-  EXPECT_FALSE(client.revoke(kProject, kRole, "kinetic auto-down of kinetic in us-central1-a"));
+  EXPECT_FALSE(
+      client.revoke(kIamProject, kIamRole, "kinetic auto-down of kinetic in us-central1-a"));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 namespace kinetic::gcp {
 namespace {
 
-constexpr const char* kRole = "roles/storage.objectUser";
+constexpr const char* kStorageRole = "roles/storage.objectUser";
 
 class StorageIamTest : public ::testing::Test {
  protected:
@@ -87,26 +87,27 @@ TEST_F(StorageIamTest, GrantingIsIdempotent) {
   const auto member = ksa_principal(bucket.project_number, "acme");
   fake.reset_counters();
 
-  EXPECT_TRUE(client.add_bucket_iam_member("b", kRole, member));
+  EXPECT_TRUE(client.add_bucket_iam_member("b", kStorageRole, member));
   EXPECT_EQ(fake.request_count("buckets.getIamPolicy"), 1);
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 1);
   auto p = *fake.bucket_iam_policy("b");
-  EXPECT_EQ(members_of(p, kRole), (std::vector<std::string>{member}));
+  EXPECT_EQ(members_of(p, kStorageRole), (std::vector<std::string>{member}));
   EXPECT_NE(p["etag"], "CAE=") << "a change must give the policy a new etag";
   EXPECT_TRUE(has(members_of(p, "roles/storage.legacyBucketOwner"), "projectOwner:acme"))
       << "the other bindings are kept";
 
-  EXPECT_FALSE(client.add_bucket_iam_member("b", kRole, member));
+  EXPECT_FALSE(client.add_bucket_iam_member("b", kStorageRole, member));
   EXPECT_EQ(fake.request_count("buckets.getIamPolicy"), 2);
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 1) << "no write when already granted";
   EXPECT_EQ(*fake.bucket_iam_policy("b"), p);
 
   // Another member joins the existing binding rather than adding a second one.
-  EXPECT_TRUE(client.add_bucket_iam_member("b", kRole, "user:ops@example.com"));
+  EXPECT_TRUE(client.add_bucket_iam_member("b", kStorageRole, "user:ops@example.com"));
   p = *fake.bucket_iam_policy("b");
-  EXPECT_EQ(members_of(p, kRole), (std::vector<std::string>{member, "user:ops@example.com"}));
+  EXPECT_EQ(members_of(p, kStorageRole),
+            (std::vector<std::string>{member, "user:ops@example.com"}));
   EXPECT_EQ(std::count_if(p["bindings"].begin(), p["bindings"].end(),
-                          [](const nlohmann::json& b) { return b["role"] == kRole; }),
+                          [](const nlohmann::json& b) { return b["role"] == kStorageRole; }),
             1);
 }
 
@@ -116,19 +117,19 @@ TEST_F(StorageIamTest, AGrantRacingAnotherChangeIsRedoneWithoutLosingIt) {
   // Someone else grants a role right after our read: our write carries a stale etag.
   fake.change_iam_policy_after_next_read("b", "roles/storage.objectViewer",
                                          "user:auditor@example.com");
-  EXPECT_TRUE(client.add_bucket_iam_member("b", kRole, member));
+  EXPECT_TRUE(client.add_bucket_iam_member("b", kStorageRole, member));
   EXPECT_EQ(fake.request_count("buckets.getIamPolicy"), 2);
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 2) << "412 once, then success";
   auto p = *fake.bucket_iam_policy("b");
-  EXPECT_EQ(members_of(p, kRole), (std::vector<std::string>{member}));
+  EXPECT_EQ(members_of(p, kStorageRole), (std::vector<std::string>{member}));
   EXPECT_EQ(members_of(p, "roles/storage.objectViewer"),
             (std::vector<std::string>{"user:auditor@example.com"}))
       << "the concurrent change must survive";
 
   // The racing writer may also have granted exactly what we wanted: then nothing is left to do.
   fake.reset_counters();
-  fake.change_iam_policy_after_next_read("b", kRole, "user:dev@example.com");
-  EXPECT_FALSE(client.add_bucket_iam_member("b", kRole, "user:dev@example.com"));
+  fake.change_iam_policy_after_next_read("b", kStorageRole, "user:dev@example.com");
+  EXPECT_FALSE(client.add_bucket_iam_member("b", kStorageRole, "user:dev@example.com"));
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 1);  // the 412
   EXPECT_EQ(fake.request_count("buckets.getIamPolicy"), 2);
 }
@@ -136,7 +137,7 @@ TEST_F(StorageIamTest, AGrantRacingAnotherChangeIsRedoneWithoutLosingIt) {
 TEST_F(StorageIamTest, AnInjectedPreconditionFailureIsRetriedAndPersistentOnesGiveUp) {
   fake.create_bucket("b", "acme");
   fake.fail_precondition_next();
-  EXPECT_TRUE(client.add_bucket_iam_member("b", kRole, "user:a@example.com"));
+  EXPECT_TRUE(client.add_bucket_iam_member("b", kStorageRole, "user:a@example.com"));
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 2);
 
   fake.reset_counters();
@@ -144,7 +145,7 @@ TEST_F(StorageIamTest, AnInjectedPreconditionFailureIsRetriedAndPersistentOnesGi
     fake.change_iam_policy_after_next_read("b", "roles/storage.objectViewer",
                                            "user:u" + std::to_string(i) + "@example.com");
   try {
-    client.add_bucket_iam_member("b", kRole, "user:b@example.com");
+    client.add_bucket_iam_member("b", kStorageRole, "user:b@example.com");
     FAIL() << "a policy that changes under every write must give up";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::api);
@@ -154,7 +155,7 @@ TEST_F(StorageIamTest, AnInjectedPreconditionFailureIsRetriedAndPersistentOnesGi
         << e.what();
   }
   EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 5);
-  EXPECT_FALSE(has(members_of(*fake.bucket_iam_policy("b"), kRole), "user:b@example.com"));
+  EXPECT_FALSE(has(members_of(*fake.bucket_iam_policy("b"), kStorageRole), "user:b@example.com"));
   fake.clear_faults();
 }
 
@@ -164,7 +165,7 @@ TEST_F(StorageIamTest, ConditionalBindingsAreKeptAndNotMistakenForTheGrant) {
   auto p = client.get_bucket_iam_policy("b");
   p["version"] = 3;
   p["bindings"].push_back(
-      {{"role", kRole},
+      {{"role", kStorageRole},
        {"members", nlohmann::json::array({"user:a@example.com"})},
        {"condition",
         {{"title", "jobs only"},
@@ -177,10 +178,10 @@ TEST_F(StorageIamTest, ConditionalBindingsAreKeptAndNotMistakenForTheGrant) {
   put.body = p.dump();
   ASSERT_EQ(transport2->send(put).status, 200);
 
-  EXPECT_TRUE(client.add_bucket_iam_member("b", kRole, "user:a@example.com"));
+  EXPECT_TRUE(client.add_bucket_iam_member("b", kStorageRole, "user:a@example.com"));
   auto after = *fake.bucket_iam_policy("b");
   EXPECT_EQ(after["version"], 3);
-  EXPECT_EQ(members_of(after, kRole), (std::vector<std::string>{"user:a@example.com"}));
+  EXPECT_EQ(members_of(after, kStorageRole), (std::vector<std::string>{"user:a@example.com"}));
   EXPECT_EQ(std::count_if(after["bindings"].begin(), after["bindings"].end(),
                           [](const nlohmann::json& b) { return b.contains("condition"); }),
             1);
@@ -189,7 +190,7 @@ TEST_F(StorageIamTest, ConditionalBindingsAreKeptAndNotMistakenForTheGrant) {
 TEST_F(StorageIamTest, AStaleEtagIsRefusedWith412) {
   fake.create_bucket("b", "acme");
   auto stale = client.get_bucket_iam_policy("b");
-  ASSERT_TRUE(client.add_bucket_iam_member("b", kRole, "user:a@example.com"));
+  ASSERT_TRUE(client.add_bucket_iam_member("b", kStorageRole, "user:a@example.com"));
   auto transport2 = http::make_curl_transport();
   http::Request put;
   put.method = "PUT";
@@ -202,7 +203,7 @@ TEST_F(StorageIamTest, AStaleEtagIsRefusedWith412) {
   // An invalid member is a 400 that names it.
   stale = client.get_bucket_iam_policy("b");
   stale["bindings"].push_back(
-      {{"role", kRole}, {"members", nlohmann::json::array({"alice@example.com"})}});
+      {{"role", kStorageRole}, {"members", nlohmann::json::array({"alice@example.com"})}});
   put.body = stale.dump();
   r = transport2->send(put);
   EXPECT_EQ(r.status, 400);
@@ -218,7 +219,7 @@ TEST_F(StorageIamTest, AMissingBucketIsNotFound) {
     EXPECT_EQ(e.code(), Errc::not_found) << e.what();
   }
   try {
-    client.add_bucket_iam_member("nope", kRole, "user:a@example.com");
+    client.add_bucket_iam_member("nope", kStorageRole, "user:a@example.com");
     FAIL() << "granting on a missing bucket must fail";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::not_found) << e.what();

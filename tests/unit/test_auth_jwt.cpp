@@ -21,7 +21,7 @@ ServiceAccountKey test_key() {
   return k;
 }
 
-const auto kNow = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+const auto kJwtNow = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
 
 std::string b64url_decode(std::string in) {
   for (char& c : in) c = c == '-' ? '+' : c == '_' ? '/' : c;
@@ -58,13 +58,14 @@ TEST(Jwt, Base64UrlHasNoPaddingAndUrlAlphabet) {
 }
 
 TEST(Jwt, MatchesGoldenAssertion) {
-  EXPECT_EQ(make_jwt_assertion(test_key(), "https://www.googleapis.com/auth/cloud-platform", kNow),
-            testkeys::kGoldenJwt);
+  EXPECT_EQ(
+      make_jwt_assertion(test_key(), "https://www.googleapis.com/auth/cloud-platform", kJwtNow),
+      testkeys::kGoldenJwt);
 }
 
 TEST(Jwt, HeaderClaimsAndSignatureVerify) {
   std::string jwt =
-      make_jwt_assertion(test_key(), "https://www.googleapis.com/auth/cloud-platform", kNow);
+      make_jwt_assertion(test_key(), "https://www.googleapis.com/auth/cloud-platform", kJwtNow);
   size_t d1 = jwt.find('.');
   size_t d2 = jwt.find('.', d1 + 1);
   ASSERT_NE(d2, std::string::npos);
@@ -86,7 +87,7 @@ TEST(Jwt, HeaderClaimsAndSignatureVerify) {
 TEST(Jwt, AudienceIsTheKeysTokenUri) {
   ServiceAccountKey k = test_key();
   k.token_uri = "http://127.0.0.1:9/token";
-  std::string jwt = make_jwt_assertion(k, "s", kNow);
+  std::string jwt = make_jwt_assertion(k, "s", kJwtNow);
   size_t d1 = jwt.find('.');
   auto claims = nlohmann::json::parse(b64url_decode(jwt.substr(d1 + 1, jwt.rfind('.') - d1 - 1)));
   EXPECT_EQ(claims["aud"], "http://127.0.0.1:9/token");
@@ -100,7 +101,7 @@ TEST(Jwt, RejectsUnusableKeysWithoutQuotingThem) {
   ServiceAccountKey k = test_key();
   k.private_key = "-----BEGIN PRIVATE KEY-----\nSECRETSTUFF\n-----END PRIVATE KEY-----\n";
   try {
-    make_jwt_assertion(k, "s", kNow);
+    make_jwt_assertion(k, "s", kJwtNow);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), Errc::auth);

@@ -1,6 +1,9 @@
-// lib/pipeline/step_cache.h: a cache entry counts only while its outputs are there and complete.
+// lib/pipeline/step_cache.h over the local backend's store (backend/local/local_pipeline_store.h):
+// a cache entry counts only while its outputs are there and complete.
 #include <gtest/gtest.h>
 
+#include "backend/local/local_pipeline_store.h"
+#include "core/error.h"
 #include "core/fs.h"
 #include "pipeline/step_cache.h"
 
@@ -20,7 +23,8 @@ class StepCacheTest : public ::testing::Test {
   }
 
   TempDir root{fs::temp_directory_path(), "kinetic-step-cache-"};
-  StepCache cache{root.path() / "state"};
+  LocalPipelineStore store{root.path() / "state"};
+  StepCache cache{store};
   const std::string key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 };
 
@@ -31,7 +35,7 @@ TEST_F(StepCacheTest, AnEntryCountsWhileItsOutputsAreThereAndSucceeded) {
   auto hit = cache.find(key);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->job, "job-1a2b3c4d");
-  EXPECT_EQ(hit->output_dir, dir.string());
+  EXPECT_EQ(hit->outputs, dir.string());
   // Another key, or a key that is not one (it would name a path), finds nothing.
   EXPECT_FALSE(cache.find(std::string(64, 'b')));
   EXPECT_FALSE(cache.find("../../etc/passwd"));
@@ -45,8 +49,8 @@ TEST_F(StepCacheTest, FailedOrIncompleteOutputsDoNotCount) {
   EXPECT_FALSE(cache.find(key));
   const fs::path no_status = root.path() / "kinetic-out" / "bare";
   make_dirs(no_status);
-  EXPECT_FALSE(outputs_present(no_status));
-  EXPECT_TRUE(outputs_present(outputs("ok", "succeeded")));
+  EXPECT_FALSE(store.outputs_present(no_status.string()));
+  EXPECT_TRUE(store.outputs_present(outputs("ok", "succeeded").string()));
 }
 
 TEST_F(StepCacheTest, TheLatestOutputsArePerPipelineFileAndStep) {
@@ -59,6 +63,21 @@ TEST_F(StepCacheTest, TheLatestOutputsArePerPipelineFileAndStep) {
   EXPECT_EQ(cache.latest(pipeline, "prep")->key, key);
   EXPECT_FALSE(cache.latest(pipeline, "train"));
   EXPECT_FALSE(cache.latest(root.path() / "other" / "kinetic.yaml", "prep"));
+}
+
+TEST_F(StepCacheTest, AnEntryOfTheFirstSliceNamedItsFolderOutputDir) {
+  const fs::path dir = outputs("train", "succeeded");
+  store.write("cache/" + key + ".json", "{\"key\": \"" + key +
+                                            "\", \"job\": \"job-1a2b3c4d\", \"output_dir\": \"" +
+                                            dir.string() + "\"}");
+  ASSERT_TRUE(cache.find(key));
+  EXPECT_EQ(cache.find(key)->outputs, dir.string());
+}
+
+TEST_F(StepCacheTest, TheStoreRefusesANameThatClimbsOutOfIt) {
+  EXPECT_THROW(store.write("../escape.json", "{}"), Error);
+  EXPECT_FALSE(fs::exists(root.path() / "escape.json"));
+  EXPECT_FALSE(store.read("cache/none.json"));
 }
 
 }  // namespace

@@ -8,12 +8,12 @@
 namespace kinetic {
 namespace {
 
-PipelineFile parse(const std::string& text) {
+PipelineFile parse_graph(const std::string& text) {
   return parse_pipeline(text, "kinetic.yaml", "/proj");
 }
 
 std::vector<std::string> order_of(const std::string& text) {
-  const auto file = parse(text);
+  const auto file = parse_graph(text);
   std::vector<std::string> names;
   for (const auto* step : dependency_order(file)) names.push_back(step->name);
   return names;
@@ -59,7 +59,7 @@ TEST(StepGraph, ACycleIsNamedFromItsFirstStep) {
 }
 
 TEST(StepGraph, OnlyAndFromSelectSteps) {
-  const auto file = parse(kFanOut);
+  const auto file = parse_graph(kFanOut);
   EXPECT_EQ(select_steps(file, {}, ""), (std::set<std::string>{"prep", "left", "right", "report"}));
   EXPECT_EQ(select_steps(file, {"left"}, ""), (std::set<std::string>{"left"}));
   EXPECT_EQ(select_steps(file, {}, "left"), (std::set<std::string>{"left", "report"}));
@@ -75,7 +75,7 @@ TEST(StepGraph, OnlyAndFromSelectSteps) {
 }
 
 TEST(StepGraph, DependentsAndOverlap) {
-  const auto file = parse(kFanOut);
+  const auto file = parse_graph(kFanOut);
   EXPECT_EQ(dependents_of(file, "prep"), (std::set<std::string>{"left", "right", "report"}));
   EXPECT_EQ(dependents_of(file, "report"), std::set<std::string>{});
   // left and right need prep alone: they may run at once; a chain never overlaps.

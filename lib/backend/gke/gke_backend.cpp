@@ -13,6 +13,7 @@
 #include "backend/gke/create_or_adopt.h"
 #include "backend/gke/exec_pod.h"
 #include "backend/gke/follower_heartbeat.h"
+#include "backend/gke/gke_pipeline_store.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
@@ -238,6 +239,15 @@ GkeBackend::~GkeBackend() = default;
 k8s::Client& GkeBackend::kube() {
   if (!kube_) kube_ = connect_kube(session_, cluster_access(session_));
   return *kube_->client;
+}
+
+PipelineStore* GkeBackend::pipeline_store() {
+  if (!pipeline_store_) pipeline_store_ = std::make_unique<GkePipelineStore>(session_);
+  return pipeline_store_.get();
+}
+
+std::unique_ptr<Backend> GkeBackend::for_another_thread() {
+  return std::make_unique<GkeBackend>(session_.for_another_thread());
 }
 
 std::string GkeBackend::prepare_image(const ImageRecipe& recipe) {

@@ -43,6 +43,11 @@ class GkeBackend : public Backend {
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
   int exec(const ExecRequest& request) override;
+  // The bucket's pipelines/ and the jobs' outputs objects (gke_pipeline_store.h).
+  PipelineStore* pipeline_store() override;
+  // A GkeBackend on its own transport (Session::for_another_thread): this one's maps and
+  // clients are not shared between threads.
+  std::unique_ptr<Backend> for_another_thread() override;
 
  private:
   k8s::Client& kube();
@@ -58,6 +63,7 @@ class GkeBackend : public Backend {
                               bool secret = true);
 
   Session session_;
+  std::unique_ptr<PipelineStore> pipeline_store_;
   std::optional<KubeConnection> kube_;
   bool gcs_fuse_checked_ = false;  // the cluster has the CSI driver (checked once)
   std::string pods_member_;        // the job pods' principal, once read

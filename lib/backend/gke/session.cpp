@@ -17,6 +17,14 @@ gcp::StorageClient& Session::storage() const {
   return *storage_;
 }
 
+Session Session::for_another_thread() const {
+  if (!new_cloud) throw Error(Errc::internal, "this gke session cannot make another transport");
+  Session other = *this;
+  other.cloud = new_cloud();
+  other.storage_.reset();
+  return other;
+}
+
 std::string Session::bucket() const {
   return bucket_name(target.project, target.cluster);
 }

@@ -49,6 +49,10 @@ struct Session {
   // The job bucket's API on CLOUD (this thread's transport), built once per session.
   gcp::StorageClient& storage() const;
   std::string bucket() const;
+  // This session for another thread: its own transport (NEW_CLOUD's) and clients; the
+  // credentials and the progress line are shared (both are thread-safe). Throws
+  // Error(Errc::internal) when it has no NEW_CLOUD.
+  Session for_another_thread() const;
 
  private:
   mutable std::shared_ptr<gcp::StorageClient> storage_;  // storage(), built on first use

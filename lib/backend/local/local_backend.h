@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/local/local_pipeline_store.h"
 #include "gcp/storage.h"
 
 namespace kinetic {
@@ -59,6 +60,8 @@ class LocalBackend : public Backend {
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
   int exec(const ExecRequest& request) override;
+  // STATE/pipelines/ and the steps' output folders (local_pipeline_store.h).
+  PipelineStore* pipeline_store() override { return &pipeline_store_; }
 
   // Checked: an id never walks out of jobs/ ("../x").
   fs::path job_dir(const std::string& id) const {
@@ -77,6 +80,7 @@ class LocalBackend : public Backend {
   JobStatus read_status(const std::string& id);
 
   fs::path state_dir_;
+  LocalPipelineStore pipeline_store_{state_dir_};
   std::function<gcp::StorageClient&()> storage_;
   std::function<void(const std::string&)> notes_;
   std::vector<std::pair<std::string, std::string>> base_env_;
