@@ -572,8 +572,9 @@ class PipelineRun {
           {"state", step_state},
           {"reused", r.state == StepState::reused},
           {"key", r.key},
-          // A waiting step's job does not exist yet.
-          {"job", r.state == StepState::waiting ? std::string() : r.job},
+          // A waiting step's job does not exist yet, a skipped step's never will.
+          {"job",
+           r.state == StepState::waiting || r.state == StepState::skipped ? std::string() : r.job},
           {"needs", r.step->needs},
           {"exit_code", r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nullptr},
           {"error", r.error},
