@@ -401,7 +401,9 @@ class PipelineRun {
     // From the start: `kinetic cancel` (SIGTERM) reaches a runner that recorded itself.
     SignalWatcher signals([this] { interrupt(); });
     runner_ = records_.this_runner();
-    if (req_.detach) runner_["log"] = LocalPipelineRecords(env_.state_dir).log_path(id_).string();
+    // Where a detached runner's output goes ("": the terminal's).
+    runner_["log"] =
+        req_.detach ? LocalPipelineRecords(env_.state_dir).log_path(id_).string() : std::string();
     make_dirs(out_root_, 0755);
     const std::string first = save_record();
     if (started_fd_ >= 0) {
