@@ -606,9 +606,10 @@ class PipelineRun {
   std::string save_record(const std::string& state = "running", std::optional<int> code = {}) {
     const Printable p{.kind = "PipelineRun", .fields = document_fields(state, code)};
     const auto doc = document_of(p);
-    records_.save(id_, doc);
     const std::string text = doc.dump(2) + "\n";
+    // The run's folder first: whoever sees the record end finds its copy ended too.
     atomic_write(out_root_ / "pipeline.json", text, 0644);
+    records_.save(id_, doc);
     return text;
   }
 
