@@ -4,6 +4,7 @@
 #include "app.h"
 #include "config/paths.h"
 #include "core/error.h"
+#include "job_lookup.h"
 #include "pipeline/pipeline_runner.h"
 
 namespace kinetic::cli {
@@ -31,7 +32,8 @@ struct PipelineRunOptions : CommandOptions {
     Backend& backend = f.backend("pipeline run");
     RunEnvironment env{f.settings(), f.env(),           f.io(),   f.state_dir(),
                        f.cwd(),      home_dir(f.env()), &backend, nullptr};
-    return run_pipeline_file(req, env);
+    auto records = pipeline_records(f.settings().backend, f.state_dir());
+    return run_pipeline_file(req, env, *records);
   }
 };
 
@@ -62,6 +64,9 @@ void add_pipeline(CLI::App& root, Factory&, Action& action) {
                   "Run this step even if its outputs are cached (repeatable)");
   run->add_option("--max-parallel", o->req.max_parallel,
                   "Run at most N steps at the same time (default 4)");
+  run->add_flag("--detach", o->req.detach,
+                "Check and plan every step, then run them in the background and print the "
+                "pipeline's id");
   run->footer(
       "Each step's outputs are the inputs of the steps that need it, in "
       "KINETIC_INPUT_DIR/STEP/; all of them land in ./kinetic-out/PIPELINE-ID/STEP/. A step "
@@ -73,8 +78,11 @@ void add_pipeline(CLI::App& root, Factory&, Action& action) {
       "  kinetic pipeline run -f examples/pipeline/kinetic.yaml -o json\n"
       "  kinetic pipeline run --from train          # prep's outputs from the last run\n"
       "  kinetic pipeline run --force evaluate\n"
+      "  kinetic pipeline run --detach           # then: kinetic status PIPELINE-ID\n"
       "\nExit code: 0 when every step succeeded or was reused, else the first failed step's "
-      "(as `kinetic run`'s); 2 for a malformed pipeline file.");
+      "(as `kinetic run`'s); 2 for a malformed pipeline file. With --detach: 0 once the steps "
+      "run in the background (`kinetic status`, `logs --step`, `cancel` take the pipeline's "
+      "id).");
   on_parse(run, action, o);
 }
 

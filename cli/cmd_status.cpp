@@ -1,4 +1,5 @@
-// kinetic status [JOB]: where jobs stand, as a table or -o json|yaml|name.
+// kinetic status [JOB|PIPELINE]: where jobs and pipelines stand, as a table or
+// -o json|yaml|name.
 #include <algorithm>
 
 #include "app.h"
@@ -21,10 +22,103 @@ struct StatusOptions : PrintingOptions {
                          OutputFormat::yaml, OutputFormat::name}) {}
   std::string job;
   void validate() const override {
-    if (!job.empty()) require_job_id(job);
+    if (!job.empty()) require_job_or_pipeline_id(job);
   }
   int run(Factory& f) override;
+  int show_pipeline(Factory& f);
 };
+
+// A document as a Printable's fields: document_of puts kind and schema_version first again.
+nlohmann::ordered_json fields_of(PipelineDocument doc) {
+  doc.erase("kind");
+  doc.erase("schema_version");
+  return doc;
+}
+
+std::string text_of(const nlohmann::ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>().empty() ? "-" : v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  return "-";
+}
+
+// A step's duration: so far while it runs, "-" when it did not run.
+std::string step_duration(const nlohmann::ordered_json& step) {
+  const std::string state = step.value("state", "");
+  if (state == "running") {
+    const std::string age = age_of(step.value("started", ""));
+    return age.empty() ? "-" : age;
+  }
+  if (step.value("started", "").empty()) return "-";
+  return format_duration(step.value("duration_seconds", 0.0));
+}
+
+// "2/3": the steps that are done (ran or reused) of all of them.
+std::string steps_done(const PipelineDocument& doc) {
+  int done = 0, all = 0;
+  for (const auto& step : doc.value("steps", nlohmann::ordered_json::array())) {
+    ++all;
+    const std::string state = step.value("state", "");
+    done += state == "succeeded" || state == "reused" ? 1 : 0;
+  }
+  return std::to_string(done) + "/" + std::to_string(all);
+}
+
+// Recent pipelines (local backend), each as `status PIPELINE` sees it (lost when its runner is
+// gone).
+std::vector<PipelineDocument> recent_pipelines(Factory& f) {
+  std::vector<PipelineDocument> out;
+  if (f.settings().backend != "local") return out;
+  auto records = pipeline_records(f.settings().backend, f.state_dir());
+  for (const auto& doc : records->list()) {
+    const std::string id = doc.value("id", "");
+    if (auto seen = looks_like_pipeline_id(id) ? pipeline_view(*records, id) : std::nullopt)
+      out.push_back(std::move(*seen));
+  }
+  return out;
+}
+
+int StatusOptions::show_pipeline(Factory& f) {
+  auto records = pipeline_records(f.settings().backend, f.state_dir());
+  const PipelineDocument doc = require_pipeline(*records, job);
+  IOStreams& io = f.io();
+  Printable p{.kind = "PipelineRun", .fields = fields_of(doc), .names = {job}};
+  p.table = [&doc](bool wide) {
+    std::vector<std::string> headers = {"STEP", "STATE", "REUSED", "DURATION",
+                                        "EXIT", "JOB",   "COST"};
+    if (wide) {
+      headers.push_back("OUTPUT");
+      headers.push_back("ERROR");
+    }
+    Table t(headers);
+    for (const auto& step : doc.value("steps", nlohmann::ordered_json::array())) {
+      std::vector<std::string> row = {step.value("name", ""),
+                                      step.value("state", ""),
+                                      step.value("reused", false) ? "yes" : "no",
+                                      step_duration(step),
+                                      text_of(step.value("exit_code", nlohmann::ordered_json())),
+                                      text_of(step.value("job", "")),
+                                      "-"};  // local steps cost nothing
+      if (wide) {
+        row.push_back(text_of(step.value("output_dir", "")));
+        row.push_back(text_of(step.value("error", "")));
+      }
+      t.add_row(row);
+    }
+    return t;
+  };
+  if (format == OutputFormat::table || format == OutputFormat::wide) {
+    std::string line = "pipeline " + job + " " + doc.value("state", "") + ": " +
+                       std::to_string(doc.value("steps", nlohmann::ordered_json::array()).size()) +
+                       " steps from " + doc.value("file", "");
+    const auto& runner = doc.value("runner", nlohmann::ordered_json::object());
+    if (doc.value("detached", false) && runner.contains("pid"))
+      line += " (detached, runner pid " + text_of(runner["pid"]) + ")";
+    io.info(line);
+    if (doc.value("state", "") == "lost") io.warn(doc.value("error", ""));
+  }
+  print(io, format, p);
+  return 0;
+}
 
 std::string exit_text(const JobStatus& s) {
   return s.exit_code ? std::to_string(*s.exit_code) : "-";
@@ -83,6 +177,7 @@ std::string duration_text(const JobStatus& s) {
 }
 
 int StatusOptions::run(Factory& f) {
+  if (looks_like_pipeline_id(job)) return show_pipeline(f);
   Backend& b = f.backend("status");
   const Settings& s = f.settings();
   std::vector<JobStatus> jobs;
@@ -144,6 +239,15 @@ int StatusOptions::run(Factory& f) {
     }
     p.fields["jobs"] = list;
   }
+  // Pipelines below the jobs, when there are any (none: the output is the jobs' alone).
+  const std::vector<PipelineDocument> pipelines = job.empty() && format != OutputFormat::name
+                                                      ? recent_pipelines(f)
+                                                      : std::vector<PipelineDocument>{};
+  if (!pipelines.empty()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& doc : pipelines) list.push_back(fields_of(doc));
+    p.fields["pipelines"] = list;
+  }
   if (format != OutputFormat::table && format != OutputFormat::wide) {
     print(io, format, p);
     return 0;
@@ -201,6 +305,18 @@ int StatusOptions::run(Factory& f) {
     io.info("context " + s.context.value + " (backend " + s.backend +
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   print(io, format, p);
+  if (!pipelines.empty() && (format == OutputFormat::table || format == OutputFormat::wide)) {
+    io.info(std::to_string(pipelines.size()) +
+            (pipelines.size() == 1 ? " pipeline" : " pipelines") +
+            " (`kinetic status PIPELINE-ID` shows its steps)");
+    if (!jobs.empty()) std::fputs("\n", io.out);
+    Table t({"PIPELINE", "STATE", "STEPS", "AGE", "FILE"});
+    for (const auto& doc : pipelines)
+      t.add_row({doc.value("id", ""), doc.value("state", ""), steps_done(doc),
+                 age_of(doc.value("created", "")), doc.value("file", "")});
+    const std::string text = t.render(io.out_tty);
+    std::fwrite(text.data(), 1, text.size(), io.out);
+  }
   // Idle and still billing: the reminder kinetic's users most asked for (issue #12).
   if (cluster && !cluster->missing &&
       std::none_of(jobs.begin(), jobs.end(), [&held_now](const JobStatus& j) {
@@ -219,12 +335,13 @@ int StatusOptions::run(Factory& f) {
 
 void add_status(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<StatusOptions>();
-  CLI::App* c = root.add_subcommand("status", "Show running and recent jobs");
-  c->add_option("job", o->job, "Show only this job");
+  CLI::App* c = root.add_subcommand("status", "Show running and recent jobs and pipelines");
+  c->add_option("job", o->job, "Show only this job, or this pipeline's steps");
   c->footer(
       "Examples:\n"
       "  kinetic status\n"
       "  kinetic status job-1a2b3c4d -o json\n"
+      "  kinetic status pipe-1a2b3c4d      # its steps: state, reused, duration, exit, job\n"
       "  kinetic status -o name            # job ids, one per line");
   on_parse(c, action, o);
 }

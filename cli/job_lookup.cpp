@@ -5,6 +5,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "pipeline/pipeline_runner.h"
 
 namespace kinetic::cli {
 
@@ -17,6 +18,21 @@ JobStatus require_job(Backend& backend, const std::string& id) {
   throw Error(Errc::not_found, "no job '" + id + "' in the " + backend.name() + " backend" +
                                    (near.empty() ? "" : "; did you mean " + join_or(near) + "?") +
                                    " (run `kinetic status` to list jobs)");
+}
+
+std::unique_ptr<PipelineRecords> pipeline_records(const std::string& backend,
+                                                  const fs::path& state_dir) {
+  require_pipeline_backend(backend);
+  return std::make_unique<LocalPipelineRecords>(state_dir);
+}
+
+void require_job_or_pipeline_id(const std::string& id) {
+  if (looks_like_pipeline_id(id)) return;
+  if (starts_with(id, "pipe-"))
+    throw Error(Errc::usage, "'" + id +
+                                 "' is not a pipeline id; ids look like pipe-1a2b3c4d; run "
+                                 "`kinetic status` to list pipelines");
+  require_job_id(id);
 }
 
 std::string age_of(const std::string& t) {

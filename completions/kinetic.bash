@@ -48,15 +48,15 @@ _kinetic_command() {
       ;;
     'pipeline run')
       _kinetic_subs=''
-      _kinetic_flags='-f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-f --file --only --from --force --max-parallel --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='-f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'logs')
       _kinetic_subs=''
-      _kinetic_flags='-f --follow --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--step -f --follow --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
       ;;

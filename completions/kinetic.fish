@@ -36,7 +36,7 @@ function __kinetic_value_flags
         case 'pipeline run'
             printf '%s\n' -f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'exec'
@@ -170,10 +170,10 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'up' -d 'Provision (or reconcile) 
 complete -c kinetic -n "__kinetic_at '' 0" -a 'down' -d 'Delete what `up` created and report it'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'run' -d 'Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pipeline' -d 'Run a pipeline'
-complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s logs, following them with -f'
-complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s (or a pipeline step\'s) logs, following them with -f'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs and pipelines'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
-complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs and clean up after them'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pool' -d 'Manage the accelerator node pools of the cluster'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'accelerators' -d 'List the accelerators kinetic knows'
@@ -244,9 +244,11 @@ complete -c kinetic -n "__kinetic_in 'pipeline run'" -l only -x -d 'Run this ste
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l from -x -d 'Run this step and every step that needs it, the others\' outputs from the last run'
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l force -x -d 'Run this step even if its outputs are cached (repeatable)'
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l max-parallel -x -d 'Run at most N steps at the same time (default 4)'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l detach -d 'Check and plan every step, then run them in the background and print the pipeline\'s id'
 
 # kinetic logs
-complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends'
+complete -c kinetic -n "__kinetic_in 'logs'" -l step -x -d 'The pipeline\'s step whose job\'s logs to print'
+complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends (a step not started yet: wait for it)'
 complete -c kinetic -n "__kinetic_in 'logs'" -l all-hosts -d 'Every host of a multi-host slice, each line prefixed [host N] (default: host 0)'
 complete -c kinetic -n "__kinetic_at 'logs' 0" -a '(__kinetic_values jobs)'
 

@@ -35,7 +35,7 @@ _kinetic_tree() {
       ;;
     'logs')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'status')
       _kinetic_subs=()
@@ -127,10 +127,10 @@ _kinetic_subcommands() {
         'down:Delete what `up` created and report it'
         'run:Run a job (FILE and its project folder) and bring back its logs, outputs and exit code'
         'pipeline:Run a pipeline'
-        'logs:Print a job'\''s logs, following them with -f'
-        'status:Show running and recent jobs'
+        'logs:Print a job'\''s (or a pipeline step'\''s) logs, following them with -f'
+        'status:Show running and recent jobs and pipelines'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
-        'cancel:Stop running jobs and clean up after them'
+        'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
         'pool:Manage the accelerator node pools of the cluster'
         'accelerators:List the accelerators kinetic knows'
@@ -380,6 +380,7 @@ _kinetic() {
         '--from=[Run this step and every step that needs it, the others'\'' outputs from the last run]:from: ' \
         '*--force=[Run this step even if its outputs are cached (repeatable)]:force: ' \
         '--max-parallel=[Run at most N steps at the same time (default 4)]:max-parallel: ' \
+        '--detach[Check and plan every step, then run them in the background and print the pipeline'\''s id]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
@@ -397,8 +398,9 @@ _kinetic() {
       ;;
     'logs')
       _arguments -s -S : \
-        '(-f --follow)-f[Keep streaming until the job ends]' \
-        '(-f --follow)--follow[Keep streaming until the job ends]' \
+        '--step=[The pipeline'\''s step whose job'\''s logs to print]:step: ' \
+        '(-f --follow)-f[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
+        '(-f --follow)--follow[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
         '--all-hosts[Every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0)]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -55,6 +56,8 @@ struct StepRun {
   std::string job_state;  // how its job ended (failed, timeout, cancelled, lost)
   std::string error;
   double duration_seconds = 0;
+  double started_at = 0;   // when its job was started (0: it was not)
+  double finished_at = 0;  // when it ended, or was skipped
 };
 
 // What a step's thread hands back.
@@ -139,6 +142,16 @@ class SignalWatcher {
   std::thread thread_;
 };
 
+// All of TEXT to FD (a pipe), however the kernel splits it.
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
 // "failed (exit 1): ValueError: bad input", "timeout: timed out after 60s (--timeout)".
 std::string failure_text(const JobStatus& st) {
   std::string text = st.state;
@@ -177,9 +190,10 @@ class WakePipe {
 
 class PipelineRun {
  public:
-  PipelineRun(const PipelineRequest& req, const RunEnvironment& env)
+  PipelineRun(const PipelineRequest& req, const RunEnvironment& env, PipelineRecords& records)
       : req_(req),
         env_(env),
+        records_(records),
         file_(load_pipeline_file(req.file, env.cwd)),
         store_(*env.backend->pipeline_store()),
         cache_(store_),
@@ -188,7 +202,7 @@ class PipelineRun {
 
   int run() {
     plan();
-    return execute();
+    return req_.detach ? detach() : execute();
   }
 
  private:
@@ -312,6 +326,86 @@ class PipelineRun {
     }
   }
 
+  // --detach: the steps run in a process of its own session (the local counterpart of the runner
+  // Job on GKE), stdin /dev/null, its output and its steps' in STATE/pipelines/runs/ID.log. The
+  // plan is this process's, so the runner inherits it (and the secrets, which touch no disk);
+  // this process returns once the runner has recorded itself.
+  int detach() {
+    const fs::path log = LocalPipelineRecords(env_.state_dir).log_path(id_);
+    make_dirs(log.parent_path());
+    const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (log_fd < 0)
+      throw Error(Errc::internal, "cannot create " + log.string() + ": " + std::strerror(errno));
+    int started[2];
+    if (::pipe2(started, O_CLOEXEC) != 0) {
+      ::close(log_fd);
+      throw Error(Errc::internal, std::string("cannot create a pipe: ") + std::strerror(errno));
+    }
+    std::fflush(nullptr);  // nothing buffered here is written twice
+    const pid_t pid = ::fork();
+    if (pid == 0) run_detached(log_fd, started[1]);  // never returns
+    ::close(log_fd);
+    ::close(started[1]);
+    if (pid < 0) {
+      ::close(started[0]);
+      throw Error(Errc::internal,
+                  std::string("cannot start the pipeline's runner: ") + std::strerror(errno));
+    }
+    // Its first record (state running), or nothing when it died before writing one.
+    std::string first;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(started[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      first.append(buf, static_cast<size_t>(n));
+    }
+    ::close(started[0]);
+    auto doc = nlohmann::ordered_json::parse(first, nullptr, false);
+    if (first.empty() || doc.is_discarded())
+      throw Error(Errc::internal,
+                  "the pipeline's runner stopped before it started any step; see " + log.string());
+    env_.io.info("kinetic: pipeline " + id_ + " runs in the background (runner pid " +
+                 std::to_string(pid) + ", its output in " + log.string() + "): `kinetic status " +
+                 id_ + "`, `kinetic logs " + id_ + " --step " + names_.front() +
+                 " -f`, `kinetic cancel " + id_ + "`");
+    if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml) {
+      doc.erase("kind");  // document_of puts them first again
+      doc.erase("schema_version");
+      print(env_.io, req_.format, {.kind = "PipelineRun", .fields = doc});
+    } else {
+      std::fprintf(env_.io.out, "%s\n", id_.c_str());
+    }
+    return 0;
+  }
+
+  // The detached runner, in the forked child: a session of its own, stdin /dev/null, stdout and
+  // stderr the log, no descriptor of the caller's but the pipe that hears its first record.
+  [[noreturn]] void run_detached(int log_fd, int started_fd) {
+    constexpr int kStartedFd = 3;
+    ::setsid();
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    if (started_fd != kStartedFd) ::dup2(started_fd, kStartedFd);
+    ::fcntl(kStartedFd, F_SETFD, FD_CLOEXEC);  // no job holds it open
+    ::close_range(kStartedFd + 1, ~0U, 0);
+    started_fd_ = kStartedFd;
+    env_.io.out_tty = env_.io.err_tty = env_.io.color = false;
+    int code = exit_codes::kinetic;
+    try {
+      code = execute();
+    } catch (const Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      code = exit_code_for(e.code(), true);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: internal error: %s\n", e.what());
+    }
+    std::fflush(nullptr);
+    ::_exit(code);
+  }
+
   // Whether two steps may print at once: their lines are then prefixed "[STEP] ".
   bool prefixed() const {
     if (req_.max_parallel < 2) return false;
@@ -322,7 +416,20 @@ class PipelineRun {
   }
 
   int execute() {
+    // From the start: `kinetic cancel` (SIGTERM) reaches a runner that recorded itself.
+    SignalWatcher signals([this] { interrupt(); });
+    runner_ = records_.this_runner();
+    // Where a detached runner's output goes ("": the terminal's).
+    runner_["log"] =
+        req_.detach ? LocalPipelineRecords(env_.state_dir).log_path(id_).string() : std::string();
     make_dirs(out_root_, 0755);
+    const std::string first = save_record();
+    if (started_fd_ >= 0) {
+      // The detached runner's first record, for the command that started it (detach()).
+      write_all(started_fd_, first);
+      ::close(started_fd_);
+      started_fd_ = -1;
+    }
     size_t to_run = 0;
     for (const auto& [name, r] : runs_) to_run += r.state == StepState::waiting ? 1 : 0;
     env_.io.info("kinetic: pipeline " + id_ + ": " + std::to_string(names_.size()) +
@@ -341,9 +448,9 @@ class PipelineRun {
 
     std::vector<std::thread> threads;
     {
-      SignalWatcher signals([this] { interrupt(); });
       int running = 0;
       for (;;) {
+        if (!interrupted_ && records_.cancel_requested(id_)) interrupt();
         const ScheduleDecision next = schedule(slots(), req_.max_parallel, interrupted_);
         for (const auto& [name, need] : next.skip) skip(runs_[name], need);
         for (const auto& name : next.start) {
@@ -352,6 +459,7 @@ class PipelineRun {
           threads.emplace_back(launch(runs_[name], sink, by_step ? &*by_step : nullptr));
           ++running;
         }
+        if (!next.skip.empty() || !next.start.empty()) save_record();
         if (running == 0) break;
         Finished f;
         {
@@ -363,6 +471,7 @@ class PipelineRun {
         }
         --running;
         record(f);
+        save_record();
       }
       for (auto& t : threads) t.join();
     }
@@ -380,6 +489,7 @@ class PipelineRun {
   // A step that never runs: a need of it failed or was skipped (NEED), or Ctrl-C was pressed.
   void skip(StepRun& r, const std::string& need) {
     r.state = StepState::skipped;
+    r.finished_at = env_.now();
     r.error = need.empty() ? "the pipeline was interrupted"
                            : "needs " + need + ", which " + ended(runs_[need]);
     env_.io.info("kinetic: step " + r.step->name + " skipped: " + r.error);
@@ -400,6 +510,7 @@ class PipelineRun {
   // and its thread asks its backend to cancel the job (as `run` does).
   std::thread launch(StepRun& r, LogSink& sink, PrefixedLogSink* by_step) {
     r.state = StepState::running;
+    r.started_at = env_.now();
     auto wake = std::make_shared<WakePipe>();
     {
       std::lock_guard lock(mu_);
@@ -449,6 +560,7 @@ class PipelineRun {
   void record(const Finished& f) {
     StepRun& r = runs_[f.name];
     const std::string& name = f.name;
+    r.finished_at = env_.now();
     if (!f.status) {
       r.state = StepState::failed;
       r.code = f.code;
@@ -473,31 +585,61 @@ class PipelineRun {
     env_.io.info("kinetic: step " + name + " " + failure_text(st));
   }
 
-  // The PipelineRun document: on stdout with -o json|yaml, and kept as the run's record.
-  nlohmann::ordered_json document_fields(const std::string& state, int code) const {
+  // The PipelineRun document: on stdout with -o json|yaml, and kept as the run's record (state
+  // running, exit_code null, until the run ends).
+  nlohmann::ordered_json document_fields(const std::string& state, std::optional<int> code) const {
+    auto when = [](double t) { return t > 0 ? rfc3339(t) : std::string(); };
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     for (const auto& name : names_) {
       const StepRun& r = runs_.at(name);
       const bool has_outputs = r.state == StepState::succeeded || r.state == StepState::reused ||
                                r.state == StepState::failed;
+      // A step whose job was cancelled (Ctrl-C, `kinetic cancel`) did not fail of itself.
+      const std::string step_state = r.state == StepState::failed && r.job_state == kCancelled
+                                         ? std::string(kCancelled)
+                                         : std::string(state_name(r.state));
       steps.push_back({
           {"name", name},
-          {"state", state_name(r.state)},
+          {"state", step_state},
           {"reused", r.state == StepState::reused},
           {"key", r.key},
-          {"job", r.job},
+          // A waiting step's job does not exist yet, a skipped step's never will.
+          {"job",
+           r.state == StepState::waiting || r.state == StepState::skipped ? std::string() : r.job},
           {"needs", r.step->needs},
           {"exit_code", r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nullptr},
           {"error", r.error},
           {"duration_seconds", r.duration_seconds},
           {"output_dir", has_outputs ? r.output_dir.string() : ""},
+          {"started", when(r.started_at)},
+          {"finished", when(r.finished_at)},
       });
     }
     return {
-        {"id", id_},         {"file", file_.path.string()},      {"state", state},
-        {"exit_code", code}, {"output_dir", out_root_.string()}, {"created", rfc3339(started_)},
+        {"id", id_},
+        {"file", file_.path.string()},
+        {"state", state},
+        {"exit_code", code ? nlohmann::ordered_json(*code) : nullptr},
+        {"output_dir", out_root_.string()},
+        {"created", rfc3339(started_)},
+        {"finished", when(ended_at_)},
+        {"error", ""},
+        {"detached", req_.detach},
+        {"runner", runner_},
         {"steps", steps},
     };
+  }
+
+  // The run's record, where `status`, `logs` and `cancel` read it and in the run's folder;
+  // returns its text.
+  std::string save_record(const std::string& state = "running", std::optional<int> code = {}) {
+    const Printable p{.kind = "PipelineRun", .fields = document_fields(state, code)};
+    const auto doc = document_of(p);
+    const std::string text = doc.dump(2) + "\n";
+    // The run's folder first: whoever sees the record end finds its copy ended too.
+    atomic_write(out_root_ / "pipeline.json", text, 0644);
+    records_.save(id_, doc);
+    return text;
   }
 
   int report() {
@@ -516,11 +658,9 @@ class PipelineRun {
     }
     if (interrupted_ && code == 0) code = exit_codes::interrupted;
     const std::string state = interrupted_ ? "cancelled" : code == 0 ? "succeeded" : "failed";
+    ended_at_ = env_.now();
+    save_record(state, code);
     const auto fields = document_fields(state, code);
-    const std::string record =
-        document_of({.kind = "PipelineRun", .fields = fields}).dump(2) + "\n";
-    atomic_write(out_root_ / "pipeline.json", record, 0644);
-    atomic_write(env_.state_dir / "pipelines" / "runs" / (id_ + ".json"), record, 0600);
 
     const std::string outputs = "outputs in " + display_path(out_root_, env_.cwd) + "/";
     std::string line = "kinetic: pipeline " + id_ + " " + state;
@@ -544,6 +684,7 @@ class PipelineRun {
 
   const PipelineRequest& req_;
   const RunEnvironment& env_;
+  PipelineRecords& records_;
   const PipelineFile file_;
   PipelineStore& store_;
   StepCache cache_;
@@ -552,6 +693,9 @@ class PipelineRun {
   std::string id_;
   fs::path out_root_;
   double started_ = 0;
+  double ended_at_ = 0;
+  nlohmann::ordered_json runner_ = nlohmann::ordered_json::object();  // who runs it (the record's)
+  int started_fd_ = -1;             // a detached runner's pipe to the command that started it
   std::vector<std::string> names_;  // the steps of this run, in dependency order
   std::map<std::string, StepRun> runs_;
 
@@ -575,13 +719,20 @@ std::string new_pipeline_id() {
   return "pipe-" + new_job_id().substr(4);
 }
 
-int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env) {
+int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env,
+                      PipelineRecords& records) {
   if (req.max_parallel < 1)
     throw Error(Errc::usage, "--max-parallel must be at least 1, e.g. --max-parallel 2");
   require_pipeline_backend(env.settings.backend);
   if (!env.backend || !env.backend->pipeline_store())
     throw Error(Errc::internal, "pipeline run: the backend keeps no pipeline store");
-  return PipelineRun(req, env).run();
+  if (req.detach && env.settings.backend != "local")
+    throw Error(Errc::unsupported,
+                "pipeline run --detach runs on the local backend in this build; on " +
+                    env.settings.backend +
+                    " its in-cluster runner is designed, not built (docs/pipelines.md): run it "
+                    "in the foreground, or each step with `kinetic run --detach`");
+  return PipelineRun(req, env, records).run();
 }
 
 }  // namespace kinetic

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/pipeline_record.h"
 #include "render/output.h"
 #include "run/pipeline.h"
 
@@ -19,13 +20,20 @@ struct PipelineRequest {
   std::vector<std::string> force;     // --force STEP (repeatable)
   int max_parallel = 4;
   OutputFormat format = OutputFormat::table;  // -o json|yaml: a PipelineRun document
+  // --detach: once every step is planned, a runner process of its own session runs them (its
+  // output in STATE/pipelines/runs/ID.log) and the call returns at once.
+  bool detach = false;
 };
 
 // Runs the pipeline on ENV's backend, outputs into ENV.cwd/kinetic-out/PIPELINE-ID/STEP/, and
 // returns the exit code: 0 when every step succeeded or was reused, else the code of the first
 // step (in the pipeline's order) that failed. A malformed file, a cycle, a missing need or a
-// step that cannot be prepared throws Error before any step runs.
-int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env);
+// step that cannot be prepared throws Error before any step runs. The run's record (its
+// PipelineRun document) is in RECORDS from the start, rewritten whenever a step starts or ends.
+// With req.detach it returns 0 once the detached runner has written its first record, printing
+// the pipeline's id (or, with -o json|yaml, that record).
+int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env,
+                      PipelineRecords& records);
 
 // Throws Error(Errc::unsupported) unless pipelines run on BACKEND (local, in this build).
 void require_pipeline_backend(const std::string& backend);

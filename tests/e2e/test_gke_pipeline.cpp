@@ -177,5 +177,15 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
     }
 }
 
+TEST_F(GkePipeline, DetachedIsRefusedBeforeAnythingIsStaged) {
+  auto r = kin({"pipeline", "run", "--detach"});
+  EXPECT_EQ(r.exit_code, 125);
+  EXPECT_NE(r.err.find("pipeline run --detach runs on the local backend in this build"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
+  EXPECT_TRUE(cloud_->gcs().object_names(kGkeBucket, "pipelines/").empty());
+}
+
 }  // namespace
 }  // namespace kinetic::test
