@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
+#include "pipeline_doc.h"
 #include "schema_check.h"
 
 namespace kinetic::test {
@@ -61,18 +62,8 @@ class GkePipeline : public GkeFixture {
     EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
     return {r, doc};
   }
-  static std::map<std::string, std::string> states(const nlohmann::json& doc) {
-    std::map<std::string, std::string> out;
-    for (const auto& s : doc["steps"]) out[s["name"]] = s["state"];
-    return out;
-  }
-  static nlohmann::json step(const nlohmann::json& doc, const std::string& name) {
-    for (const auto& s : doc["steps"])
-      if (s["name"] == name) return s;
-    return {};
-  }
   static std::string job_of(const nlohmann::json& doc, const std::string& name) {
-    return step(doc, name).value("job", "");
+    return step_of(doc, name).value("job", "");
   }
   nlohmann::json spec_of(const std::string& job) const {
     return nlohmann::json::parse(
@@ -87,10 +78,10 @@ TEST_F(GkePipeline, OutputsReachTheStepsThatNeedThemThroughTheBucket) {
   auto [r, doc] = run();
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_schema("PipelineRun", doc);
-  EXPECT_EQ(states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
-                                                             {"left", "succeeded"},
-                                                             {"right", "succeeded"},
-                                                             {"merge", "succeeded"}}));
+  EXPECT_EQ(step_states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                  {"left", "succeeded"},
+                                                                  {"right", "succeeded"},
+                                                                  {"merge", "succeeded"}}));
   // Each dependent's spec names its needs' outputs objects, which its pod downloaded.
   const nlohmann::json left = spec_of(job_of(doc, "left"));
   ASSERT_EQ(left["inputs"].size(), 1u) << left.dump();
@@ -109,7 +100,7 @@ TEST_F(GkePipeline, OutputsReachTheStepsThatNeedThemThroughTheBucket) {
   // The cache is in the bucket: an entry per key, naming the outputs object.
   for (const char* name : {"prep", "left", "right", "merge"}) {
     const auto entry = cloud_->gcs().object_data(
-        kGkeBucket, "pipelines/cache/" + step(doc, name)["key"].get<std::string>() + ".json");
+        kGkeBucket, "pipelines/cache/" + step_of(doc, name)["key"].get<std::string>() + ".json");
     ASSERT_TRUE(entry) << name;
     EXPECT_EQ(nlohmann::json::parse(*entry)["outputs"], outputs_uri(job_of(doc, name))) << name;
   }
@@ -120,7 +111,7 @@ TEST_F(GkePipeline, ASecondRunReusesEveryStepAndAChangeRerunsItsDependentsOnly) 
   ASSERT_EQ(first.exit_code, 0) << first.err;
   auto [second, doc2] = run();
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_EQ(states(doc2),
+  EXPECT_EQ(step_states(doc2),
             (std::map<std::string, std::string>{
                 {"prep", "reused"}, {"left", "reused"}, {"right", "reused"}, {"merge", "reused"}}));
   EXPECT_EQ(second.err.find(") started"), std::string::npos) << "a step ran again:\n" << second.err;
@@ -136,7 +127,7 @@ TEST_F(GkePipeline, ASecondRunReusesEveryStepAndAChangeRerunsItsDependentsOnly) 
   auto [third, doc3] = run();
   ASSERT_EQ(third.exit_code, 0) << third.err;
   EXPECT_EQ(
-      states(doc3),
+      step_states(doc3),
       (std::map<std::string, std::string>{
           {"prep", "reused"}, {"left", "succeeded"}, {"right", "reused"}, {"merge", "succeeded"}}));
   // The rerun step read the reused step's outputs from the job that made them.
@@ -150,11 +141,11 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
   auto [first, doc1] = run("1");
   EXPECT_EQ(first.exit_code, 1) << first.err;
   EXPECT_EQ(doc1["state"], "failed");
-  EXPECT_EQ(states(doc1), (std::map<std::string, std::string>{{"prep", "succeeded"},
-                                                              {"left", "succeeded"},
-                                                              {"right", "failed"},
-                                                              {"merge", "skipped"}}));
-  EXPECT_EQ(step(doc1, "right")["error"], "right broke");
+  EXPECT_EQ(step_states(doc1), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                   {"left", "succeeded"},
+                                                                   {"right", "failed"},
+                                                                   {"merge", "skipped"}}));
+  EXPECT_EQ(step_of(doc1, "right")["error"], "right broke");
   EXPECT_NE(first.err.find("kinetic: step merge skipped: needs right, which failed"),
             std::string::npos)
       << first.err;
@@ -164,10 +155,10 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
   auto [second, doc2] = run("0");
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(
-      states(doc2),
+      step_states(doc2),
       (std::map<std::string, std::string>{
           {"prep", "reused"}, {"left", "reused"}, {"right", "succeeded"}, {"merge", "succeeded"}}));
-  EXPECT_EQ(step(doc2, "right")["key"], step(doc1, "right")["key"]);
+  EXPECT_EQ(step_of(doc2, "right")["key"], step_of(doc1, "right")["key"]);
   // No Job or Secret of any step is left in the cluster.
   for (const auto& doc : {doc1, doc2})
     for (const auto& s : doc["steps"]) {
@@ -178,13 +169,15 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
 }
 
 TEST_F(GkePipeline, DetachedIsRefusedBeforeAnythingIsStaged) {
+  // The bucket is the suite's: what earlier tests cached there stays as it was.
+  const auto before = cloud_->gcs().object_names(kGkeBucket, "pipelines/");
   auto r = kin({"pipeline", "run", "--detach"});
   EXPECT_EQ(r.exit_code, 125);
   EXPECT_NE(r.err.find("pipeline run --detach runs on the local backend in this build"),
             std::string::npos)
       << r.err;
   EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
-  EXPECT_TRUE(cloud_->gcs().object_names(kGkeBucket, "pipelines/").empty());
+  EXPECT_EQ(cloud_->gcs().object_names(kGkeBucket, "pipelines/"), before);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cli_harness.h"
 #include "core/schema.h"
+#include "pipeline_doc.h"
 #include "schema_check.h"
 
 namespace kinetic::test {
@@ -44,18 +45,6 @@ class PipelineTest : public ::testing::Test {
     return {r, doc};
   }
 
-  // Each step's state in DOC.
-  static std::map<std::string, std::string> states(const nlohmann::json& doc) {
-    std::map<std::string, std::string> out;
-    for (const auto& s : doc["steps"]) out[s["name"]] = s["state"];
-    return out;
-  }
-  static nlohmann::json step(const nlohmann::json& doc, const std::string& name) {
-    for (const auto& s : doc["steps"])
-      if (s["name"] == name) return s;
-    return {};
-  }
-
   Sandbox sb;
   fs::path proj = sb.project("proj");
 };
@@ -80,7 +69,7 @@ TEST_F(PipelineTest, AFanOutsOutputsReachTheStepsThatNeedThem) {
   EXPECT_EQ(doc["schema_version"], kSchemaVersion);
   EXPECT_EQ(doc["state"], "succeeded");
   EXPECT_EQ(doc["exit_code"], 0);
-  EXPECT_EQ(states(doc),
+  EXPECT_EQ(step_states(doc),
             (std::map<std::string, std::string>{
                 {"prep", "succeeded"}, {"left", "succeeded"}, {"right", "succeeded"}}));
   const std::string id = doc["id"];
@@ -100,15 +89,15 @@ TEST_F(PipelineTest, ASecondRunReusesEveryStep) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   auto [second, doc2] = run();
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_EQ(states(doc2), (std::map<std::string, std::string>{
-                              {"prep", "reused"}, {"left", "reused"}, {"right", "reused"}}));
+  EXPECT_EQ(step_states(doc2), (std::map<std::string, std::string>{
+                                   {"prep", "reused"}, {"left", "reused"}, {"right", "reused"}}));
   EXPECT_EQ(second.err.find(") started"), std::string::npos) << "a step ran again:\n" << second.err;
   EXPECT_NE(second.err.find("kinetic: step left reused: outputs of " +
-                            step(doc1, "left")["job"].get<std::string>()),
+                            step_of(doc1, "left")["job"].get<std::string>()),
             std::string::npos)
       << second.err;
   for (const char* name : {"prep", "left", "right"})
-    EXPECT_EQ(step(doc2, name)["key"], step(doc1, name)["key"]) << name;
+    EXPECT_EQ(step_of(doc2, name)["key"], step_of(doc1, name)["key"]) << name;
   // The reused outputs are in the new run's folder too.
   EXPECT_EQ(slurp(proj / "kinetic-out" / doc2["id"].get<std::string>() / "left" / "left.txt"),
             "seed 42\n");
@@ -137,11 +126,11 @@ TEST_F(PipelineTest, ChangedArgsRerunThatStepAndItsDependentsOnly) {
   sb.write("proj/kinetic.yaml", with_epochs("5"));
   auto [second, doc2] = run();
   ASSERT_EQ(second.exit_code, 0) << second.err;
-  EXPECT_EQ(states(doc2),
+  EXPECT_EQ(step_states(doc2),
             (std::map<std::string, std::string>{
                 {"prep", "reused"}, {"train", "succeeded"}, {"evaluate", "succeeded"}}));
-  EXPECT_EQ(step(doc2, "prep")["key"], step(doc1, "prep")["key"]);
-  EXPECT_NE(step(doc2, "evaluate")["key"], step(doc1, "evaluate")["key"]);
+  EXPECT_EQ(step_of(doc2, "prep")["key"], step_of(doc1, "prep")["key"]);
+  EXPECT_NE(step_of(doc2, "evaluate")["key"], step_of(doc1, "evaluate")["key"]);
   EXPECT_EQ(slurp(proj / "kinetic-out" / doc2["id"].get<std::string>() / "evaluate" / "report.txt"),
             "seed 42 x 5\n");
 
@@ -149,7 +138,7 @@ TEST_F(PipelineTest, ChangedArgsRerunThatStepAndItsDependentsOnly) {
   sb.write("proj/notes.txt", "changed\n");
   auto [from, doc3] = run({"--from", "train"});
   ASSERT_EQ(from.exit_code, 0) << from.err;
-  EXPECT_EQ(states(doc3),
+  EXPECT_EQ(step_states(doc3),
             (std::map<std::string, std::string>{
                 {"prep", "reused"}, {"train", "succeeded"}, {"evaluate", "succeeded"}}));
 
@@ -176,11 +165,11 @@ TEST_F(PipelineTest, AFailureStopsItsDependentsAndASecondRunResumes) {
   EXPECT_EQ(failed.exit_code, 3) << failed.err;
   EXPECT_EQ(doc1["state"], "failed");
   EXPECT_EQ(doc1["exit_code"], 3);
-  EXPECT_EQ(states(doc1), (std::map<std::string, std::string>{{"prep", "succeeded"},
-                                                              {"left", "succeeded"},
-                                                              {"right", "succeeded"},
-                                                              {"flaky", "failed"},
-                                                              {"final", "skipped"}}));
+  EXPECT_EQ(step_states(doc1), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                   {"left", "succeeded"},
+                                                                   {"right", "succeeded"},
+                                                                   {"flaky", "failed"},
+                                                                   {"final", "skipped"}}));
   EXPECT_NE(failed.err.find("kinetic: step flaky failed (exit 3): ValueError: not yet"),
             std::string::npos)
       << failed.err;
@@ -190,21 +179,21 @@ TEST_F(PipelineTest, AFailureStopsItsDependentsAndASecondRunResumes) {
 
   auto [resumed, doc2] = run({}, {{"MODE", "ok-7f3a"}});
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_EQ(states(doc2), (std::map<std::string, std::string>{{"prep", "reused"},
-                                                              {"left", "reused"},
-                                                              {"right", "reused"},
-                                                              {"flaky", "succeeded"},
-                                                              {"final", "succeeded"}}));
+  EXPECT_EQ(step_states(doc2), (std::map<std::string, std::string>{{"prep", "reused"},
+                                                                   {"left", "reused"},
+                                                                   {"right", "reused"},
+                                                                   {"flaky", "succeeded"},
+                                                                   {"final", "succeeded"}}));
   // A secret's value is in no record, and in no key: another value reuses everything.
-  const std::string flaky_job = step(doc2, "flaky")["job"];
+  const std::string flaky_job = step_of(doc2, "flaky")["job"];
   EXPECT_EQ(slurp(sb.state() / "jobs" / flaky_job / "spec.json").find("ok-7f3a"),
             std::string::npos);
   EXPECT_EQ(resumed.out.find("ok-7f3a"), std::string::npos);
   auto [again, doc3] = run({}, {{"MODE", "other-91c2"}});
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(step(doc3, "flaky")["state"], "reused");
-  EXPECT_EQ(step(doc3, "flaky")["key"], step(doc2, "flaky")["key"]);
-  EXPECT_EQ(slurp(fs::path(step(doc3, "flaky")["output_dir"].get<std::string>()) / "flaky.txt"),
+  EXPECT_EQ(step_of(doc3, "flaky")["state"], "reused");
+  EXPECT_EQ(step_of(doc3, "flaky")["key"], step_of(doc2, "flaky")["key"]);
+  EXPECT_EQ(slurp(fs::path(step_of(doc3, "flaky")["output_dir"].get<std::string>()) / "flaky.txt"),
             "ok\n");
 }
 
@@ -278,10 +267,10 @@ TEST_F(PipelineTest, TheExampleFansOutAndEvaluatesBothModels) {
   auto r = sb.run({"pipeline", "run", "-o", "json"}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
-                                                             {"train-small", "succeeded"},
-                                                             {"train-large", "succeeded"},
-                                                             {"evaluate", "succeeded"}}));
+  EXPECT_EQ(step_states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                  {"train-small", "succeeded"},
+                                                                  {"train-large", "succeeded"},
+                                                                  {"evaluate", "succeeded"}}));
   const std::string report =
       slurp(dir / "kinetic-out" / doc["id"].get<std::string>() / "evaluate" / "report.txt");
   EXPECT_NE(report.find("train-small: loss="), std::string::npos) << report;

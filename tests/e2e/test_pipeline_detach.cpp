@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "pipeline_doc.h"
 #include "schema_check.h"
 
 namespace kinetic::test {
@@ -56,11 +57,6 @@ class PipelineDetachTest : public ::testing::Test {
         << doc.dump(2);
     return doc;
   }
-  static nlohmann::json step(const nlohmann::json& doc, const std::string& name) {
-    for (const auto& s : doc["steps"])
-      if (s["name"] == name) return s;
-    return {};
-  }
   // `pipeline run --detach` of PIPELINE (written as kinetic.yaml): the id it printed.
   std::string detach(const std::string& pipeline) {
     sb.write("proj/kinetic.yaml", pipeline);
@@ -102,7 +98,7 @@ TEST_F(PipelineDetachTest, ADetachedFanOutFinishesWithNoCliAttached) {
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["detached"], true);
   for (const char* name : {"prep", "left", "right"}) {
-    const auto s = step(doc, name);
+    const auto s = step_of(doc, name);
     EXPECT_EQ(s["state"], "succeeded") << name;
     EXPECT_EQ(s["job"].get<std::string>().rfind("job-", 0), 0u) << name;
     EXPECT_NE(s["started"], "") << name;
@@ -136,7 +132,7 @@ TEST_F(PipelineDetachTest, ADetachedFanOutFinishesWithNoCliAttached) {
   EXPECT_EQ(first["kind"], "PipelineRun");
   EXPECT_EQ(first["state"], "running");
   EXPECT_TRUE(first["exit_code"].is_null());
-  EXPECT_EQ(step(first, "left")["state"], "reused");
+  EXPECT_EQ(step_of(first, "left")["state"], "reused");
   EXPECT_EQ(finished(first["id"])["state"], "succeeded");
 }
 
@@ -145,11 +141,11 @@ TEST_F(PipelineDetachTest, TheFirstRecordHasItsWaitingSteps) {
   // The record is there as soon as the command returns: prep may run, after waits.
   const auto doc = status(id);
   EXPECT_EQ(doc["state"], "running");
-  EXPECT_EQ(step(doc, "after")["state"], "waiting");
-  EXPECT_EQ(step(doc, "after")["job"], "");
+  EXPECT_EQ(step_of(doc, "after")["state"], "waiting");
+  EXPECT_EQ(step_of(doc, "after")["job"], "");
   ASSERT_TRUE(eventually([&] { return fs::exists(gate / "ready"); }));
-  EXPECT_EQ(step(status(id), "wait")["state"], "running");
-  EXPECT_NE(step(status(id), "wait")["job"], "");
+  EXPECT_EQ(step_of(status(id), "wait")["state"], "running");
+  EXPECT_NE(step_of(status(id), "wait")["job"], "");
   ASSERT_EQ(sb.run({"cancel", id}, proj).exit_code, 0);
 }
 
@@ -157,7 +153,7 @@ TEST_F(PipelineDetachTest, CancelStopsTheBlockedStepAndLeavesNoProcess) {
   const std::string id = detach(blocked());
   ASSERT_TRUE(eventually([&] { return fs::exists(gate / "ready"); }));
   const int runner = status(id)["runner"]["pid"];
-  const std::string job = step(status(id), "wait")["job"];
+  const std::string job = step_of(status(id), "wait")["job"];
 
   auto r = sb.run({"cancel", id}, proj);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -167,10 +163,10 @@ TEST_F(PipelineDetachTest, CancelStopsTheBlockedStepAndLeavesNoProcess) {
   const auto doc = status(id);
   EXPECT_EQ(doc["state"], "cancelled");
   EXPECT_EQ(doc["exit_code"], 130);
-  EXPECT_EQ(step(doc, "prep")["state"], "succeeded");
-  EXPECT_EQ(step(doc, "wait")["state"], "cancelled");
-  EXPECT_EQ(step(doc, "after")["state"], "skipped");
-  EXPECT_EQ(step(doc, "after")["error"], "the pipeline was interrupted");
+  EXPECT_EQ(step_of(doc, "prep")["state"], "succeeded");
+  EXPECT_EQ(step_of(doc, "wait")["state"], "cancelled");
+  EXPECT_EQ(step_of(doc, "after")["state"], "skipped");
+  EXPECT_EQ(step_of(doc, "after")["error"], "the pipeline was interrupted");
   for (int pid : {pid_in("step.pid"), pid_in("child.pid"), runner})
     EXPECT_TRUE(eventually([&] { return !process_alive(pid); }, 20)) << pid;
   // Cancelled already: said, nothing else done.
@@ -201,8 +197,8 @@ TEST_F(PipelineDetachTest, ARunnerKilledOutrightIsLostAndCancelFinishesIt) {
   doc = status(id);
   EXPECT_EQ(doc["state"], "cancelled");
   EXPECT_EQ(doc["exit_code"], 130);
-  EXPECT_EQ(step(doc, "wait")["state"], "cancelled");
-  EXPECT_EQ(step(doc, "after")["state"], "skipped");
+  EXPECT_EQ(step_of(doc, "wait")["state"], "cancelled");
+  EXPECT_EQ(step_of(doc, "after")["state"], "skipped");
   for (int pid : {pid_in("step.pid"), pid_in("child.pid")})
     EXPECT_TRUE(eventually([&] { return !process_alive(pid); }, 20)) << pid;
 }
