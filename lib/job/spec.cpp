@@ -153,11 +153,15 @@ void require_job_id(const std::string& id) {
   throw Error(Errc::usage, message + "; run `kinetic status` to list jobs");
 }
 
-bool looks_like_job_id(const std::string& s) {
-  if (s.size() != 12 || !starts_with(s, "job-")) return false;
-  for (size_t i = 4; i < s.size(); ++i)
+bool looks_like_id(std::string_view s, std::string_view prefix) {
+  if (s.size() != prefix.size() + 8 || !starts_with(s, prefix)) return false;
+  for (size_t i = prefix.size(); i < s.size(); ++i)
     if (!std::isxdigit(static_cast<unsigned char>(s[i])) || std::isupper(s[i])) return false;
   return true;
+}
+
+bool looks_like_job_id(const std::string& s) {
+  return looks_like_id(s, "job-");
 }
 
 }  // namespace kinetic

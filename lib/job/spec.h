@@ -74,6 +74,9 @@ JobSpec job_spec_from_json(const nlohmann::json& j);
 std::string new_job_id();
 // True for strings shaped like a job id.
 bool looks_like_job_id(const std::string& s);
+// True for PREFIX followed by 8 lowercase hex digits: a job's id ("job-") or a pipeline's
+// ("pipe-").
+bool looks_like_id(std::string_view s, std::string_view prefix);
 // A job id the user typed, checked before it reaches a path, an object name or a URL:
 // Error(Errc::usage) naming it (and "did you mean job-ID?" for a bare ID) otherwise.
 void require_job_id(const std::string& id);

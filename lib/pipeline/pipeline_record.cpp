@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "backend/local/process_identity.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "job/spec.h"
 
 namespace kinetic {
 
@@ -26,10 +26,7 @@ std::optional<PipelineDocument> parse_record(const fs::path& file) {
 }  // namespace
 
 bool looks_like_pipeline_id(const std::string& s) {
-  if (s.size() != 13 || !starts_with(s, "pipe-")) return false;
-  for (size_t i = 5; i < s.size(); ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(s[i])) || std::isupper(s[i])) return false;
-  return true;
+  return looks_like_id(s, "pipe-");
 }
 
 LocalPipelineRecords::LocalPipelineRecords(fs::path state_dir)
@@ -89,12 +86,8 @@ nlohmann::ordered_json LocalPipelineRecords::this_runner() {
 bool LocalPipelineRecords::runner_alive(const PipelineDocument& doc) {
   const auto it = doc.find("runner");
   if (it == doc.end() || !it->is_object()) return false;
-  const pid_t pid = it->value("pid", 0);
-  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  // A pid is reused, and after a reboot even at the same start time: both must match.
-  if (it->value("boot_id", "") != current_boot_id()) return false;
-  const std::string started = process_start_time(pid);
-  return !started.empty() && started == it->value("start_time", "");
+  return is_recorded_process(it->value("pid", 0), it->value("start_time", ""),
+                             it->value("boot_id", ""));
 }
 
 bool LocalPipelineRecords::wake_runner(const PipelineDocument& doc) {

@@ -679,16 +679,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
       }
       fetched = download_outputs(storage, bucket, outputs, archive);
     }
-    if (fetched) {
-      // The job wrote these: a link to /etc/passwd is left out, not a reason to lose the rest.
-      std::vector<std::string> unsafe;
-      unpack_archive(archive, spec.output_dir, UnsafeLinks::skip, &unsafe);
-      if (!unsafe.empty()) {
-        std::string names;
-        for (const auto& u : unsafe) names += (names.empty() ? "" : ", ") + u;
-        session_.io->warn("left out of the outputs: unsafe symlinks " + names);
-      }
-    }
+    if (fetched) unpack_job_outputs(archive, spec.output_dir, *session_.io);
   } catch (const Error& e) {
     throw Error(e.code(), "could not fetch the outputs of " + spec.id + " (they stay at gs://" +
                               bucket + "/" + outputs + "): " + e.what());

@@ -22,6 +22,15 @@ std::string object_of(const Session& session, const std::string& location) {
 
 }  // namespace
 
+void unpack_job_outputs(const fs::path& archive, const fs::path& dir, const IOStreams& io) {
+  std::vector<std::string> unsafe;
+  unpack_archive(archive, dir, UnsafeLinks::skip, &unsafe);
+  if (unsafe.empty()) return;
+  std::string names;
+  for (const auto& u : unsafe) names += (names.empty() ? "" : ", ") + u;
+  io.warn("left out of the outputs: unsafe symlinks " + names);
+}
+
 std::optional<std::string> GkePipelineStore::read(const std::string& name) {
   try {
     return session_.storage().download_string(session_.bucket(), kPipelinesPrefix + name);
@@ -59,8 +68,7 @@ void GkePipelineStore::fetch_outputs(const std::string& location, const fs::path
   const fs::path archive = tmp / kOutputsObject;
   storage.download_file(bucket, object, archive);
   make_dirs(dir, 0755);
-  std::vector<std::string> unsafe;
-  unpack_archive(archive, dir, UnsafeLinks::skip, &unsafe);
+  unpack_job_outputs(archive, dir, *session_.io);
   const std::string results = object.substr(0, object.size() - std::string(kOutputsObject).size());
   try {
     atomic_write(dir / "status.json", storage.download_string(bucket, results + "status.json"),

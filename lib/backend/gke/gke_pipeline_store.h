@@ -11,6 +11,11 @@ namespace kinetic::gke {
 
 inline constexpr const char* kPipelinesPrefix = "pipelines/";
 
+// Unpacks a job's outputs archive into DIR. The job wrote these: a symlink to /etc/passwd is
+// left out (with a warning on IO), not a reason to lose the rest. Shared by collect and a reused
+// step's outputs.
+void unpack_job_outputs(const fs::path& archive, const fs::path& dir, const IOStreams& io);
+
 class GkePipelineStore final : public PipelineStore {
  public:
   // SESSION (its thread's transport) outlives the store.

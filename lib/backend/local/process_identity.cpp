@@ -62,6 +62,13 @@ std::string process_start_time(pid_t pid) {
   return std::to_string(s->start);
 }
 
+bool is_recorded_process(pid_t pid, const std::string& start_time, const std::string& boot_id) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  if (boot_id != current_boot_id()) return false;
+  const std::string started = process_start_time(pid);
+  return !started.empty() && started == start_time;
+}
+
 ProcessGroupRecord record_process_group(pid_t pgid) {
   ProcessGroupRecord r;
   r.pgid = pgid;

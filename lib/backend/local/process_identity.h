@@ -27,6 +27,10 @@ std::string current_boot_id();
 // The start time of a live (not zombie) process, as a string, "" when gone.
 std::string process_start_time(pid_t pid);
 
+// Whether PID is still the process recorded with START_TIME (process_start_time) in the boot
+// BOOT_ID: a pid is reused, and after a reboot even at the same start time, so both must match.
+bool is_recorded_process(pid_t pid, const std::string& start_time, const std::string& boot_id);
+
 // A job's process group as recorded when its leader started: the leader's pid (= the group
 // id), its start time and session, and the boot it ran in.
 struct ProcessGroupRecord {

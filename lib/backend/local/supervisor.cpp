@@ -582,12 +582,7 @@ bool supervisor_alive(const fs::path& job_dir) {
   if (!text) return false;
   auto j = nlohmann::json::parse(*text, nullptr, false);
   if (j.is_discarded()) return false;
-  pid_t pid = j.value("pid", 0);
-  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
-  // A pid is reused, and after a reboot even at the same start time: both must match.
-  if (j.value("boot_id", "") != current_boot_id()) return false;
-  std::string started = process_start_time(pid);
-  return !started.empty() && started == j.value("start_time", "");
+  return is_recorded_process(j.value("pid", 0), j.value("start_time", ""), j.value("boot_id", ""));
 }
 
 bool signal_supervisor(const fs::path& job_dir, int sig) {
