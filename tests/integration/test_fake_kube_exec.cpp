@@ -3,6 +3,7 @@
 // stdin and its end, a pty, the API server's refusals (404, 400s, RBAC's 403, a container that is
 // not running), and the subprotocol negotiation seen from a raw handshake.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -95,8 +96,12 @@ class FakeKubeExecTest : public FakeKubeFixture {
     }
     return "(no error)";
   }
+  // The pod ends as soon as `finish` exists, and a container that ends takes its exec'd
+  // processes with it (as a real kubelet's PID namespace does): `touch` may be killed after it
+  // made the file, before it exited. Either order ends the pod; Succeeded is what is asserted.
   void finish(const std::string& pod = "sleeper") {
-    ASSERT_EQ(exec({"touch", "finish"}, nullptr, nullptr, -1, pod), 0);
+    const int code = exec({"touch", "finish"}, nullptr, nullptr, -1, pod);
+    ASSERT_TRUE(code == 0 || code == 128 + SIGKILL) << "touch finish: exit " << code;
     ASSERT_TRUE(kube_->wait_for_object(
         kExecPods + "/" + pod,
         [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kExecWait));
