@@ -36,7 +36,7 @@ struct CancelOptions : CommandOptions {
         require_job(b, id);
         continue;
       }
-      if (!records) records = pipeline_records(f.settings().backend, f.state_dir());
+      if (!records) records = pipeline_records(f.backend("pipeline"));
       require_pipeline(*records, id);
     }
     for (const auto& id : jobs) {

@@ -46,7 +46,7 @@ struct LogsOptions : CommandOptions {
 
   // The job that runs (or ran) --step of pipeline JOB; with -f, once it has started.
   std::string step_job(Factory& f) {
-    auto records = pipeline_records(f.settings().backend, f.state_dir());
+    auto records = pipeline_records(f.backend("pipeline"));
     PipelineDocument doc = require_pipeline(*records, job);
     std::vector<std::string> names;
     for (const auto& s : doc["steps"]) names.push_back(s.value("name", ""));

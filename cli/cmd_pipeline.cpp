@@ -32,7 +32,7 @@ struct PipelineRunOptions : CommandOptions {
     Backend& backend = f.backend("pipeline run");
     RunEnvironment env{f.settings(), f.env(),           f.io(),   f.state_dir(),
                        f.cwd(),      home_dir(f.env()), &backend, nullptr};
-    auto records = pipeline_records(f.settings().backend, f.state_dir());
+    auto records = pipeline_records(backend);
     return run_pipeline_file(req, env, *records);
   }
 };

@@ -63,12 +63,11 @@ std::string steps_done(const PipelineDocument& doc) {
   return std::to_string(done) + "/" + std::to_string(all);
 }
 
-// Recent pipelines (local backend), each as `status PIPELINE` sees it (lost when its runner is
-// gone).
+// Recent pipelines, each as `status PIPELINE` sees it (lost when its runner is gone).
 std::vector<PipelineDocument> recent_pipelines(Factory& f) {
   std::vector<PipelineDocument> out;
-  if (f.settings().backend != "local") return out;
-  auto records = pipeline_records(f.settings().backend, f.state_dir());
+  if (f.settings().backend != "local" && f.settings().backend != "gke") return out;
+  auto records = pipeline_records(f.backend("pipeline"));
   for (const auto& doc : records->list()) {
     const std::string id = doc.value("id", "");
     if (auto seen = looks_like_pipeline_id(id) ? pipeline_view(*records, id) : std::nullopt)
@@ -78,7 +77,7 @@ std::vector<PipelineDocument> recent_pipelines(Factory& f) {
 }
 
 int StatusOptions::show_pipeline(Factory& f) {
-  auto records = pipeline_records(f.settings().backend, f.state_dir());
+  auto records = pipeline_records(f.backend("pipeline"));
   const PipelineDocument doc = require_pipeline(*records, job);
   IOStreams& io = f.io();
   Printable p{.kind = "PipelineRun", .fields = fields_of(doc), .names = {job}};

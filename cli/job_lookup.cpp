@@ -20,10 +20,11 @@ JobStatus require_job(Backend& backend, const std::string& id) {
                                    " (run `kinetic status` to list jobs)");
 }
 
-std::unique_ptr<PipelineRecords> pipeline_records(const std::string& backend,
-                                                  const fs::path& state_dir) {
-  require_pipeline_backend(backend);
-  return std::make_unique<LocalPipelineRecords>(state_dir);
+std::unique_ptr<PipelineRecords> pipeline_records(Backend& backend) {
+  require_pipeline_backend(backend.name());
+  auto records = backend.pipeline_records();
+  if (!records) throw Error(Errc::internal, "the " + backend.name() + " backend keeps no records");
+  return records;
 }
 
 void require_job_or_pipeline_id(const std::string& id) {

@@ -10,10 +10,8 @@ namespace kinetic::cli {
 
 JobStatus require_job(Backend& backend, const std::string& id);
 
-// Where BACKEND keeps pipelines' records (local: under STATE_DIR); Error(unsupported) where
-// pipelines do not run yet.
-std::unique_ptr<PipelineRecords> pipeline_records(const std::string& backend,
-                                                  const fs::path& state_dir);
+// Where BACKEND keeps pipelines' records; Error(unsupported) where pipelines do not run.
+std::unique_ptr<PipelineRecords> pipeline_records(Backend& backend);
 
 // Usage error unless ID looks like a job id (job-1a2b3c4d) or a pipeline id (pipe-1a2b3c4d).
 void require_job_or_pipeline_id(const std::string& id);

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "backend/pipeline_records.h"
 #include "core/fs.h"
 #include "job/catalog.h"
 #include "job/image_recipe.h"
@@ -66,7 +67,7 @@ struct JobStatus {
   // exec`; empty when it is not held, or no longer.
   std::string held_until;
   // Local backend: the job's process group, and what proves a kill still reaches it
-  // (backend/local/process_identity.h): its leader's start time and session, this boot's id.
+  // (backend/process_identity.h): its leader's start time and session, this boot's id.
   long pgid = 0;
   long long pgid_start = 0;
   long pgid_session = -1;  // -1 unknown; 0 is a real session (process_identity.h)
@@ -168,6 +169,8 @@ class PipelineStore {
   virtual bool outputs_present(const std::string& location) = 0;
   // Delivers the outputs at LOCATION to DIR, with the status.json of the job that made them.
   virtual void fetch_outputs(const std::string& location, const fs::path& dir) = 0;
+  // Where the document NAME is (a path, a gs:// URI), for a runner that writes it itself.
+  virtual std::string location(const std::string& name) const = 0;
 };
 
 class Backend {
@@ -233,6 +236,29 @@ class Backend {
   // Pipelines: where this backend keeps their cache and their steps' outputs; null when
   // pipelines do not run on it.
   virtual PipelineStore* pipeline_store() { return nullptr; }
+  // Where this backend keeps pipeline runs' records (backend/pipeline_records.h); null when
+  // pipelines do not run on it.
+  virtual std::unique_ptr<PipelineRecords> pipeline_records() { return nullptr; }
+  // A detached pipeline run by the backend itself (gke: a runner Job in the cluster) rather than
+  // by a process of this machine (docs/pipelines.md "Detached on GKE"):
+  // - stage_step does everything submit does for SPEC but start it (its spec stored, its
+  //   Secret created) and returns how the runner starts it: {job, manifest, create, object,
+  //   secret, status}; undone by clean(SPEC);
+  // - start_pipeline_runner hands the run's PLAN to a runner of pipeline ID and returns what
+  //   its record's `runner` says.
+  virtual bool runs_pipelines_itself() const { return false; }
+  virtual nlohmann::ordered_json stage_step(const JobSpec& spec,
+                                            const std::map<std::string, std::string>& secrets) {
+    (void)spec;
+    (void)secrets;
+    throw Error(Errc::unsupported, "the " + name() + " backend runs no pipeline by itself");
+  }
+  virtual nlohmann::ordered_json start_pipeline_runner(const std::string& id,
+                                                       const nlohmann::ordered_json& plan) {
+    (void)id;
+    (void)plan;
+    throw Error(Errc::unsupported, "the " + name() + " backend runs no pipeline by itself");
+  }
   // A backend of the same context for another thread to run jobs on at the same time; null
   // when this one may itself be used from several threads at once (the local backend).
   virtual std::unique_ptr<Backend> for_another_thread() { return nullptr; }

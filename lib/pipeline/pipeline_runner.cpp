@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "backend/local/local_pipeline_records.h"
 #include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
 #include "core/duration.h"
@@ -331,6 +332,7 @@ class PipelineRun {
   // plan is this process's, so the runner inherits it (and the secrets, which touch no disk);
   // this process returns once the runner has recorded itself.
   int detach() {
+    if (env_.backend->runs_pipelines_itself()) return detach_to_backend();
     const fs::path log = LocalPipelineRecords(env_.state_dir).log_path(id_);
     make_dirs(log.parent_path());
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -373,6 +375,79 @@ class PipelineRun {
       doc.erase("kind");  // document_of puts them first again
       doc.erase("schema_version");
       print(env_.io, req_.format, {.kind = "PipelineRun", .fields = doc});
+    } else {
+      std::fprintf(env_.io.out, "%s\n", id_.c_str());
+    }
+    return 0;
+  }
+
+  // --detach where the backend runs the steps itself (gke: a runner Job in the cluster). Every
+  // image is made and every step to run staged here (its spec, its Secret: the runner never
+  // sees a secret's value), then the plan goes to the backend's runner, which writes the run's
+  // record from then on. Nothing of the run stays on this machine; a failure before the runner
+  // starts undoes what was staged.
+  int detach_to_backend() {
+    Backend& backend = *env_.backend;
+    remote_ = true;
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+    std::vector<const JobSpec*> staged;
+    nlohmann::ordered_json runner;
+    try {
+      for (const auto& name : names_) {
+        StepRun& r = runs_[name];
+        nlohmann::ordered_json step = {{"name", name}, {"needs", r.step->needs}};
+        if (r.state == StepState::waiting) {
+          PreparedJob& job = *r.prepared;
+          job.spec.detached = true;  // no follower: the runner waits for it
+          job.spec.follower_timeout_seconds = 0;
+          job.spec.image = job.recipe ? backend.prepare_image(*job.recipe) : job.image_tag;
+          step["launch"] = backend.stage_step(job.spec, job.secrets);
+          step["launch"]["outputs"] = store_.outputs_of(r.job, r.output_dir);
+          staged.push_back(&job.spec);
+          const CachedStep entry{r.key, name, r.job, id_, store_.outputs_of(r.job, r.output_dir)};
+          step["cache"] = {{"uri", store_.location(StepCache::entry_name(r.key))},
+                           {"entry", StepCache::entry_json(entry)}};
+        }
+        steps.push_back(std::move(step));
+      }
+      const nlohmann::ordered_json plan = {
+          {"id", id_},
+          {"record", document_of({.kind = "PipelineRun",
+                                  .fields = document_fields("running", std::nullopt)})},
+          {"latest_uri", store_.location(StepCache::latest_name(file_.path))},
+          {"max_parallel", req_.max_parallel},
+          {"poll_seconds", seconds_from_env(env_.env, "KINETIC_PIPELINE_POLL_SECONDS", 5)},
+          {"steps", steps}};
+      runner = backend.start_pipeline_runner(id_, plan);
+    } catch (const std::exception& e) {
+      // A record the runner will never write again says why.
+      try {
+        if (records_.load(id_)) {
+          ended_at_ = env_.now();
+          auto doc = document_of({.kind = "PipelineRun",
+                                  .fields = document_fields("failed", exit_codes::kinetic)});
+          doc["error"] = std::string("its runner did not start: ") + e.what();
+          records_.save(id_, doc);
+        }
+      } catch (const Error&) {
+      }
+      for (const JobSpec* spec : staged) {
+        try {
+          backend.clean(*spec);
+        } catch (const Error& e) {
+          env_.io.warn("kinetic: " + std::string(e.what()));
+        }
+      }
+      throw;
+    }
+    runner_ = runner;
+    env_.io.info("kinetic: pipeline " + id_ + " runs in the cluster (runner Job " +
+                 runner.value("job", "") + "): `kinetic status " + id_ + "`, `kinetic logs " +
+                 id_ + " --step " + names_.front() + " -f`, `kinetic cancel " + id_ +
+                 "`; its outputs stay in the bucket (`kinetic pipeline run` again fetches them)");
+    if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml) {
+      print(env_.io, req_.format,
+            {.kind = "PipelineRun", .fields = document_fields("running", std::nullopt)});
     } else {
       std::fprintf(env_.io.out, "%s\n", id_.c_str());
     }
@@ -610,7 +685,7 @@ class PipelineRun {
           {"exit_code", r.exit_code ? nlohmann::ordered_json(*r.exit_code) : nullptr},
           {"error", r.error},
           {"duration_seconds", r.duration_seconds},
-          {"output_dir", has_outputs ? r.output_dir.string() : ""},
+          {"output_dir", has_outputs ? output_of(r) : ""},
           {"started", when(r.started_at)},
           {"finished", when(r.finished_at)},
       });
@@ -620,7 +695,9 @@ class PipelineRun {
         {"file", file_.path.string()},
         {"state", state},
         {"exit_code", code ? nlohmann::ordered_json(*code) : nullptr},
-        {"output_dir", out_root_.string()},
+        // A run the backend runs by itself delivers nothing here: its outputs stay where the
+        // steps left them.
+        {"output_dir", remote_ ? std::string() : out_root_.string()},
         {"created", rfc3339(started_)},
         {"finished", when(ended_at_)},
         {"error", ""},
@@ -628,6 +705,12 @@ class PipelineRun {
         {"runner", runner_},
         {"steps", steps},
     };
+  }
+
+  // Where a step's outputs are: its folder here, or where the backend keeps them.
+  std::string output_of(const StepRun& r) const {
+    if (!remote_) return r.output_dir.string();
+    return r.state == StepState::reused ? r.source : store_.outputs_of(r.job, r.output_dir);
   }
 
   // The run's record, where `status`, `logs` and `cancel` read it and in the run's folder;
@@ -696,6 +779,7 @@ class PipelineRun {
   double ended_at_ = 0;
   nlohmann::ordered_json runner_ = nlohmann::ordered_json::object();  // who runs it (the record's)
   int started_fd_ = -1;             // a detached runner's pipe to the command that started it
+  bool remote_ = false;             // the backend runs the steps by itself (detach_to_backend)
   std::vector<std::string> names_;  // the steps of this run, in dependency order
   std::map<std::string, StepRun> runs_;
 
@@ -726,12 +810,6 @@ int run_pipeline_file(const PipelineRequest& req, const RunEnvironment& env,
   require_pipeline_backend(env.settings.backend);
   if (!env.backend || !env.backend->pipeline_store())
     throw Error(Errc::internal, "pipeline run: the backend keeps no pipeline store");
-  if (req.detach && env.settings.backend != "local")
-    throw Error(Errc::unsupported,
-                "pipeline run --detach runs on the local backend in this build; on " +
-                    env.settings.backend +
-                    " its in-cluster runner is designed, not built (docs/pipelines.md): run it "
-                    "in the foreground, or each step with `kinetic run --detach`");
   return PipelineRun(req, env, records).run();
 }
 

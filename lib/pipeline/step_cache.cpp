@@ -19,7 +19,7 @@ std::optional<nlohmann::json> read_json(PipelineStore& store, const std::string&
   return j;
 }
 
-nlohmann::json to_json(const CachedStep& e) {
+nlohmann::json cached_step_json(const CachedStep& e) {
   return {{"key", e.key},
           {"step", e.step},
           {"job", e.job},
@@ -49,7 +49,7 @@ bool looks_like_key(const std::string& key) {
 
 std::optional<CachedStep> StepCache::find(const std::string& key) const {
   if (!looks_like_key(key)) return std::nullopt;
-  auto j = read_json(store_, "cache/" + key + ".json");
+  auto j = read_json(store_, entry_name(key));
   if (!j) return std::nullopt;
   CachedStep e = cached_step_from_json(*j);
   if (e.key != key || !store_.outputs_present(e.outputs)) return std::nullopt;
@@ -58,7 +58,11 @@ std::optional<CachedStep> StepCache::find(const std::string& key) const {
 
 void StepCache::remember(const CachedStep& entry) const {
   if (!looks_like_key(entry.key)) throw Error(Errc::internal, "a step key must be 64 hex digits");
-  store_.write("cache/" + entry.key + ".json", to_json(entry).dump(2) + "\n");
+  store_.write(entry_name(entry.key), cached_step_json(entry).dump(2) + "\n");
+}
+
+nlohmann::json StepCache::entry_json(const CachedStep& entry) {
+  return cached_step_json(entry);
 }
 
 std::string StepCache::latest_name(const fs::path& pipeline) {
@@ -78,7 +82,7 @@ void StepCache::remember_latest(const fs::path& pipeline, const CachedStep& entr
   const std::string name = latest_name(pipeline);
   nlohmann::json j = read_json(store_, name).value_or(nlohmann::json::object());
   j["pipeline"] = pipeline.lexically_normal().string();
-  j["steps"][entry.step] = to_json(entry);
+  j["steps"][entry.step] = cached_step_json(entry);
   store_.write(name, j.dump(2) + "\n");
 }
 

@@ -39,8 +39,14 @@ class StepCache {
   std::optional<CachedStep> latest(const fs::path& pipeline, const std::string& step) const;
   void remember_latest(const fs::path& pipeline, const CachedStep& entry) const;
 
- private:
+  // What remember() and remember_latest() write, for a runner that writes them itself (the
+  // in-cluster runner of a detached pipeline): KEY's document name, an entry as it is kept, and
+  // the name of PIPELINE's latest document (its "steps" map each step to an entry).
+  static std::string entry_name(const std::string& key) { return "cache/" + key + ".json"; }
+  static nlohmann::json entry_json(const CachedStep& entry);
   static std::string latest_name(const fs::path& pipeline);
+
+ private:
   PipelineStore& store_;
 };
 

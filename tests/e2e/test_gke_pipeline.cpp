@@ -20,7 +20,7 @@ const char* kPipeline =
     "  prep: {file: prep.py}\n"
     "  left: {file: side.py, args: [left], needs: [prep]}\n"
     "  right: {file: side.py, args: [right], env: [BREAK], needs: [prep]}\n"
-    "  merge: {file: merge.py, needs: [left, right]}\n";
+    "  merge: {file: merge.py, env: [BREAK], needs: [left, right]}\n";
 
 class GkePipeline : public GkeFixture {
  protected:
@@ -68,6 +68,10 @@ class GkePipeline : public GkeFixture {
   nlohmann::json spec_of(const std::string& job) const {
     return nlohmann::json::parse(
         cloud_->gcs().object_data(kGkeBucket, "jobs/" + job + "/spec.json").value_or("{}"));
+  }
+  // A pipeline's record (or plan) in the bucket, as its runner left it.
+  std::string record_of(const std::string& id, const std::string& name = "pipeline.json") const {
+    return cloud_->gcs().object_data(kGkeBucket, "pipelines/" + id + "/" + name).value_or("");
   }
   static std::string outputs_uri(const std::string& job) {
     return std::string("gs://") + kGkeBucket + "/jobs/" + job + "/results/outputs.tar.gz";
@@ -168,16 +172,114 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
     }
 }
 
-TEST_F(GkePipeline, DetachedIsRefusedBeforeAnythingIsStaged) {
-  // The bucket is the suite's: what earlier tests cached there stays as it was.
-  const auto before = cloud_->gcs().object_names(kGkeBucket, "pipelines/");
-  auto r = kin({"pipeline", "run", "--detach"});
-  EXPECT_EQ(r.exit_code, 125);
-  EXPECT_NE(r.err.find("pipeline run --detach runs on the local backend in this build"),
-            std::string::npos)
-      << r.err;
+// The runner Job of a detached run, until it ends: whether it succeeded.
+bool runner_succeeded(fakes::FakeCloud& cloud, const std::string& id) {
+  const std::string path = "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
+  const bool ended = cloud.kube().wait_for_object(
+      path,
+      [](const nlohmann::json& j) {
+        return j.is_object() &&
+               (j["status"].value("succeeded", 0) > 0 || j["status"].value("failed", 0) > 3);
+      },
+      120000);
+  auto j = cloud.kube().object(path);
+  return ended && j && (*j)["status"].value("succeeded", 0) > 0;
+}
+
+TEST_F(GkePipeline, DetachedRunsInTheClusterWithNoCliThenStatusAndLogsFollowIt) {
+  const std::map<std::string, std::string> fast = {{"BREAK", "0"},
+                                                   {"KINETIC_PIPELINE_POLL_SECONDS", "0.1"}};
+  CliResult r = kin({"pipeline", "run", "--detach", "-o", "json"}, fast);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json started = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(started.is_discarded()) << r.out;
+  EXPECT_EQ(started["state"], "running");
+  const std::string id = started["id"];
+  EXPECT_EQ(started["runner"]["job"], "kinetic-" + id);
+  // The CLI has exited; nothing of the run is on this machine.
   EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
-  EXPECT_EQ(cloud_->gcs().object_names(kGkeBucket, "pipelines/"), before);
+
+  // The runner's Role: this namespace's Jobs and JobSets, and deleting Secrets; nothing else.
+  auto role = cloud_->kube().object(
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/kinetic-pipeline-runner");
+  ASSERT_TRUE(role);
+  for (const auto& rule : (*role)["rules"])
+    for (const auto& resource : rule["resources"])
+      EXPECT_TRUE(resource == "jobs" || resource == "jobsets" ||
+                  (resource == "secrets" && rule["verbs"] == nlohmann::json({"delete"})))
+          << rule.dump();
+  // Its principal may use the bucket's objects, as the job pods' may.
+  EXPECT_NE(cloud_->gcs().bucket_iam_policy(kGkeBucket)->dump().find("sa/kinetic-pipeline-runner"),
+            std::string::npos);
+
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  CliResult st = kin({"status", id, "-o", "json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  const nlohmann::json doc = nlohmann::json::parse(st.out);
+  // A PipelineRun whose runner is a Job of the cluster (docs/schemas.md).
+  expect_schema("PipelineRunInCluster", doc);
+  EXPECT_EQ(doc["state"], "succeeded");
+  EXPECT_EQ(doc["exit_code"], 0);
+  EXPECT_EQ(step_states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                  {"left", "succeeded"},
+                                                                  {"right", "succeeded"},
+                                                                  {"merge", "succeeded"}}));
+  // Each step's outputs stay in the bucket; the dependents read them there.
+  EXPECT_EQ(step_of(doc, "merge")["output_dir"], outputs_uri(job_of(doc, "merge")));
+  EXPECT_EQ(spec_of(job_of(doc, "merge"))["inputs"][1]["location"],
+            outputs_uri(job_of(doc, "right")));
+  EXPECT_FALSE(spec_of(job_of(doc, "left")).value("follower_timeout_seconds", 0.0) > 0);
+
+  CliResult logs = kin({"logs", id, "--step", "left"});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_NE(logs.out.find("left saw seed 42 in data.txt"), std::string::npos) << logs.out;
+  CliResult table = kin({"status"});
+  EXPECT_NE(table.out.find(id), std::string::npos) << table.out;
+
+  // No Job or Secret of a step is left; the runner remembered every step, so a run in the
+  // foreground reuses them all and brings their outputs here.
+  for (const auto& s : doc["steps"]) {
+    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + s["job"].get<std::string>()));
+    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + s["job"].get<std::string>()));
+  }
+  auto [again, doc2] = run();
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(step_states(doc2),
+            (std::map<std::string, std::string>{
+                {"prep", "reused"}, {"left", "reused"}, {"right", "reused"}, {"merge", "reused"}}));
+  EXPECT_EQ(slurp(proj / "kinetic-out" / doc2["id"].get<std::string>() / "merge" / "merged.txt"),
+            "seed 42 left\nseed 42 right\n");
+}
+
+TEST_F(GkePipeline, ADetachedFailureSkipsItsDependentsAndTheRecordSaysWhy) {
+  CliResult r = kin({"pipeline", "run", "--detach"},
+                    {{"BREAK", "1"}, {"KINETIC_PIPELINE_POLL_SECONDS", "0.1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string id = r.out;
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  CliResult st = kin({"status", id, "-o", "json"});
+  const nlohmann::json doc = nlohmann::json::parse(st.out);
+  EXPECT_EQ(doc["state"], "failed");
+  EXPECT_EQ(doc["exit_code"], 1);
+  EXPECT_EQ(step_states(doc), (std::map<std::string, std::string>{{"prep", "succeeded"},
+                                                                  {"left", "succeeded"},
+                                                                  {"right", "failed"},
+                                                                  {"merge", "skipped"}}));
+  EXPECT_EQ(step_of(doc, "right")["error"], "right broke");
+  EXPECT_EQ(step_of(doc, "merge")["error"], "needs right, which failed");
+  // Every staged step's Secret (BREAK) went, the skipped step's too: nothing is left behind.
+  const nlohmann::json plan = nlohmann::json::parse(record_of(id, "plan.json"));
+  ASSERT_EQ(plan["steps"].size(), 4u);
+  for (const auto& s : plan["steps"]) {
+    const std::string job = s["launch"]["job"];
+    // right and merge take BREAK: theirs were staged.
+    EXPECT_EQ(s["launch"]["secret"].get<std::string>().empty(),
+              s["name"] == "prep" || s["name"] == "left")
+        << s["name"];
+    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + job)) << s["name"];
+    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + job)) << s["name"];
+  }
 }
 
 }  // namespace

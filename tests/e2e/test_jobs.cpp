@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/local/process_identity.h"
+#include "backend/process_identity.h"
 #include "cli_harness.h"
 
 namespace kinetic::test {

@@ -1,5 +1,5 @@
-// What proves a recorded process group is still the job's (backend/local/process_identity.h).
-#include "backend/local/process_identity.h"
+// What proves a recorded process group is still the job's (backend/process_identity.h).
+#include "backend/process_identity.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

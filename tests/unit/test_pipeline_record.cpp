@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "backend/local/local_pipeline_records.h"
 #include "pipeline/pipeline_record.h"
 
 namespace kinetic {

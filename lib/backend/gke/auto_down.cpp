@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "backend/gke/cluster_access.h"
+#include "backend/gke/data_access.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -83,9 +84,8 @@ std::string auto_down_service_account(const std::string& cluster) {
 }
 
 std::string auto_down_principal(const Target& t, const std::string& project_number) {
-  return "principal://iam.googleapis.com/projects/" + project_number +
-         "/locations/global/workloadIdentityPools/" + t.project + ".svc.id.goog/subject/ns/" +
-         t.ns + "/sa/" + auto_down_service_account(t.cluster);
+  return service_account_principal(project_number, t.project, t.ns,
+                                   auto_down_service_account(t.cluster));
 }
 
 std::string auto_down_condition_title(const Target& t) {

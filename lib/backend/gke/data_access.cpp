@@ -5,11 +5,17 @@
 
 namespace kinetic::gke {
 
-std::string pods_principal(const std::string& project_number, const std::string& project,
-                           const std::string& ns) {
+std::string service_account_principal(const std::string& project_number,
+                                      const std::string& project, const std::string& ns,
+                                      const std::string& sa) {
   return "principal://iam.googleapis.com/projects/" + project_number +
          "/locations/global/workloadIdentityPools/" + project + ".svc.id.goog/subject/ns/" + ns +
-         "/sa/default";
+         "/sa/" + sa;
+}
+
+std::string pods_principal(const std::string& project_number, const std::string& project,
+                           const std::string& ns) {
+  return service_account_principal(project_number, project, ns, "default");
 }
 
 std::string data_role(bool writable) {

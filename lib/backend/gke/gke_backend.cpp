@@ -13,7 +13,9 @@
 #include "backend/gke/create_or_adopt.h"
 #include "backend/gke/exec_pod.h"
 #include "backend/gke/follower_heartbeat.h"
+#include "backend/gke/gke_pipeline_records.h"
 #include "backend/gke/gke_pipeline_store.h"
+#include "backend/gke/pipeline_runner_job.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
@@ -294,7 +296,8 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
   return uri;
 }
 
-void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::string>& secrets,
+                       std::vector<std::string>& posted) {
   specs_[spec.id] = spec;
   submitted_at_[spec.id] = now_unix();
   if (auto it = secrets.find(kNotifyVariable); it != secrets.end()) notify_[spec.id] = it->second;
@@ -306,17 +309,21 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
                         {.content_type = "application/json"});
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
+  const std::string ns = session_.target.ns;
+  if (auto secret = build_secret(in, secrets)) {
+    posted.push_back(k8s::secret_path(ns, k8s_object_name(spec.id)));
+    create_or_adopt(kube(), k8s::secrets_path(ns), json::parse(secret->dump()));
+  }
+  return json::parse(build_workload(in).dump());
+}
 
+void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(spec.id);
   std::vector<std::string> posted;  // objects asked for, created or not (the answer may be lost)
   try {
-    if (auto secret = build_secret(in, secrets)) {
-      posted.push_back(k8s::secret_path(ns, name));
-      create_or_adopt(k, k8s::secrets_path(ns), json::parse(secret->dump()));
-    }
-    json workload = json::parse(build_workload(in).dump());
+    json workload = stage(spec, secrets, posted);
     const bool jobset = workload.value("kind", "") == "JobSet";
     try {
       // A lost answer is no failure and leaves no orphan: the Job is looked up by name.
@@ -335,6 +342,36 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
     for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(k, *it, spec.id);
     throw;
   }
+}
+
+nlohmann::ordered_json GkeBackend::stage_step(const JobSpec& spec,
+                                              const std::map<std::string, std::string>& secrets) {
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(spec.id);
+  std::vector<std::string> posted;
+  json workload;
+  try {
+    workload = stage(spec, secrets, posted);
+  } catch (...) {
+    for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(kube(), *it, spec.id);
+    throw;
+  }
+  const bool jobset = workload.value("kind", "") == "JobSet";
+  return {{"job", spec.id},
+          {"manifest", workload},
+          {"create", jobset ? k8s::jobsets_path(ns) : k8s::jobs_path(ns)},
+          {"object", jobset ? k8s::jobset_path(ns, name) : k8s::job_path(ns, name)},
+          {"secret", posted.empty() ? std::string() : posted.front()},
+          {"status", "gs://" + session_.bucket() + "/" + results_prefix(spec.id) + "status.json"}};
+}
+
+nlohmann::ordered_json GkeBackend::start_pipeline_runner(const std::string& id,
+                                                         const nlohmann::ordered_json& plan) {
+  return gke::start_pipeline_runner(session_, kube(), id, plan);
+}
+
+std::unique_ptr<PipelineRecords> GkeBackend::pipeline_records() {
+  return std::make_unique<GkePipelineRecords>(session_, [this]() -> k8s::Client& { return kube(); });
 }
 
 void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,

@@ -48,8 +48,20 @@ class GkeBackend : public Backend {
   // A GkeBackend on its own transport (Session::for_another_thread): this one's maps and
   // clients are not shared between threads.
   std::unique_ptr<Backend> for_another_thread() override;
+  // The bucket's pipelines/ID/ (gke_pipeline_records.h).
+  std::unique_ptr<PipelineRecords> pipeline_records() override;
+  // A detached pipeline's steps run by a Job in the cluster (pipeline_runner_job.h).
+  bool runs_pipelines_itself() const override { return true; }
+  nlohmann::ordered_json stage_step(const JobSpec& spec,
+                                    const std::map<std::string, std::string>& secrets) override;
+  nlohmann::ordered_json start_pipeline_runner(const std::string& id,
+                                               const nlohmann::ordered_json& plan) override;
 
  private:
+  // What submit and stage_step share: the spec uploaded, the Secret created (POSTED names it
+  // then); returns the workload's manifest.
+  nlohmann::json stage(const JobSpec& spec, const std::map<std::string, std::string>& secrets,
+                       std::vector<std::string>& posted);
   k8s::Client& kube();
   // status.json of host HOST (0: the run's own, results/; K > 0: results/workers/K/).
   std::optional<JobStatus> results_status(const std::string& id, int host = 0);

@@ -49,6 +49,10 @@ std::string GkePipelineStore::outputs_of(const std::string& job, const fs::path&
   return "gs://" + session_.bucket() + "/" + results_prefix(job) + kOutputsObject;
 }
 
+std::string GkePipelineStore::location(const std::string& name) const {
+  return "gs://" + session_.bucket() + "/" + kPipelinesPrefix + name;
+}
+
 bool GkePipelineStore::outputs_present(const std::string& location) {
   try {
     return session_.storage()

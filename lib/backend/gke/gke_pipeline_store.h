@@ -28,6 +28,8 @@ class GkePipelineStore final : public PipelineStore {
   // Downloads and unpacks the outputs into DIR (an unsafe symlink is left out, as collect
   // does), with their job's status.json beside them.
   void fetch_outputs(const std::string& location, const fs::path& dir) override;
+  // gs://BUCKET/pipelines/NAME.
+  std::string location(const std::string& name) const override;
 
  private:
   const Session& session_;

@@ -16,7 +16,8 @@
 #include "backend/local/gcs_cache.h"
 #include "backend/local/job_log.h"
 #include "backend/local/local_exec.h"
-#include "backend/local/process_identity.h"
+#include "backend/local/local_pipeline_records.h"
+#include "backend/process_identity.h"
 #include "backend/local/supervisor.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -68,6 +69,10 @@ std::vector<std::pair<std::string, std::string>> local_job_base_env(
       out.emplace_back(k, v);
   }
   return out;
+}
+
+std::unique_ptr<PipelineRecords> LocalBackend::pipeline_records() {
+  return std::make_unique<LocalPipelineRecords>(state_dir_);
 }
 
 LocalBackend::LocalBackend(fs::path state_dir,

@@ -62,6 +62,8 @@ class LocalBackend : public Backend {
   int exec(const ExecRequest& request) override;
   // STATE/pipelines/ and the steps' output folders (local_pipeline_store.h).
   PipelineStore* pipeline_store() override { return &pipeline_store_; }
+  // STATE/pipelines/runs/ (local_pipeline_records.h).
+  std::unique_ptr<PipelineRecords> pipeline_records() override;
 
   // Checked: an id never walks out of jobs/ ("../x").
   fs::path job_dir(const std::string& id) const {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "backend/local/process_identity.h"
+#include "backend/process_identity.h"
 #include "core/error.h"
 #include "core/fs.h"
 

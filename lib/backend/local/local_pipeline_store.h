@@ -18,6 +18,7 @@ class LocalPipelineStore final : public PipelineStore {
   // The folder's status.json says succeeded (deleting ./kinetic-out makes the steps run again).
   bool outputs_present(const std::string& location) override;
   void fetch_outputs(const std::string& location, const fs::path& dir) override;
+  std::string location(const std::string& name) const override { return path_of(name).string(); }
 
  private:
   fs::path path_of(const std::string& name) const;

@@ -18,7 +18,7 @@
 #include "backend/backend.h"
 #include "backend/failure_cause.h"
 #include "backend/local/job_log.h"
-#include "backend/local/process_identity.h"
+#include "backend/process_identity.h"
 #include "backend/notify.h"
 #include "core/copy_tree.h"
 #include "core/duration.h"

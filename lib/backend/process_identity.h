@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace kinetic {
 
 // What /proc/PID/stat says of a process (proc(5)).
@@ -54,5 +56,14 @@ ProcessGroupRecord record_process_group(pid_t pgid);
 // a leader that started later, or lives in another session, or at another boot. An incomplete
 // record (an older kinetic's) is never acted on. True when a signal was sent.
 bool kill_recorded_group(const ProcessGroupRecord& group);
+
+// A pipeline's runner that is a process (pipeline records' `runner`): {pid, start_time,
+// boot_id} of this one.
+nlohmann::ordered_json this_process_runner();
+// Whether RUNNER (as this_process_runner() wrote it) is that process, still running: false for
+// one of another boot, or a record that names no process.
+bool process_runner_alive(const nlohmann::ordered_json& runner);
+// SIGTERM to that process; false when it is gone.
+bool wake_process_runner(const nlohmann::ordered_json& runner);
 
 }  // namespace kinetic

@@ -1,6 +1,7 @@
-#include "backend/local/process_identity.h"
+#include "backend/process_identity.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <charconv>
 #include <filesystem>
@@ -98,6 +99,22 @@ bool kill_recorded_group(const ProcessGroupRecord& group) {
     any = true;
   }
   return any && ::kill(-static_cast<pid_t>(group.pgid), SIGKILL) == 0;
+}
+
+nlohmann::ordered_json this_process_runner() {
+  const pid_t pid = ::getpid();
+  return {{"pid", pid}, {"start_time", process_start_time(pid)}, {"boot_id", current_boot_id()}};
+}
+
+bool process_runner_alive(const nlohmann::ordered_json& runner) {
+  if (!runner.is_object() || !runner.contains("pid")) return false;
+  return is_recorded_process(runner.value("pid", 0), runner.value("start_time", ""),
+                             runner.value("boot_id", ""));
+}
+
+bool wake_process_runner(const nlohmann::ordered_json& runner) {
+  if (!process_runner_alive(runner)) return false;
+  return ::kill(runner.value("pid", 0), SIGTERM) == 0;
 }
 
 }  // namespace kinetic

@@ -1,0 +1,102 @@
+#include "backend/gke/gke_pipeline_records.h"
+
+#include <algorithm>
+
+#include "backend/gke/gke_pipeline_store.h"
+#include "backend/gke/job_state.h"
+#include "backend/gke/pipeline_runner_job.h"
+#include "backend/process_identity.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "gcp/storage.h"
+
+namespace kinetic::gke {
+
+namespace {
+
+std::string checked_object(const std::string& id, const std::string& name) {
+  if (!looks_like_pipeline_id(id))
+    throw Error(Errc::usage, "'" + id + "' is not a pipeline id; ids look like pipe-1a2b3c4d");
+  return pipeline_object(id, name);
+}
+
+}  // namespace
+
+std::optional<PipelineDocument> GkePipelineRecords::load(const std::string& id) {
+  std::string text;
+  try {
+    text = session_.storage().download_string(session_.bucket(),
+                                              checked_object(id, "pipeline.json"));
+  } catch (const Error& e) {
+    if (e.code() == Errc::not_found) return std::nullopt;
+    throw;
+  }
+  auto doc = PipelineDocument::parse(text, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+  return doc;
+}
+
+void GkePipelineRecords::save(const std::string& id, const PipelineDocument& doc) {
+  // One upload: a reader sees the old object or the new one, whole.
+  session_.storage().upload_string(session_.bucket(), checked_object(id, "pipeline.json"),
+                                   doc.dump(2) + "\n", {.content_type = "application/json"});
+}
+
+std::vector<PipelineDocument> GkePipelineRecords::list() {
+  std::vector<PipelineDocument> out;
+  const auto listed = session_.storage().list(session_.bucket(), kPipelinesPrefix, "",
+                                              std::string(kPipelinesPrefix) + "*/pipeline.json");
+  for (const auto& o : listed.objects) {
+    const std::string id = o.name.substr(std::string(kPipelinesPrefix).size(),
+                                         o.name.size() - std::string(kPipelinesPrefix).size() -
+                                             std::string("/pipeline.json").size());
+    if (!looks_like_pipeline_id(id)) continue;
+    if (auto doc = load(id)) out.push_back(std::move(*doc));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return a.value("created", "") > b.value("created", "");
+  });
+  return out;
+}
+
+void GkePipelineRecords::request_cancel(const std::string& id) {
+  session_.storage().upload_string(session_.bucket(), checked_object(id, "cancel"),
+                                   rfc3339(now_unix()) + "\n", {.content_type = "text/plain"});
+}
+
+bool GkePipelineRecords::cancel_requested(const std::string& id) {
+  return session_.storage().get_object(session_.bucket(), checked_object(id, "cancel")).has_value();
+}
+
+nlohmann::ordered_json GkePipelineRecords::this_runner() {
+  return this_process_runner();
+}
+
+bool GkePipelineRecords::runner_alive(const PipelineDocument& doc) {
+  const auto it = doc.find("runner");
+  if (it == doc.end() || !it->is_object()) return false;
+  const auto& runner = *it;
+  if (runner.contains("job")) {
+    try {
+      auto job = kube_().get(k8s::job_path(runner.value("namespace", session_.target.ns),
+                                           runner.value("job", "")));
+      return job && !workload_finished(*job);
+    } catch (const Error&) {
+      return false;  // no cluster to run in any more
+    }
+  }
+  // A foreground run's CLI: knowable on the machine (and boot) it runs on only.
+  if (runner.value("boot_id", "") != current_boot_id()) return true;
+  return process_runner_alive(runner);
+}
+
+bool GkePipelineRecords::wake_runner(const PipelineDocument& doc) {
+  const auto it = doc.find("runner");
+  if (it == doc.end() || !it->is_object()) return false;
+  // The in-cluster runner looks at the cancel mark every few seconds.
+  if (it->contains("job")) return runner_alive(doc);
+  if (it->value("boot_id", "") != current_boot_id()) return true;
+  return wake_process_runner(*it);
+}
+
+}  // namespace kinetic::gke

@@ -1,0 +1,46 @@
+// The in-cluster runner of a detached pipeline (docs/pipelines.md "Detached on GKE"): one Job in
+// the default pool running lib/backend/gke/pipeline_runner.py, embedded, as a ServiceAccount of
+// its own whose Role lets it create, read and delete this namespace's Jobs and JobSets and
+// delete its Secrets, and nothing else (it never reads a Secret, a pod or a log). Its Workload
+// Identity principal may use the job bucket's objects, as the job pods' may. The plan it runs is
+// gs://BUCKET/pipelines/ID/plan.json; the run's record gs://BUCKET/pipelines/ID/pipeline.json.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/gke/session.h"
+#include "k8s/client.h"
+
+namespace kinetic::gke {
+
+inline constexpr const char* kPipelineRunnerName = "kinetic-pipeline-runner";
+// Python's standard library is all the script needs.
+inline constexpr const char* kPipelineRunnerImage = "python:3.12-slim";
+
+// The script, as embedded (comments dropped).
+std::string_view pipeline_runner_source();
+
+// "kinetic-pipe-1a2b3c4d": the runner Job of pipeline ID.
+std::string pipeline_runner_job(const std::string& pipeline_id);
+
+// gs://BUCKET/pipelines/ID/NAME: where pipeline ID's plan, record and cancel mark are.
+std::string pipeline_object(const std::string& pipeline_id, const std::string& name);
+
+// The ServiceAccount, Role, RoleBinding and the Job that runs the plan at PLAN_URI, in the order
+// they are applied (golden: tests/golden/manifests/).
+std::vector<nlohmann::ordered_json> pipeline_runner_manifests(const Target& target,
+                                                              const std::string& pipeline_id,
+                                                              const std::string& plan_uri);
+
+// Grants the runner's principal the bucket's objects (once per namespace), writes PLAN to
+// plan.json and its record (PLAN's `record`, naming the runner) to pipeline.json, then applies
+// the manifests: the runner starts, and the record is there before it. Returns the record's
+// `runner`.
+nlohmann::ordered_json start_pipeline_runner(const Session& session, k8s::Client& kube,
+                                             const std::string& pipeline_id,
+                                             nlohmann::ordered_json plan);
+
+}  // namespace kinetic::gke
