@@ -65,8 +65,8 @@ void add_pipeline(CLI::App& root, Factory&, Action& action) {
   run->add_option("--max-parallel", o->req.max_parallel,
                   "Run at most N steps at the same time (default 4)");
   run->add_flag("--detach", o->req.detach,
-                "Check and plan every step, then run them in the background and print the "
-                "pipeline's id");
+                "Check and plan every step, then run them in the background (on gke: a runner "
+                "Job in the cluster, with the laptop closed) and print the pipeline's id");
   run->footer(
       "Each step's outputs are the inputs of the steps that need it, in "
       "KINETIC_INPUT_DIR/STEP/; all of them land in ./kinetic-out/PIPELINE-ID/STEP/. A step "

@@ -244,7 +244,7 @@ complete -c kinetic -n "__kinetic_in 'pipeline run'" -l only -x -d 'Run this ste
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l from -x -d 'Run this step and every step that needs it, the others\' outputs from the last run'
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l force -x -d 'Run this step even if its outputs are cached (repeatable)'
 complete -c kinetic -n "__kinetic_in 'pipeline run'" -l max-parallel -x -d 'Run at most N steps at the same time (default 4)'
-complete -c kinetic -n "__kinetic_in 'pipeline run'" -l detach -d 'Check and plan every step, then run them in the background and print the pipeline\'s id'
+complete -c kinetic -n "__kinetic_in 'pipeline run'" -l detach -d 'Check and plan every step, then run them in the background (on gke: a runner Job in the cluster, with the laptop closed) and print the pipeline\'s id'
 
 # kinetic logs
 complete -c kinetic -n "__kinetic_in 'logs'" -l step -x -d 'The pipeline\'s step whose job\'s logs to print'

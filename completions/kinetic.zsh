@@ -380,7 +380,7 @@ _kinetic() {
         '--from=[Run this step and every step that needs it, the others'\'' outputs from the last run]:from: ' \
         '*--force=[Run this step even if its outputs are cached (repeatable)]:force: ' \
         '--max-parallel=[Run at most N steps at the same time (default 4)]:max-parallel: ' \
-        '--detach[Check and plan every step, then run them in the background and print the pipeline'\''s id]' \
+        '--detach[Check and plan every step, then run them in the background (on gke\: a runner Job in the cluster, with the laptop closed) and print the pipeline'\''s id]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
 #include "backend/pipeline_records.h"
+#include "core/error.h"
 #include "core/fs.h"
 #include "job/catalog.h"
 #include "job/image_recipe.h"

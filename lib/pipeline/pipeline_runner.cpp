@@ -424,8 +424,8 @@ class PipelineRun {
       try {
         if (records_.load(id_)) {
           ended_at_ = env_.now();
-          auto doc = document_of({.kind = "PipelineRun",
-                                  .fields = document_fields("failed", exit_codes::kinetic)});
+          auto doc = document_of(
+              {.kind = "PipelineRun", .fields = document_fields("failed", exit_codes::kinetic)});
           doc["error"] = std::string("its runner did not start: ") + e.what();
           records_.save(id_, doc);
         }
@@ -442,8 +442,8 @@ class PipelineRun {
     }
     runner_ = runner;
     env_.io.info("kinetic: pipeline " + id_ + " runs in the cluster (runner Job " +
-                 runner.value("job", "") + "): `kinetic status " + id_ + "`, `kinetic logs " +
-                 id_ + " --step " + names_.front() + " -f`, `kinetic cancel " + id_ +
+                 runner.value("job", "") + "): `kinetic status " + id_ + "`, `kinetic logs " + id_ +
+                 " --step " + names_.front() + " -f`, `kinetic cancel " + id_ +
                  "`; its outputs stay in the bucket (`kinetic pipeline run` again fetches them)");
     if (req_.format == OutputFormat::json || req_.format == OutputFormat::yaml) {
       print(env_.io, req_.format,

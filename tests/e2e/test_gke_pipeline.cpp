@@ -167,8 +167,8 @@ TEST_F(GkePipeline, AFailureStopsItsDependentsAndASecondRunResumesFromIt) {
   for (const auto& doc : {doc1, doc2})
     for (const auto& s : doc["steps"]) {
       const std::string name = s["job"];
-      EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + name)) << name;
-      EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + name)) << name;
+      EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/kinetic-" + name)) << name;
+      EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/kinetic-" + name)) << name;
     }
 }
 
@@ -239,8 +239,9 @@ TEST_F(GkePipeline, DetachedRunsInTheClusterWithNoCliThenStatusAndLogsFollowIt) 
   // No Job or Secret of a step is left; the runner remembered every step, so a run in the
   // foreground reuses them all and brings their outputs here.
   for (const auto& s : doc["steps"]) {
-    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + s["job"].get<std::string>()));
-    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + s["job"].get<std::string>()));
+    const std::string name = "kinetic-" + s["job"].get<std::string>();
+    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + name)) << name;
+    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + name)) << name;
   }
   auto [again, doc2] = run();
   ASSERT_EQ(again.exit_code, 0) << again.err;
@@ -277,9 +278,52 @@ TEST_F(GkePipeline, ADetachedFailureSkipsItsDependentsAndTheRecordSaysWhy) {
     EXPECT_EQ(s["launch"]["secret"].get<std::string>().empty(),
               s["name"] == "prep" || s["name"] == "left")
         << s["name"];
-    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + job)) << s["name"];
-    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/" + job)) << s["name"];
+    EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/kinetic-" + job)) << s["name"];
+    EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/kinetic-" + job)) << s["name"];
   }
+}
+
+TEST_F(GkePipeline, CancelStopsADetachedRunsStepsInTheCluster) {
+  // hold runs until the test says (a file appears); after needs it and never starts.
+  const fs::path release = sb.root() / "release";
+  sb.write("proj/hold.py",
+           "import os, sys, time\n"
+           "print('holding', flush=True)\n"
+           "while not os.path.exists(sys.argv[1]):\n"
+           "    time.sleep(0.05)\n");
+  sb.write("proj/slow.yaml", "steps:\n  hold: {file: hold.py, args: [" + release.string() +
+                                 "], env: [BREAK]}\n  after: {file: prep.py, needs: [hold]}\n");
+  CliResult r = kin({"pipeline", "run", "-f", "slow.yaml", "--detach"},
+                    {{"BREAK", "0"}, {"KINETIC_PIPELINE_POLL_SECONDS", "0.1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string id = r.out;
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  std::string hold_job;
+  ASSERT_TRUE(eventually([&] {
+    auto doc = nlohmann::json::parse(record_of(id), nullptr, false);
+    if (doc.is_discarded() || step_of(doc, "hold").value("state", "") != "running") return false;
+    hold_job = step_of(doc, "hold")["job"];
+    return true;
+  })) << record_of(id);
+  // Its pod runs the job (it said so): the cancel stops a step at work.
+  ASSERT_TRUE(eventually([&] {
+    return kin({"logs", id, "--step", "hold"}).out.find("holding") != std::string::npos;
+  }));
+
+  CliResult c = kin({"cancel", id});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find(id + " cancelled (1 step stopped, 1 skipped)"), std::string::npos) << c.err;
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(doc["state"], "cancelled");
+  EXPECT_EQ(doc["exit_code"], 130);
+  EXPECT_EQ(step_states(doc),
+            (std::map<std::string, std::string>{{"hold", "cancelled"}, {"after", "skipped"}}));
+  // The step's Job and Secret are gone, and its pod with them.
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/jobs/kinetic-" + hold_job));
+  EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/kinetic-" + hold_job));
+  EXPECT_TRUE(cloud_->kube().wait_idle(30000));
+  EXPECT_FALSE(fs::exists(release));
 }
 
 }  // namespace

@@ -4,9 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/local/local_pipeline_records.h"
 #include "core/error.h"
 #include "core/fs.h"
-#include "backend/local/local_pipeline_records.h"
 #include "pipeline/pipeline_record.h"
 
 namespace kinetic {

@@ -5,9 +5,8 @@
 
 namespace kinetic::gke {
 
-std::string service_account_principal(const std::string& project_number,
-                                      const std::string& project, const std::string& ns,
-                                      const std::string& sa) {
+std::string service_account_principal(const std::string& project_number, const std::string& project,
+                                      const std::string& ns, const std::string& sa) {
   return "principal://iam.googleapis.com/projects/" + project_number +
          "/locations/global/workloadIdentityPools/" + project + ".svc.id.goog/subject/ns/" + ns +
          "/sa/" + sa;

@@ -13,9 +13,8 @@ namespace kinetic::gke {
 // principal://iam.googleapis.com/projects/NUMBER/locations/global/workloadIdentityPools/
 // PROJECT.svc.id.goog/subject/ns/NS/sa/SA: the Google principal of the pods that run as
 // Kubernetes service account SA of namespace NS, through Workload Identity.
-std::string service_account_principal(const std::string& project_number,
-                                      const std::string& project, const std::string& ns,
-                                      const std::string& sa);
+std::string service_account_principal(const std::string& project_number, const std::string& project,
+                                      const std::string& ns, const std::string& sa);
 // The job pods' principal (they run as the namespace's `default`).
 std::string pods_principal(const std::string& project_number, const std::string& project,
                            const std::string& ns);

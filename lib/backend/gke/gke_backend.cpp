@@ -15,13 +15,13 @@
 #include "backend/gke/follower_heartbeat.h"
 #include "backend/gke/gke_pipeline_records.h"
 #include "backend/gke/gke_pipeline_store.h"
-#include "backend/gke/pipeline_runner_job.h"
 #include "backend/gke/image_builder.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
+#include "backend/gke/pipeline_runner_job.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
 #include "core/checksum.h"
@@ -371,7 +371,8 @@ nlohmann::ordered_json GkeBackend::start_pipeline_runner(const std::string& id,
 }
 
 std::unique_ptr<PipelineRecords> GkeBackend::pipeline_records() {
-  return std::make_unique<GkePipelineRecords>(session_, [this]() -> k8s::Client& { return kube(); });
+  return std::make_unique<GkePipelineRecords>(session_,
+                                              [this]() -> k8s::Client& { return kube(); });
 }
 
 void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,

@@ -25,8 +25,8 @@ std::string checked_object(const std::string& id, const std::string& name) {
 std::optional<PipelineDocument> GkePipelineRecords::load(const std::string& id) {
   std::string text;
   try {
-    text = session_.storage().download_string(session_.bucket(),
-                                              checked_object(id, "pipeline.json"));
+    text =
+        session_.storage().download_string(session_.bucket(), checked_object(id, "pipeline.json"));
   } catch (const Error& e) {
     if (e.code() == Errc::not_found) return std::nullopt;
     throw;
@@ -78,8 +78,8 @@ bool GkePipelineRecords::runner_alive(const PipelineDocument& doc) {
   const auto& runner = *it;
   if (runner.contains("job")) {
     try {
-      auto job = kube_().get(k8s::job_path(runner.value("namespace", session_.target.ns),
-                                           runner.value("job", "")));
+      auto job = kube_().get(
+          k8s::job_path(runner.value("namespace", session_.target.ns), runner.value("job", "")));
       return job && !workload_finished(*job);
     } catch (const Error&) {
       return false;  // no cluster to run in any more

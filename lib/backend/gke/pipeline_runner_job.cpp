@@ -95,16 +95,15 @@ std::vector<ojson> pipeline_runner_manifests(const Target& t, const std::string&
                {"containers", ojson::array({container})}};
   ojson labels = runner_labels();
   labels["kinetic.dev/pipeline"] = pipeline_id;
-  out.push_back({{"apiVersion", "batch/v1"},
-                 {"kind", "Job"},
-                 {"metadata",
-                  {{"name", pipeline_runner_job(pipeline_id)},
-                   {"namespace", t.ns},
-                   {"labels", labels}}},
-                 {"spec",
-                  {{"backoffLimit", 3},
-                   {"ttlSecondsAfterFinished", 86400},
-                   {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}});
+  out.push_back(
+      {{"apiVersion", "batch/v1"},
+       {"kind", "Job"},
+       {"metadata",
+        {{"name", pipeline_runner_job(pipeline_id)}, {"namespace", t.ns}, {"labels", labels}}},
+       {"spec",
+        {{"backoffLimit", 3},
+         {"ttlSecondsAfterFinished", 86400},
+         {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}});
   return out;
 }
 
