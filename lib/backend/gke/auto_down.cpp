@@ -12,6 +12,7 @@
 
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/data_access.h"
+#include "backend/gke/script_pod.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -136,23 +137,7 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
                             {{"name", "KINETIC_CLUSTER"}, {"value", t.cluster}},
                             {{"name", "KINETIC_NAMESPACE"}, {"value", t.ns}},
                             {{"name", "KINETIC_STATE"}, {"value", kAutoDownName}}});
-  ojson container = {
-      {"name", "auto-down"},
-      {"image", kAutoDownImage},
-      {"command", {"python3", "-c", std::string(auto_down_source())}},
-      {"env", env},
-      {"resources",
-       {{"requests", {{"cpu", "50m"}, {"memory", "64Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
-      {"securityContext",
-       {{"allowPrivilegeEscalation", false},
-        {"readOnlyRootFilesystem", true},
-        {"capabilities", {{"drop", {"ALL"}}}}}}};
-  ojson pod = {{"serviceAccountName", sa},
-               {"restartPolicy", "Never"},
-               // The default pool is always up; an accelerator node would be kept up by this pod.
-               {"nodeSelector", {{"cloud.google.com/gke-nodepool", "default-pool"}}},
-               {"securityContext", {{"runAsNonRoot", true}, {"runAsUser", 65534}}},
-               {"containers", ojson::array({container})}};
+  const ojson pod = script_pod_spec("auto-down", auto_down_source(), env, sa);
   out.push_back({{"apiVersion", "batch/v1"},
                  {"kind", "CronJob"},
                  {"metadata", metadata(kAutoDownName, t.ns)},

@@ -27,8 +27,6 @@ inline constexpr const char* kAutoDownName = "kinetic-auto-down";
 inline constexpr const char* kAutoDownRoleId = "kineticAutoDown";
 inline constexpr const char* kResourceManagerService = "cloudresourcemanager.googleapis.com";
 inline constexpr const char* kAutoDownSchedule = "*/5 * * * *";
-// The image the script runs in: Python's standard library is all it needs.
-inline constexpr const char* kAutoDownImage = "python:3.12-slim";
 // The shortest period accepted: less would delete a cluster between a job's end and the next.
 inline constexpr long kAutoDownMinSeconds = 10 * 60;
 

@@ -11,6 +11,7 @@
 
 #include "backend/gke/data_access.h"
 #include "backend/gke/gke_pipeline_store.h"
+#include "backend/gke/script_pod.h"
 #include "core/error.h"
 #include "gcp/storage.h"
 #include "k8s/client.h"
@@ -76,23 +77,9 @@ std::vector<ojson> pipeline_runner_manifests(const Target& t, const std::string&
                  {"subjects", ojson::array({{{"kind", "ServiceAccount"},
                                              {"name", kPipelineRunnerName},
                                              {"namespace", t.ns}}})}});
-  ojson container = {
-      {"name", "runner"},
-      {"image", kPipelineRunnerImage},
-      {"command", {"python3", "-c", std::string(pipeline_runner_source())}},
-      {"env", ojson::array({{{"name", "KINETIC_PLAN_URI"}, {"value", plan_uri}}})},
-      {"resources",
-       {{"requests", {{"cpu", "50m"}, {"memory", "64Mi"}}}, {"limits", {{"memory", "128Mi"}}}}},
-      {"securityContext",
-       {{"allowPrivilegeEscalation", false},
-        {"readOnlyRootFilesystem", true},
-        {"capabilities", {{"drop", {"ALL"}}}}}}};
-  ojson pod = {{"serviceAccountName", kPipelineRunnerName},
-               {"restartPolicy", "Never"},
-               // The default pool is always up; an accelerator node would be kept up by this pod.
-               {"nodeSelector", {{"cloud.google.com/gke-nodepool", "default-pool"}}},
-               {"securityContext", {{"runAsNonRoot", true}, {"runAsUser", 65534}}},
-               {"containers", ojson::array({container})}};
+  const ojson pod = script_pod_spec(
+      "runner", pipeline_runner_source(),
+      ojson::array({{{"name", "KINETIC_PLAN_URI"}, {"value", plan_uri}}}), kPipelineRunnerName);
   ojson labels = runner_labels();
   labels["kinetic.dev/pipeline"] = pipeline_id;
   out.push_back(

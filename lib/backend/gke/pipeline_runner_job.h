@@ -17,8 +17,6 @@
 namespace kinetic::gke {
 
 inline constexpr const char* kPipelineRunnerName = "kinetic-pipeline-runner";
-// Python's standard library is all the script needs.
-inline constexpr const char* kPipelineRunnerImage = "python:3.12-slim";
 
 // The script, as embedded (comments dropped).
 std::string_view pipeline_runner_source();

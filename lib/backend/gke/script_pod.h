@@ -1,0 +1,22 @@
+// The pod of kinetic's own in-cluster scripts (the auto-down check, a detached pipeline's
+// runner): Python's standard library in a slim image, in the default pool, as a service account
+// of the script's own, unprivileged, with a read-only root and small limits.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace kinetic::gke {
+
+// The image the scripts run in: Python's standard library is all they need.
+inline constexpr const char* kScriptImage = "python:3.12-slim";
+
+// A pod spec running `python3 -c SOURCE` in container CONTAINER with ENV (an array of
+// {name, value}) as service account SERVICE_ACCOUNT; it never restarts in place.
+nlohmann::ordered_json script_pod_spec(const std::string& container, std::string_view source,
+                                       nlohmann::ordered_json env,
+                                       const std::string& service_account);
+
+}  // namespace kinetic::gke
