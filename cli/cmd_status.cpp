@@ -76,12 +76,31 @@ std::vector<PipelineDocument> recent_pipelines(Factory& f) {
   return out;
 }
 
+std::string cost_text(const JobStatus& s, const PriceBook& prices);
+
 int StatusOptions::show_pipeline(Factory& f) {
-  auto records = pipeline_records(f.backend("pipeline"));
+  Backend& b = f.backend("pipeline");
+  auto records = pipeline_records(b);
   const PipelineDocument doc = require_pipeline(*records, job);
   IOStreams& io = f.io();
+  // On gke, what each step's job cost at list price (its record's accelerator and duration); a
+  // reused step cost nothing this time. Locally, nothing.
+  std::map<std::string, std::string> costs;
+  if (f.settings().backend == "gke" &&
+      (format == OutputFormat::table || format == OutputFormat::wide)) {
+    const Settings& s = f.settings();
+    const PriceBook prices = price_book_setting(s.prices.value, s.prices.source);
+    for (const auto& step : doc.value("steps", nlohmann::ordered_json::array())) {
+      const std::string name = step.value("name", ""), id = step.value("job", "");
+      if (step.value("reused", false)) {
+        costs[name] = "$0.00";
+      } else if (!id.empty()) {
+        if (auto st = b.get(id)) costs[name] = cost_text(*st, prices);
+      }
+    }
+  }
   Printable p{.kind = "PipelineRun", .fields = fields_of(doc), .names = {job}};
-  p.table = [&doc](bool wide) {
+  p.table = [&doc, &costs](bool wide) {
     std::vector<std::string> headers = {"STEP", "STATE", "REUSED", "DURATION",
                                         "EXIT", "JOB",   "COST"};
     if (wide) {
@@ -90,13 +109,14 @@ int StatusOptions::show_pipeline(Factory& f) {
     }
     Table t(headers);
     for (const auto& step : doc.value("steps", nlohmann::ordered_json::array())) {
-      std::vector<std::string> row = {step.value("name", ""),
-                                      step.value("state", ""),
-                                      step.value("reused", false) ? "yes" : "no",
-                                      step_duration(step),
-                                      text_of(step.value("exit_code", nlohmann::ordered_json())),
-                                      text_of(step.value("job", "")),
-                                      "-"};  // local steps cost nothing
+      std::vector<std::string> row = {
+          step.value("name", ""),
+          step.value("state", ""),
+          step.value("reused", false) ? "yes" : "no",
+          step_duration(step),
+          text_of(step.value("exit_code", nlohmann::ordered_json())),
+          text_of(step.value("job", "")),
+          costs.count(step.value("name", "")) ? costs.at(step.value("name", "")) : "-"};
       if (wide) {
         row.push_back(text_of(step.value("output_dir", "")));
         row.push_back(text_of(step.value("error", "")));
@@ -112,6 +132,7 @@ int StatusOptions::show_pipeline(Factory& f) {
     const auto& runner = doc.value("runner", nlohmann::ordered_json::object());
     if (doc.value("detached", false) && runner.contains("pid"))
       line += " (detached, runner pid " + text_of(runner["pid"]) + ")";
+    if (runner.contains("job")) line += " (detached, runner Job " + text_of(runner["job"]) + ")";
     io.info(line);
     if (doc.value("state", "") == "lost") io.warn(doc.value("error", ""));
   }

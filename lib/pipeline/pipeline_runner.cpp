@@ -392,6 +392,14 @@ class PipelineRun {
     nlohmann::ordered_json steps = nlohmann::ordered_json::array();
     std::vector<const JobSpec*> staged;
     nlohmann::ordered_json runner;
+    // Every image first (the long part, a build maybe), so that the Secrets staged next are
+    // made in one short stretch.
+    for (const auto& name : names_) {
+      StepRun& r = runs_[name];
+      if (r.state != StepState::waiting) continue;
+      PreparedJob& job = *r.prepared;
+      job.spec.image = job.recipe ? backend.prepare_image(*job.recipe) : job.image_tag;
+    }
     try {
       for (const auto& name : names_) {
         StepRun& r = runs_[name];
@@ -400,7 +408,6 @@ class PipelineRun {
           PreparedJob& job = *r.prepared;
           job.spec.detached = true;  // no follower: the runner waits for it
           job.spec.follower_timeout_seconds = 0;
-          job.spec.image = job.recipe ? backend.prepare_image(*job.recipe) : job.image_tag;
           step["launch"] = backend.stage_step(job.spec, job.secrets);
           step["launch"]["outputs"] = store_.outputs_of(r.job, r.output_dir);
           staged.push_back(&job.spec);

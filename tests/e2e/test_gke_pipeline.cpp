@@ -233,8 +233,19 @@ TEST_F(GkePipeline, DetachedRunsInTheClusterWithNoCliThenStatusAndLogsFollowIt) 
   CliResult logs = kin({"logs", id, "--step", "left"});
   ASSERT_EQ(logs.exit_code, 0) << logs.err;
   EXPECT_NE(logs.out.find("left saw seed 42 in data.txt"), std::string::npos) << logs.out;
-  CliResult table = kin({"status"});
-  EXPECT_NE(table.out.find(id), std::string::npos) << table.out;
+  CliResult listed = kin({"status"});
+  EXPECT_NE(listed.out.find(id), std::string::npos) << listed.out;
+  // The table (tab-separated when not a terminal) names the runner and what each step's job
+  // cost at list price.
+  CliResult table = kin({"status", id});
+  EXPECT_NE(table.err.find("(detached, runner Job kinetic-" + id + ")"), std::string::npos)
+      << table.err;
+  for (const char* name : {"prep", "left", "right", "merge"}) {
+    const std::string job = job_of(doc, name);
+    const size_t at = table.out.find(job);
+    ASSERT_NE(at, std::string::npos) << table.out;
+    EXPECT_EQ(table.out.compare(at + job.size(), 6, "\t$0.00"), 0) << table.out;
+  }
 
   // No Job or Secret of a step is left; the runner remembered every step, so a run in the
   // foreground reuses them all and brings their outputs here.
