@@ -31,11 +31,11 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 ojson labels() {
-  return {{"app.kubernetes.io/managed-by", "kinetic"}, {"app.kubernetes.io/name", kAutoDownName}};
+  return script_labels(kAutoDownName);
 }
 
 ojson metadata(const std::string& name, const std::string& ns) {
-  return {{"name", name}, {"namespace", ns}, {"labels", labels()}};
+  return script_metadata(kAutoDownName, name, ns);
 }
 
 // "2h", "1h12m", "45m", "1d2h": a period as a person says it.

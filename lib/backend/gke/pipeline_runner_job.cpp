@@ -27,12 +27,11 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 ojson runner_labels() {
-  return {{"app.kubernetes.io/managed-by", "kinetic"},
-          {"app.kubernetes.io/name", kPipelineRunnerName}};
+  return script_labels(kPipelineRunnerName);
 }
 
 ojson runner_metadata(const std::string& name, const std::string& ns) {
-  return {{"name", name}, {"namespace", ns}, {"labels", runner_labels()}};
+  return script_metadata(kPipelineRunnerName, name, ns);
 }
 
 }  // namespace

@@ -2,6 +2,15 @@
 
 namespace kinetic::gke {
 
+nlohmann::ordered_json script_labels(const std::string& app) {
+  return {{"app.kubernetes.io/managed-by", "kinetic"}, {"app.kubernetes.io/name", app}};
+}
+
+nlohmann::ordered_json script_metadata(const std::string& app, const std::string& name,
+                                       const std::string& ns) {
+  return {{"name", name}, {"namespace", ns}, {"labels", script_labels(app)}};
+}
+
 nlohmann::ordered_json script_pod_spec(const std::string& container, std::string_view source,
                                        nlohmann::ordered_json env,
                                        const std::string& service_account) {

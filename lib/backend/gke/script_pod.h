@@ -13,6 +13,12 @@ namespace kinetic::gke {
 // The image the scripts run in: Python's standard library is all they need.
 inline constexpr const char* kScriptImage = "python:3.12-slim";
 
+// The labels of every object of script APP ("kinetic-auto-down"): managed by kinetic, named APP.
+nlohmann::ordered_json script_labels(const std::string& app);
+// {name, namespace, labels: script_labels(APP)}.
+nlohmann::ordered_json script_metadata(const std::string& app, const std::string& name,
+                                       const std::string& ns);
+
 // A pod spec running `python3 -c SOURCE` in container CONTAINER with ENV (an array of
 // {name, value}) as service account SERVICE_ACCOUNT; it never restarts in place.
 nlohmann::ordered_json script_pod_spec(const std::string& container, std::string_view source,
