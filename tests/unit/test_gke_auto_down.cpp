@@ -7,26 +7,14 @@
 
 #include "backend/gke/auto_down.h"
 #include "core/error.h"
+#include "manifest_golden.h"
 #include "render/yaml.h"
 
 namespace kinetic::gke {
 namespace {
 
 Target target() {
-  Target t;
-  t.project = "acme-ml";
-  t.location = "us-central1-a";
-  t.region = "us-central1";
-  t.cluster = "kinetic";
-  t.ns = "default";
-  return t;
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return test::acme_target();
 }
 
 TEST(AutoDownManifests, Golden) {
@@ -36,15 +24,7 @@ TEST(AutoDownManifests, Golden) {
     if (d["kind"] == "CronJob")
       d["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["command"][2] =
           "<lib/backend/gke/auto_down.py>";
-  const std::string actual = to_yaml_stream(docs);
-  const std::filesystem::path path =
-      std::filesystem::path(KINETIC_GOLDEN_DIR) / "manifests" / "auto-down.yaml";
-  if (const char* u = std::getenv("KINETIC_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    return;
-  }
-  EXPECT_EQ(read_file(path), actual)
-      << "differs from " << path << "; rerun with KINETIC_UPDATE_GOLDEN=1 if intended";
+  test::expect_manifest_golden("auto-down", to_yaml_stream(docs));
 }
 
 TEST(AutoDownManifests, TheCronJobRunsTheEmbeddedScriptAsItsOwnServiceAccount) {

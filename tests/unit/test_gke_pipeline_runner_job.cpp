@@ -7,19 +7,14 @@
 #include <sstream>
 
 #include "backend/gke/pipeline_runner_job.h"
+#include "manifest_golden.h"
 #include "render/yaml.h"
 
 namespace kinetic::gke {
 namespace {
 
 Target runner_target() {
-  Target t;
-  t.project = "acme-ml";
-  t.location = "us-central1-a";
-  t.region = "us-central1";
-  t.cluster = "kinetic";
-  t.ns = "default";
-  return t;
+  return test::acme_target();
 }
 
 const nlohmann::ordered_json* of_kind(const std::vector<nlohmann::ordered_json>& docs,
@@ -36,18 +31,7 @@ TEST(PipelineRunnerManifests, Golden) {
     if (d["kind"] == "Job")
       d["spec"]["template"]["spec"]["containers"][0]["command"][2] =
           "<lib/backend/gke/pipeline_runner.py>";
-  const std::string actual = to_yaml_stream(docs);
-  const std::filesystem::path path =
-      std::filesystem::path(KINETIC_GOLDEN_DIR) / "manifests" / "pipeline-runner.yaml";
-  if (const char* u = std::getenv("KINETIC_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    return;
-  }
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream want;
-  want << f.rdbuf();
-  EXPECT_EQ(want.str(), actual) << "differs from " << path
-                                << "; rerun with KINETIC_UPDATE_GOLDEN=1 if intended";
+  test::expect_manifest_golden("pipeline-runner", to_yaml_stream(docs));
 }
 
 TEST(PipelineRunnerManifests, TheJobRunsTheEmbeddedScriptAsItsOwnAccountInTheDefaultPool) {

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "job/manifest.h"
+#include "manifest_golden.h"
 #include "render/yaml.h"
 
 namespace kinetic {
@@ -106,30 +107,6 @@ ManifestInput input_for(const Accelerator& accelerator) {
   return in;
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::filesystem::path path =
-      std::filesystem::path(KINETIC_GOLDEN_DIR) / "manifests" / (name + ".yaml");
-  const char* update = std::getenv("KINETIC_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::filesystem::create_directories(path.parent_path());
-    std::ofstream(path, std::ios::binary | std::ios::trunc) << actual;
-    std::fprintf(stderr, "updated golden file %s\n", path.c_str());
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path))
-      << path << " is missing; run the test with KINETIC_UPDATE_GOLDEN=1 to create it";
-  EXPECT_EQ(read_file(path), actual)
-      << "differs from " << path << "; if the change is intended, rerun with "
-      << "KINETIC_UPDATE_GOLDEN=1 and review the diff";
-}
-
 std::string render(const ManifestInput& in, const std::map<std::string, std::string>& secrets) {
   return to_yaml_stream(build_manifests(in, secrets));
 }
@@ -148,29 +125,29 @@ const json& container(const json& workload) {
 // ---- golden files
 
 TEST(JobManifestGolden, Cpu) {
-  expect_golden("cpu", render(input_for(cpu()), {}));
+  test::expect_manifest_golden("cpu", render(input_for(cpu()), {}));
 }
 TEST(JobManifestGolden, L4) {
-  expect_golden("l4", render(input_for(l4()), {}));
+  test::expect_manifest_golden("l4", render(input_for(l4()), {}));
 }
 TEST(JobManifestGolden, A100x8) {
-  expect_golden("a100x8", render(input_for(a100x8()), {}));
+  test::expect_manifest_golden("a100x8", render(input_for(a100x8()), {}));
 }
 TEST(JobManifestGolden, V5litepod1) {
-  expect_golden("v5litepod-1", render(input_for(v5litepod_1()), {}));
+  test::expect_manifest_golden("v5litepod-1", render(input_for(v5litepod_1()), {}));
 }
 TEST(JobManifestGolden, V5litepod4) {
-  expect_golden("v5litepod-4", render(input_for(v5litepod_4()), {}));
+  test::expect_manifest_golden("v5litepod-4", render(input_for(v5litepod_4()), {}));
 }
 TEST(JobManifestGolden, V5litepod16JobSet) {
-  expect_golden("v5litepod-16", render(input_for(v5litepod_16()), {}));
+  test::expect_manifest_golden("v5litepod-16", render(input_for(v5litepod_16()), {}));
 }
 TEST(JobManifestGolden, V5litepod4Spot) {
   Accelerator acc = v5litepod_4();
   acc.spot = true;
   ManifestInput in = input_for(acc);
   in.retries = 2;
-  expect_golden("v5litepod-4-spot", render(in, {}));
+  test::expect_manifest_golden("v5litepod-4-spot", render(in, {}));
 }
 TEST(JobManifestGolden, L4SecretsAndTimeout) {
   ManifestInput in = input_for(l4());
@@ -178,10 +155,10 @@ TEST(JobManifestGolden, L4SecretsAndTimeout) {
   in.timeout_seconds = 7200;
   in.retries = 1;
   in.ttl_seconds_after_finished = 600;
-  expect_golden("l4-secrets-timeout",
-                render(in, {{"KAGGLE_USERNAME", "alice"},
-                            {"KAGGLE_KEY", "0123456789abcdef"},
-                            {"HF_TOKEN", "hf_xyz: with # yaml-ish\nsecond line"}}));
+  test::expect_manifest_golden("l4-secrets-timeout",
+                               render(in, {{"KAGGLE_USERNAME", "alice"},
+                                           {"KAGGLE_KEY", "0123456789abcdef"},
+                                           {"HF_TOKEN", "hf_xyz: with # yaml-ish\nsecond line"}}));
 }
 TEST(JobManifestGolden, V5litepod16SpotSecretsAndTimeout) {
   Accelerator acc = v5litepod_16();
@@ -190,14 +167,15 @@ TEST(JobManifestGolden, V5litepod16SpotSecretsAndTimeout) {
   in.secret_env = {"WANDB_API_KEY"};
   in.timeout_seconds = 3600;
   in.retries = 3;
-  expect_golden("v5litepod-16-spot-secrets-timeout", render(in, {{"WANDB_API_KEY", "true"}}));
+  test::expect_manifest_golden("v5litepod-16-spot-secrets-timeout",
+                               render(in, {{"WANDB_API_KEY", "true"}}));
 }
 
 TEST(JobManifestGolden, V5litepod16GcsData) {
   ManifestInput in = input_for(v5litepod_16());
   in.gcs_data = {parse_data_flag("gs://training-data/imagenet/train:/imagenet"),
                  parse_data_flag("gs://scratch-bucket:out/scratch:rw")};
-  expect_golden("v5litepod-16-gcs-data", render(in, {}));
+  test::expect_manifest_golden("v5litepod-16-gcs-data", render(in, {}));
 }
 
 // ---- properties
