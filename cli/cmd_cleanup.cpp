@@ -1,6 +1,9 @@
 // kinetic cleanup: remove what finished jobs left behind.
 #include "app.h"
 #include "core/duration.h"
+#include "core/error.h"
+#include "job/spec.h"
+#include "job_lookup.h"
 #include "render/printer.h"
 
 namespace kinetic::cli {
@@ -13,20 +16,36 @@ struct CleanupOptions : PrintingOptions {
             {OutputFormat::table, OutputFormat::json, OutputFormat::yaml, OutputFormat::name}) {}
   // A finished job's record (status, logs, outputs in the store or bucket) is kept a week by
   // default, so `logs` and `status` work after the fact (issue #8).
-  std::string older_than = "7d";
+  std::string older_than;  // default 7d
   bool dry_run = false;
   long older_than_seconds = 0;
+  std::vector<std::string> jobs;
 
   void complete(Factory& f) override {
     PrintingOptions::complete(f);
-    older_than_seconds = parse_duration(older_than, "--older-than");
+    older_than_seconds = parse_duration(older_than.empty() ? "7d" : older_than, "--older-than");
+  }
+  void validate() const override {
+    for (const auto& id : jobs) require_job_id(id);
+    if (!jobs.empty() && !older_than.empty())
+      throw Error(Errc::usage,
+                  "--older-than picks finished jobs by age; with job ids, those jobs go whatever "
+                  "their age: pass one or the other");
   }
   int run(Factory& f) override;
 };
 
 int CleanupOptions::run(Factory& f) {
   Backend& b = f.backend("cleanup");
-  auto items = b.cleanup(older_than_seconds, dry_run);
+  std::vector<CleanupItem> items;
+  if (jobs.empty()) {
+    items = b.cleanup(older_than_seconds, dry_run);
+  } else {
+    // Every job checked before any is touched: a running one stops the whole command.
+    for (const auto& id : jobs) require_ended_for_removal(require_job(b, id));
+    for (const auto& id : jobs)
+      for (auto& item : b.remove_job(id, dry_run)) items.push_back(std::move(item));
+  }
   IOStreams& io = f.io();
   Printable p{.kind = "CleanupList", .print_empty_table = false};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -54,6 +73,7 @@ int CleanupOptions::run(Factory& f) {
 void add_cleanup(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<CleanupOptions>();
   CLI::App* c = root.add_subcommand("cleanup", "Remove what finished jobs left behind");
+  c->add_option("job", o->jobs, "Only these ended jobs, whatever their age");
   c->add_option("--older-than", o->older_than,
                 "Only what finished at least this long ago, e.g. 1h or 0s for everything "
                 "finished (default: 7d)");
@@ -62,7 +82,8 @@ void add_cleanup(CLI::App& root, Factory&, Action& action) {
       "Removes finished jobs' records and logs, staged contexts no running job uses and temporary "
       "files (on gke also finished Jobs, orphaned Secrets and staging objects). Outputs already "
       "delivered to kinetic-out/ are never touched.\n\n"
-      "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 0s");
+      "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 0s\n"
+      "  kinetic cleanup job-1a2b3c4d              # that job's record, now");
   on_parse(c, action, o);
 }
 

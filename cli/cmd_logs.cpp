@@ -6,6 +6,7 @@
 
 #include "app.h"
 #include "backend/stream_sink.h"
+#include "backend/tail_sink.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/spec.h"
@@ -26,9 +27,11 @@ struct LogsOptions : CommandOptions {
   std::string step;
   bool follow = false;
   bool all_hosts = false;
+  long tail = -1;  // --tail N; -1: the whole log
 
   void validate() const override {
     require_job_or_pipeline_id(job);
+    if (tail < -1) throw Error(Errc::usage, "--tail must be 0 or more lines, e.g. --tail 100");
     if (!step.empty() && !looks_like_pipeline_id(job))
       throw Error(Errc::usage, "--step names a step of a pipeline; " + job +
                                    " is a job: `kinetic logs " + job + "`");
@@ -40,7 +43,17 @@ struct LogsOptions : CommandOptions {
     Backend& b = f.backend("logs");
     require_job(b, id);
     StreamSink sink(f.io());
-    b.stream_logs(id, {.follow = follow, .all_hosts = all_hosts}, sink, nullptr);
+    if (tail < 0) {
+      b.stream_logs(id, {.follow = follow, .all_hosts = all_hosts}, sink, nullptr);
+      return 0;
+    }
+    // The log so far, its last lines shown; with -f, then what comes after them.
+    TailSink last(static_cast<size_t>(tail));
+    b.stream_logs(id, {.follow = false, .all_hosts = all_hosts}, last, nullptr);
+    last.replay(sink);
+    if (!follow) return 0;
+    SkipSink after(last.job_bytes(), sink);
+    b.stream_logs(id, {.follow = true, .all_hosts = all_hosts}, after, nullptr);
     return 0;
   }
 
@@ -94,12 +107,15 @@ void add_logs(CLI::App& root, Factory&, Action& action) {
   c->add_option("--step", o->step, "The pipeline's step whose job's logs to print");
   c->add_flag("-f,--follow", o->follow,
               "Keep streaming until the job ends (a step not started yet: wait for it)");
+  c->add_option("--tail", o->tail,
+                "Only the last N lines of the log so far (with -f, then what comes after)");
   c->add_flag("--all-hosts", o->all_hosts,
               "Every host of a multi-host slice, each line prefixed [host N] (default: host 0)");
   c->footer(
       "Examples:\n"
       "  kinetic logs job-1a2b3c4d\n"
       "  kinetic logs -f job-1a2b3c4d\n"
+      "  kinetic logs --tail 20 -f job-1a2b3c4d\n"
       "  kinetic logs --all-hosts job-1a2b3c4d   # a v5litepod-16's four hosts\n"
       "  kinetic logs pipe-1a2b3c4d --step train -f");
   on_parse(c, action, o);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "job/budget.h"
 #include "job/data_mount.h"
+#include "job/spec.h"
 #include "run/pipeline.h"
 
 namespace kinetic::cli {
@@ -20,6 +21,7 @@ struct RunOptions : CommandOptions {
   std::string checkpoint_interval;
   std::string hold_on_failure;
   std::vector<std::string> data;
+  std::vector<std::string> labels;
 
   void complete(Factory& f) override {
     req.args = f.globals().job_args;
@@ -34,9 +36,15 @@ struct RunOptions : CommandOptions {
       req.hold_on_failure_seconds = parse_duration(hold_on_failure, "--hold-on-failure");
     req.data.clear();
     for (const auto& value : data) req.data.push_back(parse_data_flag(value));
+    req.labels.clear();
+    for (const auto& value : labels) req.labels.push_back(parse_label(value, "--label"));
   }
 
   void validate() const override {
+    if (req.file.empty() && req.function.empty())
+      throw Error(Errc::usage, "no job file given; usage: kinetic run FILE [-- ARGS]");
+    if (!req.file.empty() && !req.function.empty())
+      throw Error(Errc::usage, "pass a job FILE or --function CALL, not both");
     if (req.timeout_seconds && *req.timeout_seconds <= 0)
       throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
     if (req.retries < 0 || req.retries > 100)
@@ -78,8 +86,10 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand(
       "run",
       "Run a job (FILE and its project folder) and bring back its logs, outputs and exit code");
-  c->add_option("file", o->req.file, "The job: a .py, .sh, .cpp/.cc file or an executable")
-      ->required();
+  c->add_option("file", o->req.file, "The job: a .py, .sh, .cpp/.cc file or an executable");
+  c->add_option("--function", o->req.function,
+                "Run a pickled Python call instead of FILE (written by the Python package's "
+                "@kinetic.run; see docs/python.md)");
   c->add_option("-a,--accelerator", o->req.accelerator,
                 "Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic "
                 "accelerators`)");
@@ -89,6 +99,11 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   c->add_option(
       "--image", o->req.image,
       "Run in this prebuilt image (used as is; it needs python3) instead of building one");
+  c->add_option("--with", o->req.with,
+                "Also install this requirement in kinetic's own image, e.g. cloudpickle==3.0.0 "
+                "(repeatable; it replaces the project's own line for the same package)");
+  c->add_option("--label", o->labels,
+                "Mark the job KEY=VALUE (repeatable); `kinetic status -l KEY=VALUE` selects by it");
   c->add_option("--python", o->req.python,
                 "Python version of the built image, e.g. 3.12 (default: requires-python, else "
                 "the accelerator's default)");

@@ -21,8 +21,17 @@ struct StatusOptions : PrintingOptions {
       : PrintingOptions({OutputFormat::table, OutputFormat::wide, OutputFormat::json,
                          OutputFormat::yaml, OutputFormat::name}) {}
   std::string job;
+  std::vector<std::string> selector_flags;
+  std::vector<std::pair<std::string, std::string>> selector;  // -l K=V, parsed
+  void complete(Factory& f) override {
+    PrintingOptions::complete(f);
+    selector.clear();
+    for (const auto& value : selector_flags) selector.push_back(parse_label(value, "-l"));
+  }
   void validate() const override {
     if (!job.empty()) require_job_or_pipeline_id(job);
+    if (!job.empty() && !selector.empty())
+      throw Error(Errc::usage, "-l selects among all jobs; pass JOB or -l, not both");
   }
   int run(Factory& f) override;
   int show_pipeline(Factory& f);
@@ -205,6 +214,7 @@ int StatusOptions::run(Factory& f) {
     jobs.push_back(require_job(b, job));
   } else {
     jobs = b.list();
+    std::erase_if(jobs, [&](const JobStatus& j) { return !has_labels(j, selector); });
   }
   IOStreams& io = f.io();
   // Prices matter on gke only: a bad setting does not stop a local status.
@@ -260,9 +270,10 @@ int StatusOptions::run(Factory& f) {
     p.fields["jobs"] = list;
   }
   // Pipelines below the jobs, when there are any (none: the output is the jobs' alone).
-  const std::vector<PipelineDocument> pipelines = job.empty() && format != OutputFormat::name
-                                                      ? recent_pipelines(f)
-                                                      : std::vector<PipelineDocument>{};
+  const std::vector<PipelineDocument> pipelines =
+      job.empty() && selector.empty() && format != OutputFormat::name
+          ? recent_pipelines(f)
+          : std::vector<PipelineDocument>{};
   if (!pipelines.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& doc : pipelines) list.push_back(fields_of(doc));
@@ -357,6 +368,8 @@ void add_status(CLI::App& root, Factory&, Action& action) {
   auto o = std::make_shared<StatusOptions>();
   CLI::App* c = root.add_subcommand("status", "Show running and recent jobs and pipelines");
   c->add_option("job", o->job, "Show only this job, or this pipeline's steps");
+  c->add_option("-l,--selector", o->selector_flags,
+                "Only the jobs labelled KEY=VALUE (`run --label`; repeatable: all must match)");
   c->footer(
       "Examples:\n"
       "  kinetic status\n"

@@ -9,6 +9,7 @@ void add_run(CLI::App&, Factory&, Action&);
 void add_pipeline(CLI::App&, Factory&, Action&);
 void add_logs(CLI::App&, Factory&, Action&);
 void add_status(CLI::App&, Factory&, Action&);
+void add_collect(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
 void add_exec(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
@@ -28,6 +29,7 @@ const std::vector<Command>& commands() {
       {"pipeline", add_pipeline},
       {"logs", add_logs},
       {"status", add_status},
+      {"collect", add_collect},
       {"exec", add_exec},
       {"cancel", add_cancel},
       {"cleanup", add_cleanup},

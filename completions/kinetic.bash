@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run pipeline logs status exec cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -34,8 +34,8 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --requirements --image --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
@@ -55,17 +55,24 @@ _kinetic_command() {
       ;;
     'logs')
       _kinetic_subs=''
-      _kinetic_flags='--step -f --follow --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--step -f --follow --tail --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
       ;;
     'status')
       _kinetic_subs=''
-      _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-l --selector --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-l --selector --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
+      ;;
+    'collect')
+      _kinetic_subs=''
+      _kinetic_flags='--output --no-wait --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='--output=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
       ;;
     'exec')
       _kinetic_subs=''
@@ -86,7 +93,7 @@ _kinetic_command() {
       _kinetic_flags='--older-than --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
-      _kinetic_args=''
+      _kinetic_args='none...'
       ;;
     'pool')
       _kinetic_subs='add remove list'

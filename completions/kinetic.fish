@@ -8,7 +8,7 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run pipeline logs status exec cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version
         case 'pipeline'
             printf '%s\n' run
         case 'pool'
@@ -30,15 +30,17 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' -a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
             printf '%s\n' -f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
-            printf '%s\n' --step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
-            printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -l --selector --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'collect'
+            printf '%s\n' --output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'exec'
             printf '%s\n' --host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
@@ -172,6 +174,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'run' -d 'Run a job (FILE and its 
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pipeline' -d 'Run a pipeline'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s (or a pipeline step\'s) logs, following them with -f'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs and pipelines'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'collect' -d 'Bring a job\'s outputs here once it has ended, and exit with its exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
@@ -211,10 +214,13 @@ complete -c kinetic -n "__kinetic_in 'down'" -l keep-bucket -d 'Keep the jobs bu
 complete -c kinetic -n "__kinetic_in 'down'" -l keep-images -d 'Keep the image repository'
 
 # kinetic run
+complete -c kinetic -n "__kinetic_in 'run'" -l function -x -d 'Run a pickled Python call instead of FILE (written by the Python package\'s @kinetic.run; see docs/python.md)'
 complete -c kinetic -n "__kinetic_in 'run'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
 complete -c kinetic -n "__kinetic_in 'run'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
 complete -c kinetic -n "__kinetic_in 'run'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
+complete -c kinetic -n "__kinetic_in 'run'" -l with -x -d 'Also install this requirement in kinetic\'s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project\'s own line for the same package)'
+complete -c kinetic -n "__kinetic_in 'run'" -l label -x -d 'Mark the job KEY=VALUE (repeatable)'
 complete -c kinetic -n "__kinetic_in 'run'" -l python -x -d 'Python version of the built image, e.g. 3.12 (default: requires-python, else the accelerator\'s default)'
 complete -c kinetic -n "__kinetic_in 'run'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the job (default: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)'
 complete -c kinetic -n "__kinetic_in 'run'" -s e -l env -x -d 'Set K from your environment (preferred: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic\'s own arguments)'
@@ -249,11 +255,17 @@ complete -c kinetic -n "__kinetic_in 'pipeline run'" -l detach -d 'Check and pla
 # kinetic logs
 complete -c kinetic -n "__kinetic_in 'logs'" -l step -x -d 'The pipeline\'s step whose job\'s logs to print'
 complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends (a step not started yet: wait for it)'
+complete -c kinetic -n "__kinetic_in 'logs'" -l tail -x -d 'Only the last N lines of the log so far (with -f, then what comes after)'
 complete -c kinetic -n "__kinetic_in 'logs'" -l all-hosts -d 'Every host of a multi-host slice, each line prefixed [host N] (default: host 0)'
 complete -c kinetic -n "__kinetic_at 'logs' 0" -a '(__kinetic_values jobs)'
 
 # kinetic status
+complete -c kinetic -n "__kinetic_in 'status'" -s l -l selector -x -d 'Only the jobs labelled KEY=VALUE (`run --label`; repeatable: all must match)'
 complete -c kinetic -n "__kinetic_at 'status' 0" -a '(__kinetic_values jobs)'
+
+# kinetic collect
+complete -c kinetic -n "__kinetic_in 'collect'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
+complete -c kinetic -n "__kinetic_in 'collect'" -l no-wait -d 'Fail (exit 1) instead of waiting when the job still runs'
 
 # kinetic exec
 complete -c kinetic -n "__kinetic_in 'exec'" -s i -l stdin -d 'Pass your stdin to the command'

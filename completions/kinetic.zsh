@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run pipeline logs status exec cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --requirements --image --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -35,11 +35,15 @@ _kinetic_tree() {
       ;;
     'logs')
       _kinetic_subs=()
-      _kinetic_value_flags=(--step --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'status')
       _kinetic_subs=()
-      _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-l --selector --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'collect')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'exec')
       _kinetic_subs=()
@@ -129,6 +133,7 @@ _kinetic_subcommands() {
         'pipeline:Run a pipeline'
         'logs:Print a job'\''s (or a pipeline step'\''s) logs, following them with -f'
         'status:Show running and recent jobs and pipelines'
+        'collect:Bring a job'\''s outputs here once it has ended, and exit with its exit code'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
         'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
@@ -313,11 +318,14 @@ _kinetic() {
       ;;
     'run')
       _arguments -s -S : \
+        '--function=[Run a pickled Python call instead of FILE (written by the Python package'\''s @kinetic.run; see docs/python.md)]:function: ' \
         '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
         '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '*--with=[Also install this requirement in kinetic'\''s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project'\''s own line for the same package)]:with: ' \
+        '*--label=[Mark the job KEY=VALUE (repeatable)]:label: ' \
         '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
         '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
@@ -352,7 +360,7 @@ _kinetic() {
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
-        '1:file:_kinetic_values files'
+        '1::file:_kinetic_values files'
       ;;
     'pipeline')
       _arguments -s -S : \
@@ -401,6 +409,7 @@ _kinetic() {
         '--step=[The pipeline'\''s step whose job'\''s logs to print]:step: ' \
         '(-f --follow)-f[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
         '(-f --follow)--follow[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
+        '--tail=[Only the last N lines of the log so far (with -f, then what comes after)]:tail: ' \
         '--all-hosts[Every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0)]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
@@ -420,6 +429,8 @@ _kinetic() {
       ;;
     'status')
       _arguments -s -S : \
+        '*-l+[Only the jobs labelled KEY=VALUE (`run --label`; repeatable\: all must match)]:selector: ' \
+        '*--selector=[Only the jobs labelled KEY=VALUE (`run --label`; repeatable\: all must match)]:selector: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
@@ -435,6 +446,26 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1::job:_kinetic_values jobs'
+      ;;
+    'collect')
+      _arguments -s -S : \
+        '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
+        '--no-wait[Fail (exit 1) instead of waiting when the job still runs]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:job: '
       ;;
     'exec')
       _arguments -s -S : \
@@ -494,7 +525,8 @@ _kinetic() {
         '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
         '--no-color[Never color the output]' \
-        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '*:job: '
       ;;
     'pool')
       _arguments -s -S : \

@@ -66,6 +66,8 @@ struct JobStatus {
   // --hold-on-failure: until when (RFC 3339) a job that failed for good is kept up for `kinetic
   // exec`; empty when it is not held, or no longer.
   std::string held_until;
+  // --label K=V, as the spec has them (absent from the JSON when there are none).
+  std::vector<std::pair<std::string, std::string>> labels;
   // Local backend: the job's process group, and what proves a kill still reaches it
   // (backend/process_identity.h): its leader's start time and session, this boot's id.
   long pgid = 0;
@@ -82,6 +84,13 @@ bool is_held(const JobStatus& st, const std::string& now);
 
 // The status of a job that has not reported yet: what its spec says.
 JobStatus initial_status(const JobSpec& spec);
+
+// Usage error unless ST has ended (and is not held): what may be removed alone.
+void require_ended_for_removal(const JobStatus& st);
+
+// Whether ST carries every label of SELECTOR (`status -l K=V`; empty: every job does).
+bool has_labels(const JobStatus& st,
+                const std::vector<std::pair<std::string, std::string>>& selector);
 
 nlohmann::json to_json(const JobStatus& s);
 nlohmann::json to_json(const AttemptRecord& a);
@@ -229,6 +238,13 @@ class Backend {
   virtual std::vector<JobStatus> list() = 0;
   // Finished jobs and unused staging objects older than OLDER_THAN seconds.
   virtual std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) = 0;
+  // One ended job, whatever its age (`kinetic cleanup JOB`, the Python API's cleanup()): its
+  // record and anything of it the backend still holds. A job that still runs (or is held) is
+  // Error(Errc::usage) saying to cancel it first. Outputs delivered to kinetic-out/ stay.
+  virtual std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) {
+    (void)dry_run;
+    throw Error(Errc::unsupported, "this backend cannot remove " + id + " alone");
+  }
   // Runs REQUEST.command in the running job, with its environment and working directory, on
   // kinetic's stdin/stdout/stderr; returns the command's exit code (126 it could not run,
   // 127 not found). A job that is not running is Error(Errc::not_found) naming its state.

@@ -1,5 +1,8 @@
 #include "backend/backend.h"
 
+#include <algorithm>
+
+#include "core/error.h"
 #include "core/schema.h"
 
 namespace kinetic {
@@ -17,7 +20,21 @@ JobStatus initial_status(const JobSpec& spec) {
   st.backend = spec.backend;
   st.created = spec.created;
   st.output_dir = spec.output_dir;
+  st.labels = spec.labels;
   return st;
+}
+
+void require_ended_for_removal(const JobStatus& st) {
+  if (st.terminal() && !is_held(st, rfc3339(now_unix()))) return;
+  throw Error(Errc::usage, st.id + " is " + (st.terminal() ? "held" : st.state) +
+                               "; stop it first with `kinetic cancel " + st.id + "`");
+}
+
+bool has_labels(const JobStatus& st,
+                const std::vector<std::pair<std::string, std::string>>& selector) {
+  for (const auto& want : selector)
+    if (std::find(st.labels.begin(), st.labels.end(), want) == st.labels.end()) return false;
+  return true;
 }
 
 namespace {
@@ -92,6 +109,7 @@ nlohmann::json to_json(const JobStatus& s) {
     for (const auto& a : s.attempt_history) h.push_back(to_json(a));
   }
   if (!s.held_until.empty()) j["held_until"] = s.held_until;
+  if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   if (s.pgid != 0) {
     j["pgid"] = s.pgid;
     j["pgid_start"] = s.pgid_start;
@@ -125,6 +143,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
       s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
   s.held_until = j.value("held_until", "");
+  s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
   s.pgid = j.value("pgid", 0L);
   s.pgid_start = j.value("pgid_start", 0LL);
   s.pgid_session = j.value("pgid_session", -1L);

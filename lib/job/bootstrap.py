@@ -909,6 +909,26 @@ def load_spec():
     spec.update(json.loads(data))
 
 
+# ---- a function job (`run --function`, docs/python.md) ----------------------------------------
+# The call and the runner's source lie beside the spec (jobs/ID/function.pkl, function_runner.py);
+# each must have the sha256 the spec records, as the context must.
+def fetch_function():
+    where = env["KINETIC_SPEC_URI"].rsplit("/", 1)[0] + "/"
+    function = spec.get("function") or {}
+    paths = {}
+    for name, key in (("function.pkl", "sha256"), ("function_runner.py", "runner_sha256")):
+        path = work + "/" + name
+        download(where + name, path)
+        with open(path, "rb") as f:
+            got = hashlib.sha256(f.read()).hexdigest()
+        if got != function.get(key, "").lower():
+            raise Failure(126, "%s checksum mismatch: %s%s has sha256 %s, expected %s; it was "
+                          "changed after kinetic wrote it: run the job again"
+                          % (name, where, name, got, function.get(key, "")))
+        paths[name] = path
+    return ["python3", "-u", paths["function_runner.py"], paths["function.pkl"], context_dir]
+
+
 def run_job():
     # The first attempt (the common case) claims number 1 outright, so the spec, the claim, the
     # context's last-use mark and its download go at once: one round trip instead of five. Only
@@ -924,6 +944,8 @@ def run_job():
         # What the spec says is in the status even when the context could not be fetched.
         status.update(file=spec.get("file", ""), args=spec.get("args", []),
                       accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
+        if spec.get("labels"):
+            status["labels"] = spec["labels"]
     for variable in spec.get("env", []):
         env.setdefault(variable["name"], variable["value"])
 
@@ -950,10 +972,12 @@ def run_job():
     cwd = os.path.join(context_dir, spec.get("workdir") or "")
     if not os.path.isdir(cwd):
         raise Failure(127, "the working directory %s is not in the context" % spec["workdir"])
-    if not os.path.isfile(job_file):
+    kind = spec.get("kind")
+    if kind != "function" and not os.path.isfile(job_file):
         raise Failure(127, "%s is not in the context" % spec["file"])
     place_data(cwd)
     place_inputs()
+    function_command = fetch_function() if kind == "function" else None
 
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)
@@ -961,9 +985,10 @@ def run_job():
     follower_timeout = float(spec.get("follower_timeout_seconds", 0))
     if follower_timeout > 0:
         every(min(30.0, follower_timeout / 3), check_follower)
-    kind = spec.get("kind")
     command = {"python": ["python3", "-u", job_file], "shell": ["bash", job_file]}.get(
         kind, [job_file])
+    if function_command:
+        command = function_command
     if kind == "cpp":
         command = [work + "/job"]
         code = run(["g++", "-O2", "-std=c++20", "-o", command[0], job_file], cwd, True)

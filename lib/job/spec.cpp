@@ -2,6 +2,8 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -22,6 +24,8 @@ std::string_view job_kind_name(JobKind k) {
       return "cpp";
     case JobKind::executable:
       return "executable";
+    case JobKind::function:
+      return "function";
   }
   return "executable";
 }
@@ -38,6 +42,7 @@ static JobKind kind_from_name(const std::string& s) {
   if (s == "python") return JobKind::python;
   if (s == "shell") return JobKind::shell;
   if (s == "cpp") return JobKind::cpp;
+  if (s == "function") return JobKind::function;
   return JobKind::executable;
 }
 
@@ -83,6 +88,13 @@ nlohmann::json to_json(const JobSpec& s) {
       inputs.push_back({{"name", name}, {"location", location}});
     j["inputs"] = inputs;
   }
+  if (s.function) {
+    j["function"] = {{"name", s.function->name},
+                     {"sha256", s.function->sha256},
+                     {"bytes", s.function->bytes},
+                     {"runner_sha256", s.function->runner_sha256}};
+  }
+  if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   return j;
 }
 
@@ -127,7 +139,56 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   if (j.contains("inputs") && j["inputs"].is_array())
     for (const auto& in : j["inputs"])
       s.inputs.emplace_back(in.value("name", ""), in.value("location", ""));
+  if (j.contains("function") && j["function"].is_object()) {
+    const auto& f = j["function"];
+    s.function = FunctionCall{.name = f.value("name", ""),
+                              .sha256 = f.value("sha256", ""),
+                              .bytes = f.value("bytes", 0LL),
+                              .runner_sha256 = f.value("runner_sha256", ""),
+                              .local_path = ""};
+  }
+  s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
   return s;
+}
+
+nlohmann::json labels_json(const std::vector<std::pair<std::string, std::string>>& labels) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [k, v] : labels) out[k] = v;
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> labels_from_json(const nlohmann::json& j) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!j.is_object()) return out;
+  for (const auto& [k, v] : j.items())
+    if (v.is_string()) out.emplace_back(k, v.get<std::string>());
+  return out;
+}
+
+std::pair<std::string, std::string> parse_label(std::string_view value, std::string_view flag) {
+  const std::string given = std::string(flag) + " '" + std::string(value) + "'";
+  const size_t eq = value.find('=');
+  if (eq == std::string_view::npos)
+    throw Error(Errc::usage,
+                given + ": expected KEY=VALUE, e.g. " + std::string(flag) + " team=vision");
+  const std::string key(value.substr(0, eq));
+  const std::string val(value.substr(eq + 1));
+  auto key_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '/' ||
+           c == '-';
+  };
+  if (key.empty() || key.size() > 63 || !std::isalnum(static_cast<unsigned char>(key[0])) ||
+      !std::all_of(key.begin(), key.end(), key_char))
+    throw Error(Errc::usage, given +
+                                 ": the key must be 1-63 letters, digits, '.', '_', '/' or '-', "
+                                 "starting with a letter or digit");
+  const bool control = std::any_of(val.begin(), val.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if (val.size() > 256 || control || !is_utf8(val))
+    throw Error(Errc::usage,
+                given + ": the value must be at most 256 characters of text, on one line");
+  return {key, val};
 }
 
 std::string new_job_id() {

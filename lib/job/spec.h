@@ -14,10 +14,24 @@
 
 namespace kinetic {
 
-// How a job file is started (decided by its extension).
-enum class JobKind { python, shell, cpp, executable };
+// How a job file is started (decided by its extension); `function` is a pickled Python call
+// (`run --function`, docs/python.md) started by the embedded function runner.
+enum class JobKind { python, shell, cpp, executable, function };
 std::string_view job_kind_name(JobKind k);
 JobKind job_kind_for(const std::string& file_name);
+
+// A function job's call (`run --function CALL`, docs/python.md): the call file the Python package
+// wrote, staged with the job's record (gke: gs://BUCKET/jobs/ID/function.pkl beside the runner's
+// source, function_runner.py; local: STATE/jobs/ID/function.pkl), each checked in the job
+// against its sha256 here, as the context is.
+struct FunctionCall {
+  std::string name;           // the function's module.qualname, from the call's header
+  std::string sha256;         // of the call file
+  long long bytes = 0;        // its size
+  std::string runner_sha256;  // of the function runner's source the job runs it with
+  // Where the call file is on this machine until submit stages it: not part of the record.
+  std::string local_path;
+};
 
 struct JobSpec {
   std::string id;    // "job-1a2b3c4d"
@@ -61,6 +75,11 @@ struct JobSpec {
   // step's outputs are (a directory on local). The job finds them at KINETIC_INPUT_DIR/NAME/.
   // Empty for a plain `run`, and then absent from spec.json.
   std::vector<std::pair<std::string, std::string>> inputs;
+  // A function job's call (kind == function); absent from spec.json otherwise.
+  std::optional<FunctionCall> function;
+  // --label K=V: the user's own marks on the job (`status -l K=V` selects by them; the Python
+  // API's batches are a label). Absent from spec.json when there are none.
+  std::vector<std::pair<std::string, std::string>> labels;
   std::string created;  // RFC 3339 UTC
 };
 
@@ -69,6 +88,16 @@ nlohmann::json to_json(const JobSpec& spec);
 // Job's environment (KINETIC_SPEC_SHA256).
 std::string spec_document(const JobSpec& spec);
 JobSpec job_spec_from_json(const nlohmann::json& j);
+
+// One --label value, K=V: K is 1-63 characters of [A-Za-z0-9._/-] starting with a letter or digit,
+// V up to 256 characters of UTF-8 without control characters. FLAG names the option in errors.
+// Throws Error(Errc::usage) naming the value and the rule it breaks.
+std::pair<std::string, std::string> parse_label(std::string_view value, std::string_view flag);
+
+// Labels as a JSON object (spec.json, status.json, the Job's annotation), and back (entries
+// that are not text are dropped).
+nlohmann::json labels_json(const std::vector<std::pair<std::string, std::string>>& labels);
+std::vector<std::pair<std::string, std::string>> labels_from_json(const nlohmann::json& j);
 
 // A fresh job id: "job-" + 8 random lowercase hex digits.
 std::string new_job_id();

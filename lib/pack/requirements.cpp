@@ -690,4 +690,36 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
   return std::nullopt;
 }
 
+namespace {
+
+// The project a normalized requirement line names: what comes before its extras, specifiers,
+// marker or URL.
+std::string_view requirement_project(std::string_view line) {
+  return line.substr(0, line.find_first_of("[=<>!~;@ "));
+}
+
+}  // namespace
+
+void add_requirements(std::vector<std::string>& lines, const std::vector<std::string>& extra,
+                      std::string_view flag) {
+  for (const auto& given : extra) {
+    const auto normalized = normalize_requirements(given);
+    const bool plain = normalized.size() == 1 && !normalized[0].empty() &&
+                       std::isalnum(static_cast<unsigned char>(normalized[0][0])) &&
+                       normalized[0].find("://") == std::string::npos &&
+                       normalized[0].find('@') == std::string::npos &&
+                       given.find('\n') == std::string::npos;
+    if (!plain)
+      throw Error(Errc::usage, std::string(flag) + " '" + given +
+                                   "' is not a requirement; expected a project and its version, "
+                                   "e.g. " +
+                                   std::string(flag) + " cloudpickle==3.0.0");
+    const std::string& line = normalized[0];
+    const std::string_view project = requirement_project(line);
+    std::erase_if(lines, [&](const std::string& l) { return requirement_project(l) == project; });
+    lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+}
+
 }  // namespace kinetic

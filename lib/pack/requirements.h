@@ -43,4 +43,11 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
                                               const std::optional<fs::path>& explicit_file,
                                               bool for_image_build = true);
 
+// `run --with REQ`: each EXTRA line (a project name, optionally with extras, version specifiers
+// and a marker; nothing that names a file, a URL or a pip option) normalized and put into LINES,
+// replacing a line for the same project (the --with line wins: it is what the caller needs, e.g.
+// the exact cloudpickle that pickled a call). Throws Error(Errc::usage) naming a bad line.
+void add_requirements(std::vector<std::string>& lines, const std::vector<std::string>& extra,
+                      std::string_view flag);
+
 }  // namespace kinetic

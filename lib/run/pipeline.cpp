@@ -17,6 +17,7 @@
 #include "job/bootstrap.h"
 #include "job/budget.h"
 #include "job/catalog.h"
+#include "job/function_call.h"
 #include "job/image_recipe.h"
 #include "job/job_env.h"
 #include "job/manifest.h"
@@ -35,7 +36,8 @@ namespace {
 // Step 1's findings: what runs, from where, on what.
 struct Resolved {
   Accelerator accel;
-  fs::path file;          // absolute
+  fs::path file;          // absolute; empty for a function
+  fs::path anchor_dir;    // where requirements are looked for first: FILE's folder, else cwd
   fs::path context_root;  // absolute
   std::string file_rel;
   std::string workdir_rel;
@@ -50,6 +52,7 @@ struct Resolved {
   std::vector<DataMount> data;      // --data, local sources made absolute
   // Context paths a --data directory replaces ("./data:data"): left out of the context.
   std::vector<fs::path> data_excludes;
+  std::optional<FunctionCall> function;  // --function
 };
 
 // --notify, else the context's notify setting (comma-separated); each checked.
@@ -134,6 +137,101 @@ void require_recordable(const RunRequest& req, const Resolved& r, const RunEnvir
   }
 }
 
+// The context root: --context-dir, else the nearest project folder above ANCHOR (a file in the
+// folder to start from), never the home directory or / whole.
+fs::path resolve_context_root(const RunRequest& req, const RunEnvironment& env,
+                              const fs::path& anchor) {
+  std::error_code ec;
+  fs::path root;
+  if (!req.context_dir.empty()) {
+    fs::path c = fs::path(req.context_dir).is_absolute() ? fs::path(req.context_dir)
+                                                         : env.cwd / req.context_dir;
+    c = c.lexically_normal();
+    if (!fs::is_directory(c, ec))
+      throw Error(Errc::usage, "--context-dir " + req.context_dir + ": not a directory");
+    root = c;
+  } else {
+    root = find_context_dir(anchor, env.home).lexically_normal();
+    fs::path home = env.home.lexically_normal();
+    if (root == home || root == home.parent_path() / home.filename() || root == "/")
+      throw Error(Errc::usage, "the job's folder is " + root.string() +
+                                   ", which kinetic will not ship whole; move the job into a "
+                                   "project folder or pass --context-dir DIR");
+  }
+  if (root.filename().empty()) root = root.parent_path();
+  return root;
+}
+
+// The job's working directory in the context: the current directory's place in it, else its root.
+std::string workdir_in_context(const RunEnvironment& env, const fs::path& context_root) {
+  if (!is_within(env.cwd / "x", context_root)) return "";
+  std::string rel = env.cwd.lexically_relative(context_root).generic_string();
+  return rel == "." ? "" : rel;
+}
+
+// What the host needs to start the job; the cloud image brings its own.
+void require_host_tool(const RunEnvironment& env, const char* prog, const char* what) {
+  if (!find_executable(prog, env.env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin")))
+    throw Error(Errc::job_file_missing, std::string(prog) + " not found on PATH; it runs " + what +
+                                            " jobs (install it, e.g. apt-get install " +
+                                            (std::string(prog) == "g++" ? "g++" : prog) + ")");
+}
+
+// FILE: what it is, where its context is, and that this host can start it (local).
+void resolve_job_file(const RunRequest& req, const RunEnvironment& env, Resolved& r, bool local) {
+  if (req.file.empty()) throw Error(Errc::usage, "no job file given; usage: kinetic run FILE");
+  fs::path file = fs::path(req.file).is_absolute() ? fs::path(req.file) : env.cwd / req.file;
+  file = file.lexically_normal();
+  std::error_code ec;
+  auto st = fs::status(file, ec);
+  if (ec || !fs::exists(st))
+    throw Error(Errc::job_file_missing,
+                "job file '" + req.file + "' not found (looked in " + env.cwd.string() + ")");
+  if (fs::is_directory(st))
+    throw Error(Errc::job_file_missing, "'" + req.file +
+                                            "' is a directory; pass the file to run, e.g. " +
+                                            (fs::path(req.file) / "train.py").string());
+  r.file = file;
+  r.anchor_dir = file.parent_path();
+  r.kind = job_kind_for(file.filename().string());
+  r.context_root = resolve_context_root(req, env, file);
+  if (!is_within(file, r.context_root))
+    throw Error(Errc::usage, "job file " + req.file + " is outside the context directory " +
+                                 r.context_root.string() +
+                                 "; pass --context-dir with a directory that contains it");
+  r.file_rel = file.lexically_relative(r.context_root).generic_string();
+  r.workdir_rel = workdir_in_context(env, r.context_root);
+  if (!local) return;
+  if (r.kind == JobKind::python) require_host_tool(env, "python3", ".py");
+  if (r.kind == JobKind::shell) require_host_tool(env, "bash", ".sh");
+  if (r.kind == JobKind::cpp) require_host_tool(env, "g++", ".cpp");
+  if (r.kind == JobKind::executable && ::access(file.c_str(), X_OK) != 0)
+    throw Error(Errc::job_start,
+                "'" + req.file +
+                    "' is not executable; kinetic runs .py, .sh and .cpp files by their "
+                    "extension and anything else directly (chmod +x " +
+                    req.file + ")");
+}
+
+// --function CALL: the call file's header read and hashed; the context is the current
+// directory's project folder (or --context-dir), the job runs where the caller is in it.
+void resolve_function(const RunRequest& req, const RunEnvironment& env, Resolved& r, bool local) {
+  if (!req.file.empty()) throw Error(Errc::usage, "pass a job FILE or --function CALL, not both");
+  if (!req.args.empty())
+    throw Error(Errc::usage,
+                "--function takes no arguments after --: the call file holds the function's");
+  const fs::path call =
+      (fs::path(req.function).is_absolute() ? fs::path(req.function) : env.cwd / req.function)
+          .lexically_normal();
+  r.function = read_function_call(call, "--function");
+  r.kind = JobKind::function;
+  r.anchor_dir = env.cwd;
+  r.context_root = resolve_context_root(req, env, env.cwd / "x");
+  r.file_rel = r.function->name.empty() ? "function" : r.function->name;
+  r.workdir_rel = workdir_in_context(env, r.context_root);
+  if (local) require_host_tool(env, "python3", "function");
+}
+
 Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   Resolved r;
   std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
@@ -156,67 +254,12 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   r.accel.price_per_hour = accelerator_price(r.accel, prices);
   if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel, prices);
 
-  if (req.file.empty()) throw Error(Errc::usage, "no job file given; usage: kinetic run FILE");
-  fs::path file = fs::path(req.file).is_absolute() ? fs::path(req.file) : env.cwd / req.file;
-  file = file.lexically_normal();
-  std::error_code ec;
-  auto st = fs::status(file, ec);
-  if (ec || !fs::exists(st))
-    throw Error(Errc::job_file_missing,
-                "job file '" + req.file + "' not found (looked in " + env.cwd.string() + ")");
-  if (fs::is_directory(st))
-    throw Error(Errc::job_file_missing, "'" + req.file +
-                                            "' is a directory; pass the file to run, e.g. " +
-                                            (fs::path(req.file) / "train.py").string());
-  r.file = file;
-  r.kind = job_kind_for(file.filename().string());
-
-  if (!req.context_dir.empty()) {
-    fs::path c = fs::path(req.context_dir).is_absolute() ? fs::path(req.context_dir)
-                                                         : env.cwd / req.context_dir;
-    c = c.lexically_normal();
-    if (!fs::is_directory(c, ec))
-      throw Error(Errc::usage, "--context-dir " + req.context_dir + ": not a directory");
-    r.context_root = c;
+  if (req.function.empty()) {
+    resolve_job_file(req, env, r, local);
   } else {
-    r.context_root = find_context_dir(file, env.home).lexically_normal();
-    fs::path home = env.home.lexically_normal();
-    if (r.context_root == home || r.context_root == home.parent_path() / home.filename() ||
-        r.context_root == "/")
-      throw Error(Errc::usage, "the job's folder is " + r.context_root.string() +
-                                   ", which kinetic will not ship whole; move the job into a "
-                                   "project folder or pass --context-dir DIR");
+    resolve_function(req, env, r, local);
   }
-  if (r.context_root.filename().empty()) r.context_root = r.context_root.parent_path();
-  if (!is_within(file, r.context_root))
-    throw Error(Errc::usage, "job file " + req.file + " is outside the context directory " +
-                                 r.context_root.string() +
-                                 "; pass --context-dir with a directory that contains it");
-  r.file_rel = file.lexically_relative(r.context_root).generic_string();
-  r.workdir_rel = is_within(env.cwd / "x", r.context_root)
-                      ? env.cwd.lexically_relative(r.context_root).generic_string()
-                      : "";
-  if (r.workdir_rel == ".") r.workdir_rel = "";
-
-  if (local) {
-    // What the host needs to start the job; the cloud image brings its own.
-    auto need = [&](const char* prog, const char* what) {
-      if (!find_executable(prog, env.env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin")))
-        throw Error(Errc::job_file_missing, std::string(prog) + " not found on PATH; it runs " +
-                                                what + " jobs (install it, e.g. apt-get install " +
-                                                (std::string(prog) == "g++" ? "g++" : prog) + ")");
-    };
-    if (r.kind == JobKind::python) need("python3", ".py");
-    if (r.kind == JobKind::shell) need("bash", ".sh");
-    if (r.kind == JobKind::cpp) need("g++", ".cpp");
-    if (r.kind == JobKind::executable && ::access(file.c_str(), X_OK) != 0)
-      throw Error(Errc::job_start,
-                  "'" + req.file +
-                      "' is not executable; kinetic runs .py, .sh and .cpp files by their "
-                      "extension and anything else directly (chmod +x " +
-                      req.file + ")");
-  }
-
+  std::error_code ec;
   std::optional<fs::path> explicit_reqs;
   if (!req.requirements.empty()) {
     fs::path p = fs::path(req.requirements).is_absolute() ? fs::path(req.requirements)
@@ -226,12 +269,15 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     explicit_reqs = p;
   }
   // Only kinetic's own image build installs them (not the local backend, not --image).
-  r.requirements = find_requirements(file.parent_path(), r.context_root, explicit_reqs,
-                                     !local && req.image.empty());
+  r.requirements =
+      find_requirements(r.anchor_dir, r.context_root, explicit_reqs, !local && req.image.empty());
   if (!req.image.empty()) {
     if (!req.python.empty())
       throw Error(Errc::usage, "--python picks the Python of kinetic's own image; with --image " +
                                    req.image + " the image's python3 runs; drop one of them");
+    if (!req.with.empty())
+      throw Error(Errc::usage, "--with adds to kinetic's own image; with --image " + req.image +
+                                   " install " + req.with.front() + " in that image instead");
     if (req.image.find_first_of(" \t\n") != std::string::npos || req.image.front() == '-')
       throw Error(Errc::usage, "--image '" + req.image +
                                    "' is not an image reference; expected e.g. "
@@ -241,8 +287,9 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     RecipeInput in;
     in.family = r.accel.family;
     if (r.requirements) in.requirements = r.requirements->lines;
+    add_requirements(in.requirements, req.with, "--with");
     in.python = req.python;
-    in.requires_python = find_requires_python(file.parent_path(), r.context_root);
+    in.requires_python = find_requires_python(r.anchor_dir, r.context_root);
     if (!in.requires_python.empty()) in.requires_python_source = "pyproject.toml";
     in.base_image = env.settings.base_image.value;
     r.recipe = make_image_recipe(in);
@@ -287,7 +334,10 @@ IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnv
     if (!own.empty() && is_within(own, r.context_root))
       rules.add_line(anchored_pattern(own.lexically_relative(r.context_root), true));
   }
-  for (const auto& file : req.exclude) {
+  std::vector<std::string> excluded = req.exclude;
+  // A call file written inside the context travels as the call, not as part of the context.
+  if (r.function) excluded.push_back(r.function->local_path);
+  for (const auto& file : excluded) {
     const fs::path p = fs::path(file).lexically_normal();
     if (is_within(p, r.context_root))
       rules.add_line(anchored_pattern(p.lexically_relative(r.context_root), false));
@@ -465,6 +515,8 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.detached = req.detach;
   if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
   spec.inputs = req.inputs;
+  spec.function = r.function;
+  spec.labels = req.labels;
   return spec;
 }
 
@@ -683,6 +735,10 @@ void note_what_local_ignores(const RunRequest& req, const RunEnvironment& env, c
   if (!r.custom_image.empty())
     env.io.info("kinetic: local backend: --image " + r.custom_image +
                 " is not used; the job runs with this machine's tools");
+  if (!req.with.empty() && env.io.verbosity > 0)
+    env.io.info(
+        "kinetic: local backend: --with is not installed; the job uses the host's "
+        "python3");
   if (!req.python.empty())
     env.io.info("kinetic: local backend: --python " + req.python +
                 " is not used; the job runs with this machine's python3");
@@ -803,11 +859,13 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
   }
 }
 
+}  // namespace
+
 // The run's last line: how it ended, after how many attempts, why (the job's own last error
 // line when it failed: backend/failure_cause.h), and where its outputs are.
 //   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
 //   kinetic: job-5c7cbd62 failed (exit 1) after 3m02s: AttributeError: ...; outputs in ...
-std::string summary_line(const JobStatus& st, const JobSpec& spec, const RunEnvironment& env) {
+std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd) {
   const bool failed = st.state == kFailed;
   std::string summary = "kinetic: " + spec.id + " " + st.state;
   if (failed && st.exit_code) summary += " (exit " + std::to_string(*st.exit_code) + ")";
@@ -823,8 +881,10 @@ std::string summary_line(const JobStatus& st, const JobSpec& spec, const RunEnvi
   const bool bare =
       st.exit_code && st.error == "job exited with code " + std::to_string(*st.exit_code);
   if (st.state != kSucceeded && !st.error.empty() && !bare) summary += ": " + st.error;
-  return summary + "; outputs in " + display_path(spec.output_dir, env.cwd) + "/";
+  return summary + "; outputs in " + display_path(spec.output_dir, cwd) + "/";
 }
+
+namespace {
 
 // Where the job's outputs go: --output, else ./kinetic-out/JOB.
 std::string output_dir_for(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec) {
@@ -945,7 +1005,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   clock.mark("collect");
   clean_or_warn(env, spec);
   clock.mark("clean");
-  env.io.info(summary_line(st, spec, env));
+  env.io.info(summary_line(st, spec, env.cwd));
   return exit_code_of(st);
 }
 

@@ -19,6 +19,12 @@ namespace kinetic {
 
 struct RunRequest {
   std::string file;
+  // --function CALL: a pickled Python call instead of FILE (job/function_call.h).
+  std::string function;
+  // --with REQ: requirement lines added to kinetic's own image (e.g. cloudpickle==3.0.0).
+  std::vector<std::string> with;
+  // --label K=V, parsed (job/spec.h parse_label).
+  std::vector<std::pair<std::string, std::string>> labels;
   std::vector<std::string> args;
   std::string accelerator;  // empty: cpu
   bool spot = false;
@@ -98,5 +104,10 @@ JobStatus run_prepared(PreparedJob& job, const RunEnvironment& env, LogSink& sin
 
 // The process exit code a job's final status stands for (README "Exit codes").
 int exit_code_of(const JobStatus& st);
+
+// A run's last line: how JOB ended, after how many attempts, why, and where its outputs are
+// (relative to CWD when inside it):
+//   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
+std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd);
 
 }  // namespace kinetic

@@ -105,7 +105,7 @@ TEST_F(ErrorsTest, BadFlagsAreUsageErrors) {
 
   auto no_file = sb.run({"run"}, proj);
   EXPECT_EQ(no_file.exit_code, 2);
-  expect_one_line(no_file, {"file is required"});
+  expect_one_line(no_file, {"no job file given", "kinetic run FILE"});
   expect_nothing_left();
 }
 

@@ -468,6 +468,24 @@ FakeImageStore::FakeImageStore() {
       "'" + host_python_ + "' -c 'import sys; print(\"%d.%d\" % sys.version_info[:2])'");
 }
 
+const std::pair<std::string, std::string>& FakeImageStore::real_package(
+    const std::string& normalized) {
+  // Only pure-Python packages whose behaviour a test needs: cloudpickle, which a function job's
+  // runner unpickles the call with (docs/python.md). Everything else stays a stub.
+  static const std::set<std::string> kReal = {"cloudpickle"};
+  auto it = real_packages_.find(normalized);
+  if (it != real_packages_.end()) return it->second;
+  std::pair<std::string, std::string> found;
+  if (kReal.count(normalized)) {
+    const std::string line = read_command_output("'" + host_python_ + "' -c 'import os, " +
+                                                 normalized + " as m; print(m.__version__, " +
+                                                 "os.path.dirname(m.__file__))' 2>/dev/null");
+    if (const size_t space = line.find(' '); space != std::string::npos)
+      found = {line.substr(0, space), line.substr(space + 1)};
+  }
+  return real_packages_[normalized] = found;
+}
+
 FakeImageStore::~FakeImageStore() {
   std::error_code ec;
   if (!root_.empty()) fs::remove_all(root_, ec);
@@ -544,7 +562,13 @@ std::string FakeImageStore::materialize(const FakeImage& img) {
                    "\n");
     for (const auto& [normalized, pkg] : img.packages) {
       const std::string module = module_of(normalized);
-      write_file(site / module / "__init__.py", stub_module(pkg, module));
+      // The version this machine has is this machine's package (a link); any other is a stub.
+      if (const auto& [version, where] = real_package(normalized);
+          !where.empty() && version == pkg.version) {
+        fs::create_directory_symlink(where, site / module, ec);
+      } else {
+        write_file(site / module / "__init__.py", stub_module(pkg, module));
+      }
       write_file(site / (module + "-" + pkg.version + ".dist-info") / "METADATA",
                  "Metadata-Version: 2.1\nName: " + pkg.name + "\nVersion: " + pkg.version + "\n");
     }

@@ -100,6 +100,11 @@ class FakeImageStore {
   std::string root_;
   std::string host_python_;          // this machine's python3 interpreter (a real file, not a shim)
   std::string host_python_version_;  // "3.11"
+  // Packages a pod gets for real rather than as a stub (a function job's runner unpickles with
+  // cloudpickle): normalized name → {this machine's version, its package directory}; filled on
+  // first use, empty when this machine's python3 lacks the package.
+  std::map<std::string, std::pair<std::string, std::string>> real_packages_;
+  const std::pair<std::string, std::string>& real_package(const std::string& normalized);
   mutable std::mutex mu_;
   std::map<std::string, FakeImage> images_;          // canonical ref → image
   std::map<std::string, std::string> materialized_;  // content hash → directory

@@ -313,5 +313,27 @@ TEST(RequiresPython, ReadFromPyprojectWalkingUp) {
   EXPECT_EQ(pyproject_requires_python("[tool.x]\nrequires-python = \">=3\"\n"), "");
 }
 
+// run --with: the caller's exact pin replaces the project's own line for the same package.
+TEST(RequirementsTest, WithLinesReplaceTheSameProjectAndKeepTheRest) {
+  Lines lines{"cloudpickle>=2", "numpy"};
+  add_requirements(lines, {"CloudPickle == 3.0.0", "tqdm"}, "--with");
+  EXPECT_EQ(lines, (Lines{"cloudpickle==3.0.0", "numpy", "tqdm"}));
+}
+
+TEST(RequirementsTest, WithRefusesWhatIsNotARequirement) {
+  for (const std::string bad : {"-e .", "./local/pkg", "https://x.example/p.whl",
+                                "pkg @ https://x.example/p.whl", "", "a\nb", "--index-url=x"}) {
+    Lines lines;
+    try {
+      add_requirements(lines, {bad}, "--with");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_NE(std::string(e.what()).find("--with"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(lines.empty());
+  }
+}
+
 }  // namespace
 }  // namespace kinetic

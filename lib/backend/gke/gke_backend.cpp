@@ -31,6 +31,7 @@
 #include "core/terminal.h"
 #include "gcp/storage.h"
 #include "job/budget.h"
+#include "job/function_call.h"
 #include "job/manifest.h"
 #include "job/spec.h"
 #include "k8s/exec.h"
@@ -296,6 +297,25 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
   return uri;
 }
 
+namespace {
+
+// A function job's call and its runner go beside the spec; the pod checks each against the
+// sha256 the spec records (whose own sha256 the Job carries).
+void stage_function_call(gcp::StorageClient& storage, const std::string& bucket,
+                         const JobSpec& spec) {
+  const FunctionCall& call = *spec.function;
+  const gcp::ObjectInfo uploaded =
+      storage.upload_file(bucket, function_call_object(spec.id), call.local_path,
+                          {.content_type = "application/octet-stream"});
+  if (uploaded.size != static_cast<uint64_t>(call.bytes))
+    throw Error(Errc::usage, "--function " + call.local_path +
+                                 " changed while kinetic read it; write it once and run again");
+  storage.upload_string(bucket, function_runner_object(spec.id),
+                        std::string(function_runner_source()), {.content_type = "text/x-python"});
+}
+
+}  // namespace
+
 json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::string>& secrets,
                        std::vector<std::string>& posted) {
   specs_[spec.id] = spec;
@@ -307,6 +327,7 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
   spec_sha256_[spec.id] = sha256_hex(document);
   storage.upload_string(bucket, spec_object(spec.id), document,
                         {.content_type = "application/json"});
+  if (spec.function) stage_function_call(storage, bucket, spec);
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
   const std::string ns = session_.target.ns;
@@ -1026,6 +1047,30 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
       items.push_back({"staging", "gs://" + bucket + "/" + o.name, o.size, ""});
       if (!dry_run) storage.delete_object(bucket, o.name);
     }
+  }
+  return items;
+}
+
+std::vector<CleanupItem> GkeBackend::remove_job(const std::string& id, bool dry_run) {
+  const std::optional<JobStatus> st = get(id);
+  if (!st) throw Error(Errc::not_found, "no job '" + id + "' in " + session_.target.ns);
+  require_ended_for_removal(*st);
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(id);
+  std::vector<CleanupItem> items;
+  for (const std::string& path :
+       {k8s::job_path(ns, name), k8s::jobset_path(ns, name), k8s::secret_path(ns, name)}) {
+    // A 404 (gone already, or no JobSet API) is nothing to remove.
+    if (!(dry_run ? k.get(path).has_value() : k.remove(path))) continue;
+    items.push_back(
+        {path.find("/secrets/") != std::string::npos ? "secret" : "job", name, 0, st->state});
+  }
+  gcp::StorageClient& storage = session_.storage();
+  const std::string bucket = session_.bucket();
+  for (const auto& o : storage.list(bucket, job_prefix(id)).objects) {
+    items.push_back({"record", "gs://" + bucket + "/" + o.name, o.size, ""});
+    if (!dry_run) storage.delete_object(bucket, o.name);
   }
   return items;
 }

@@ -42,6 +42,7 @@ class GkeBackend : public Backend {
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
   // The bucket's pipelines/ and the jobs' outputs objects (gke_pipeline_store.h).
   PipelineStore* pipeline_store() override;

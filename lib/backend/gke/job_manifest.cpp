@@ -32,6 +32,7 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
                     {kOutputAnnotation, spec.output_dir}};
   if (spec.hold_on_failure_seconds > 0)
     in.annotations[kHoldAnnotation] = std::to_string(spec.hold_on_failure_seconds);
+  if (!spec.labels.empty()) in.annotations[kLabelsAnnotation] = labels_json(spec.labels).dump();
   return in;
 }
 

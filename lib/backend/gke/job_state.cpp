@@ -91,6 +91,10 @@ JobStatus status_from_workload(const json& workload) {
   st.file = annotations.value(kFileAnnotation, "");
   st.accelerator = annotations.value(kAcceleratorAnnotation, "");
   st.output_dir = annotations.value(kOutputAnnotation, "");
+  if (annotations.contains(kLabelsAnnotation)) {
+    const json labels_doc = json::parse(annotations.value(kLabelsAnnotation, ""), nullptr, false);
+    st.labels = labels_from_json(labels_doc);
+  }
   st.created = meta.value("creationTimestamp", "");
   const json status = workload.value("status", json::object());
   st.started = status.value("startTime", "");

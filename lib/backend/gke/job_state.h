@@ -15,6 +15,9 @@ inline constexpr const char* kOutputAnnotation = "kinetic.dev/output-dir";
 // --hold-on-failure's seconds: a Job that carries it may be active while its run has failed and
 // its pod is held for `kinetic exec`; its record (held_until) says which.
 inline constexpr const char* kHoldAnnotation = "kinetic.dev/hold-on-failure";
+// --label K=V, as a JSON object: `status -l` selects a job by them while its Job lives (the
+// record's status.json carries them after). Not Kubernetes labels: their syntax is stricter.
+inline constexpr const char* kLabelsAnnotation = "kinetic.dev/labels";
 
 JobStatus status_from_workload(const nlohmann::json& workload);
 

@@ -58,6 +58,14 @@ std::string job_prefix(const std::string& job_id) {
 std::string spec_object(const std::string& job_id) {
   return job_prefix(job_id) + "spec.json";
 }
+
+std::string function_call_object(const std::string& job_id) {
+  return job_prefix(job_id) + "function.pkl";
+}
+
+std::string function_runner_object(const std::string& job_id) {
+  return job_prefix(job_id) + "function_runner.py";
+}
 std::string follower_object(const std::string& job_id) {
   return job_prefix(job_id) + "follower";
 }

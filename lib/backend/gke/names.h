@@ -42,6 +42,10 @@ std::string job_selector(const std::string& job_id);
 // Where a job's objects live in the bucket.
 std::string job_prefix(const std::string& job_id);   // jobs/ID/
 std::string spec_object(const std::string& job_id);  // jobs/ID/spec.json
+// A function job's call and its runner's source (job/function_call.h), beside the spec: the
+// bootstrap finds them there from KINETIC_SPEC_URI.
+std::string function_call_object(const std::string& job_id);    // jobs/ID/function.pkl
+std::string function_runner_object(const std::string& job_id);  // jobs/ID/function_runner.py
 // jobs/ID/follower: refreshed while a kinetic process follows a foreground run; the pod stops a
 // run nobody follows any more (docs/run-record.md).
 std::string follower_object(const std::string& job_id);

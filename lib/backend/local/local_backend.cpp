@@ -19,9 +19,11 @@
 #include "backend/local/local_pipeline_records.h"
 #include "backend/local/supervisor.h"
 #include "backend/process_identity.h"
+#include "core/copy_tree.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "job/function_call.h"
 #include "render/output.h"
 
 namespace kinetic {
@@ -170,6 +172,7 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
     throw Error(Errc::internal, "cannot create " + dir.string() + ": " + std::strerror(errno));
   }
   atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600, Durability::unsynced);
+  if (spec.function) stage_function_call(*spec.function, dir);
   SupervisorSetup setup;
   setup.job_dir = dir;
   std::string uri = spec.context_uri;
@@ -345,8 +348,20 @@ void LocalBackend::stream_logs(const std::string& id, const LogRequest& request,
 
 JobStatus LocalBackend::collect(const JobSpec& spec) {
   // The runner shares this machine's filesystem and has already delivered the outputs and
-  // status.json to spec.output_dir; wait for its final word.
-  return follow(spec.id, nullptr, nullptr);
+  // status.json to the output_dir it was given; wait for its final word.
+  JobStatus st = follow(spec.id, nullptr, nullptr);
+  // Collected again, elsewhere (`kinetic collect --output DIR`): a copy of what it delivered.
+  const std::optional<JobSpec> recorded = get_spec(spec.id);
+  if (!recorded || spec.output_dir.empty()) return st;
+  const fs::path delivered = fs::path(recorded->output_dir).lexically_normal();
+  const fs::path wanted = fs::path(spec.output_dir).lexically_normal();
+  if (delivered == wanted) return st;
+  std::error_code ec;
+  if (!fs::is_directory(delivered, ec))
+    throw Error(Errc::not_found, "the outputs of " + spec.id + " were delivered to " +
+                                     delivered.string() + " and are no longer there");
+  copy_tree(delivered, wanted, "the outputs");
+  return st;
 }
 
 void LocalBackend::clean(const JobSpec& /*spec*/) {
@@ -458,6 +473,17 @@ std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry
     items.push_back({"temp", e.path().filename().string(), tree_bytes(e.path()), "temporary"});
     if (!dry_run) remove_all_quiet(e.path());
   }
+  return items;
+}
+
+std::vector<CleanupItem> LocalBackend::remove_job(const std::string& id, bool dry_run) {
+  const fs::path dir = job_dir(id);
+  if (!fs::exists(spec_path(dir)))
+    throw Error(Errc::not_found, "no job '" + id + "' in the local backend");
+  const JobStatus st = read_status(id);
+  require_ended_for_removal(st);
+  std::vector<CleanupItem> items{{"job", id, tree_bytes(dir), st.state + ", " + st.file}};
+  if (!dry_run) remove_all_quiet(dir);
   return items;
 }
 

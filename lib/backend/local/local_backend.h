@@ -59,6 +59,7 @@ class LocalBackend : public Backend {
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
   std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
   // STATE/pipelines/ and the steps' output folders (local_pipeline_store.h).
   PipelineStore* pipeline_store() override { return &pipeline_store_; }

@@ -24,7 +24,9 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "job/function_call.h"
 #include "pack/archive.h"
+#include "pack/sha256.h"
 
 namespace kinetic {
 
@@ -397,6 +399,12 @@ void link_data(const JobSpec& spec, const fs::path& work) {
 
     std::vector<std::string> argv;
     switch (spec.kind) {
+      case JobKind::function:
+        // The runner (job/function_runner.py) unpickles the call with the context importable
+        // and leaves the outcome in the outputs (docs/python.md).
+        argv = {"python3", "-u", function_runner_path(dir).string(),
+                function_call_path(dir).string(), work.string()};
+        break;
       case JobKind::python:
         argv = {"python3", "-u", file.string()};
         break;
@@ -589,6 +597,22 @@ bool signal_supervisor(const fs::path& job_dir, int sig) {
   if (!supervisor_alive(job_dir)) return false;
   auto j = nlohmann::json::parse(*read_file(supervisor_path(job_dir)));
   return ::kill(j.value("pid", 0), sig) == 0;
+}
+
+void stage_function_call(const FunctionCall& call, const fs::path& job_dir) {
+  const fs::path to = function_call_path(job_dir);
+  std::error_code ec;
+  fs::copy_file(call.local_path, to, fs::copy_options::overwrite_existing, ec);
+  if (ec)
+    throw Error(Errc::internal, "cannot copy the call " + call.local_path + " into " +
+                                    job_dir.string() + ": " + ec.message());
+  fs::permissions(to, fs::perms::owner_read | fs::perms::owner_write, ec);
+  // What runs is what was read: a call file rewritten meanwhile is refused, not half-used.
+  if (sha256_file(to) != call.sha256)
+    throw Error(Errc::usage, "--function " + call.local_path +
+                                 " changed while kinetic read it; write it once and run again");
+  atomic_write(function_runner_path(job_dir), std::string(function_runner_source()), 0600,
+               Durability::unsynced);
 }
 
 }  // namespace kinetic

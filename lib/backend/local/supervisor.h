@@ -46,6 +46,18 @@ inline fs::path log_path(const fs::path& job_dir) {
 inline fs::path supervisor_path(const fs::path& job_dir) {
   return job_dir / "supervisor.json";
 }
+// A function job's call and the runner it runs with (job/function_call.h).
+inline fs::path function_call_path(const fs::path& job_dir) {
+  return job_dir / "function.pkl";
+}
+inline fs::path function_runner_path(const fs::path& job_dir) {
+  return job_dir / "function_runner.py";
+}
+
+// Copies CALL's file and the function runner into JOB_DIR, readable by you alone, checking the
+// copy against the sha256 the spec records. Throws Error(Errc::usage) when the call file changed
+// since it was read, Error(Errc::internal) when it cannot be copied.
+void stage_function_call(const FunctionCall& call, const fs::path& job_dir);
 
 // True while the job's runner process is alive (checked by pid and start time, so a reused pid
 // does not count).
