@@ -9,7 +9,8 @@ $sudo apt-get install -y -qq --no-install-recommends \
   g++ cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev llvm \
   libcli11-dev libcurl4-openssl-dev nlohmann-json3-dev libyaml-cpp-dev libssl-dev \
   libarchive-dev libzstd-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libcpp-httplib-dev python3 zstd bash-completion groff-base zsh fish >/dev/null
+  libcpp-httplib-dev python3 zstd bash-completion groff-base zsh fish \
+  python3-cloudpickle python3-pytest python3-venv >/dev/null
 
 # Google's Node client for GCS, which proves the fake GCS faithful (tests/node). Node comes from
 # the machine (Debian's nodejs otherwise).

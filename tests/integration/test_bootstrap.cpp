@@ -35,6 +35,7 @@
 #include "integration/command_output.h"
 #include "job/bootstrap.h"
 #include "job/data_mount.h"
+#include "job/function_call.h"
 #include "job/spec.h"
 #include "pack/archive.h"
 #include "pack/ignore.h"
@@ -251,11 +252,26 @@ class BootstrapTest : public ::testing::Test {
     s.max_preemptions = max_preemptions;
     s.follower_timeout_seconds = follower_timeout;
     s.data = data;
+    s.function = function;
+    s.labels = labels;
     spec_sha = sha256_hex(spec_document(s));
     gcs.put_object(kBucket, results_prefix() + "spec.json", spec_document(s), "application/json");
   }
-  std::vector<DataMount> data;  // --data, as the pipeline stages it
-  std::string spec_sha;         // what the Job's environment says the spec's sha256 is
+  std::vector<DataMount> data;           // --data, as the pipeline stages it
+  std::optional<FunctionCall> function;  // run --function: what the spec says of the call
+  std::vector<std::pair<std::string, std::string>> labels;
+  // A function job's call and runner beside the spec, as GkeBackend::submit stages them.
+  void stage_function(const std::string& call) {
+    function = FunctionCall{.name = "operator.mul",
+                            .sha256 = sha256_hex(call),
+                            .bytes = static_cast<long long>(call.size()),
+                            .runner_sha256 = function_runner_sha256(),
+                            .local_path = ""};
+    gcs.put_object(kBucket, results_prefix() + "function.pkl", call);
+    gcs.put_object(kBucket, results_prefix() + "function_runner.py",
+                   std::string(function_runner_source()));
+  }
+  std::string spec_sha;  // what the Job's environment says the spec's sha256 is
   double log_every = 3600;
   double checkpoint_every = 3600;
   int max_preemptions = 10;
@@ -1076,6 +1092,85 @@ TEST_F(BootstrapTest, TheScriptStaysCompact) {
   // RESULTS_URI is a prefix: it always ends with '/'.
   EXPECT_EQ(bootstrap_env({.results_uri = "gs://b/jobs/j"}).back().second, "gs://b/jobs/j/");
   EXPECT_EQ(bootstrap_env({.results_uri = "gs://b/jobs/j/"}).back().second, "gs://b/jobs/j/");
+}
+
+// A call file as the Python package writes one (docs/python.md): a JSON header line, then the
+// pickle of (fn, args, kwargs); plain pickle does for a builtin function.
+std::string call_file(const fs::path& dir, const std::string& expression) {
+  const fs::path maker = dir / "make_call.py";
+  atomic_write(maker,
+               "import json, operator, pickle, platform, sys\n"
+               "try:\n"
+               "    import cloudpickle\n"
+               "    version = cloudpickle.__version__\n"
+               "except ImportError:\n"
+               "    version = ''\n"
+               "header = {'kinetic_call': 1, 'name': 'operator.mul',\n"
+               "          'python': platform.python_version(), 'cloudpickle': version,\n"
+               "          'sys_path': [''], 'data': []}\n"
+               "sys.stdout.buffer.write(json.dumps(header).encode() + b'\\n' + pickle.dumps(" +
+                   expression + "))\n");
+  const auto made = test::command_output("python3 " + maker.string());
+  EXPECT_EQ(made.status, 0);
+  return made.out;
+}
+
+// A function job on a pod: the bootstrap fetches the call and the runner beside the spec, checks
+// both against the spec's sha256s, runs the call in the job's directory, and its outcome
+// travels in the outputs (.kinetic/result.pkl); the labels reach status.json.
+TEST_F(BootstrapTest, AFunctionJobRunsTheCallAndItsResultTravelsInTheOutputs) {
+  stage_context({{"lib.py", {"X = 1\n", 0644}}});
+  stage_function(call_file(tmp, "(operator.mul, (6, 7), {})"));
+  labels = {{"kinetic.dev/group", "grp-0123abcd"}};
+  stage_spec("operator.mul", JobKind::function);
+  auto child = start();
+  ASSERT_EQ(child->wait(), 0) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "succeeded");
+  EXPECT_EQ(st["file"], "operator.mul");
+  EXPECT_EQ(st["labels"], (nlohmann::json{{"kinetic.dev/group", "grp-0123abcd"}}));
+  const fs::path result = outputs() / ".kinetic" / "result.pkl";
+  ASSERT_TRUE(fs::exists(result));
+  const auto read = test::command_output(
+      "python3 -c 'import pickle, sys; r = pickle.load(open(sys.argv[1], \"rb\")); "
+      "print(r[\"ok\"], r[\"value\"])' " +
+      result.string());
+  EXPECT_EQ(read.out, "True 42\n");
+}
+
+TEST_F(BootstrapTest, AFunctionJobsExceptionFailsItWithThePythonLastLine) {
+  stage_context({{"lib.py", {"X = 1\n", 0644}}});
+  stage_function(call_file(tmp, "(operator.truediv, (1, 0), {})"));
+  stage_spec("operator.truediv", JobKind::function);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 1) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "failed");
+  EXPECT_EQ(st["error"], "ZeroDivisionError: division by zero") << st.dump();
+  EXPECT_TRUE(fs::exists(outputs() / ".kinetic" / "result.pkl"));
+}
+
+// Whoever can write the bucket but not the Job cannot swap the call (or the runner) for another.
+TEST_F(BootstrapTest, AFunctionCallChangedInTheBucketNeverRuns) {
+  stage_context({{"lib.py", {"X = 1\n", 0644}}});
+  stage_function(call_file(tmp, "(operator.mul, (6, 7), {})"));
+  stage_spec("operator.mul", JobKind::function);
+  gcs.put_object(kBucket, results_prefix() + "function.pkl",
+                 call_file(tmp, "(exec, ('open(\"/tmp/pwned\", \"w\")',), {})"));
+  auto child = start();
+  EXPECT_EQ(child->wait(), 126);
+  auto st = status_json();
+  EXPECT_NE(st["error"].get<std::string>().find("function.pkl checksum mismatch"),
+            std::string::npos)
+      << st.dump();
+  // The runner too.
+  stage_function(call_file(tmp, "(operator.mul, (6, 7), {})"));
+  stage_spec("operator.mul", JobKind::function);
+  gcs.put_object(kBucket, results_prefix() + "function_runner.py", "import os\n");
+  auto again = start();
+  EXPECT_EQ(again->wait(), 126);
+  EXPECT_NE(status_json()["error"].get<std::string>().find("function_runner.py checksum"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,102 @@
+"""End to end against the real binary (local backend), as a user's processes see it: the
+remote exception, a job attached from another process, Ctrl-C. Set KINETIC_BIN, e.g.
+
+    KINETIC_BIN=$PWD/build/kinetic /usr/bin/python3 -m pytest python/tests/test_e2e.py -q
+
+Each test has its own KINETIC_HOME and project folder (the cwd). test_flow.py checks the argv
+the package sends (values, Data, env, outputs, batches); test_gke.py the gke backend."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import traceback
+
+import pytest
+
+import kinetic
+from conftest import PYTHON_DIR, run_python
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("KINETIC_BIN"),
+    reason="end-to-end tests need the kinetic binary: set KINETIC_BIN=/path/to/build/kinetic")
+
+
+def kinetic_json(*args):
+    out = subprocess.run([os.environ["KINETIC_BIN"], *args, "-o", "json"], capture_output=True,
+                         text=True, timeout=30, check=True).stdout
+    return json.loads(out)
+
+
+def test_an_exception_is_reraised_with_the_remote_traceback(project):
+    @kinetic.run(accelerator="cpu", context_dir=str(project))
+    def broken(n):
+        return {}["key-%d" % n]
+
+    with pytest.raises(KeyError) as info:
+        broken(3)
+    text = "".join(traceback.format_exception(info.type, info.value, info.tb))
+    assert "in broken" in text and "KeyError: 'key-3'" in text
+
+
+def test_run_async_then_attach_from_another_process(project):
+    @kinetic.run(accelerator="cpu", context_dir=str(project))
+    def greet(name):
+        print("hello from the job")
+        return f"hi {name}"
+
+    job = greet.run_async("ada")
+    assert job.job_id.startswith("job-") and job.func_name.endswith("greet")
+    code = f"import kinetic; print(kinetic.attach({job.job_id!r}).result(cleanup=False))"
+    proc = run_python(code, project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "hi ada"
+    assert job.status() == kinetic.JobStatus.SUCCEEDED
+    assert "hello from the job" in job.tail(5)
+    assert kinetic.attach(job.job_id).result(cleanup=False) == "hi ada"
+    assert job.result() == "hi ada" and job.result() == "hi ada"  # kept after the cleanup
+    assert job.status() == kinetic.JobStatus.NOT_FOUND
+    with pytest.raises(kinetic.KineticError, match="no job"):
+        kinetic.attach(job.job_id)
+
+
+def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path):
+    (project / "blocker.py").write_text(textwrap.dedent("""
+        import sys, threading
+        import kinetic
+
+        @kinetic.run(accelerator="cpu")
+        def block():
+            print("job started", flush=True)
+            threading.Event().wait()
+
+        try:
+            block()
+        except KeyboardInterrupt:
+            print("KeyboardInterrupt raised", flush=True)
+            sys.exit(42)
+    """))
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    with open(tmp_path / "blocker.err", "w+") as err:
+        proc = subprocess.Popen([sys.executable, "blocker.py"], cwd=str(project), env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        # The job's first line, streamed through kinetic and the package: it is running.
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.strip() == "job started":
+                break
+        else:
+            proc.wait(timeout=30)
+            err.seek(0)
+            pytest.fail(f"the job never started: {lines} {err.read()}")
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        err.seek(0)
+        assert proc.returncode == 42, err.read()
+    assert "KeyboardInterrupt raised" in out
+    jobs = kinetic_json("status")
+    states = [j["state"] for j in jobs.get("jobs", jobs.get("items", []))]
+    assert states == ["cancelled"]
