@@ -11,6 +11,7 @@ import re
 from typing import Optional
 
 # kinetic's exit codes (docs/architecture.md, "Collect").
+EXIT_USAGE = 2
 EXIT_TIMEOUT = 124
 EXIT_KINETIC_FAILED = 125
 EXIT_CANNOT_START = 126
@@ -122,12 +123,20 @@ def error_for_exit(exit_code: int, *, job_id: Optional[str] = None, state: str =
         return JobLostError(f"{who} was lost{suffix}", **kw)
     if state == "cancelled" or exit_code == EXIT_INTERRUPTED:
         return JobCancelledError(f"{who} was cancelled{suffix}", **kw)
-    if state == "timed_out" or exit_code == EXIT_TIMEOUT:
+    if state == "timeout" or exit_code == EXIT_TIMEOUT:
         return JobTimeoutError(f"{who} was stopped at its deadline (timeout or max_cost)"
                                f"{suffix}", **kw)
     if exit_code in (EXIT_CANNOT_START, EXIT_NOT_FOUND):
         return JobStartError(f"{who} could not start (exit {exit_code}){suffix}",
                              reason=reason, **kw)
+    if exit_code == EXIT_USAGE and reason.startswith("--python "):
+        # The package passed --python: the caller's own version, which kinetic's images for
+        # this accelerator lack. Said in the caller's terms.
+        version, _, why = reason[len("--python "):].partition(": ")
+        return KineticError(f"no kinetic image for this accelerator has Python {version} (the "
+                            f"one calling): {why.split(';')[0]}; call from one of those, or pass "
+                            f"container_image= an image with Python {version} and cloudpickle",
+                            **kw)
     if not delivered or exit_code == EXIT_KINETIC_FAILED:
         return KineticError(f"kinetic failed (exit {exit_code}){suffix}", **kw)
     return JobFailedError(f"{who} failed (exit {exit_code}) without sending back a result"

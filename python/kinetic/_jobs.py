@@ -39,7 +39,8 @@ class JobStatus(enum.Enum):
 
 _STATES = {"pending": JobStatus.PENDING, "running": JobStatus.RUNNING,
            "succeeded": JobStatus.SUCCEEDED, "failed": JobStatus.FAILED,
-           "timed_out": JobStatus.FAILED, "cancelled": JobStatus.FAILED,
+           "timeout": JobStatus.FAILED,
+           "cancelled": JobStatus.FAILED,
            "lost": JobStatus.FAILED}
 
 

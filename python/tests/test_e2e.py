@@ -100,3 +100,19 @@ def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path)
     jobs = kinetic_json("status")
     states = [j["state"] for j in jobs.get("jobs", jobs.get("items", []))]
     assert states == ["cancelled"]
+
+
+def test_a_timeout_raises_job_timeout_error(project):
+    @kinetic.run(accelerator="cpu", timeout="1s")
+    def forever():
+        import os
+        import time
+        while not os.path.exists("never"):
+            time.sleep(0.05)
+
+    with pytest.raises(kinetic.JobTimeoutError) as info:
+        forever()
+    assert info.value.exit_code == 124
+    assert isinstance(info.value, TimeoutError)
+    record = kinetic.attach(info.value.job_id).record()
+    assert record["state"] == "timeout"

@@ -206,3 +206,32 @@ def test_status_and_logs_of_a_job(project):
     logs = kinetic_cmd("logs", job_id)
     assert logs.returncode == 0, logs.stderr
     assert "hello from the pod" in logs.stdout.splitlines()
+
+
+def test_no_pool_for_the_accelerator_is_a_start_error_with_the_reason(project, monkeypatch):
+    # The fake schedules at once: no grace before a pod that cannot be placed is reported.
+    monkeypatch.setenv("KINETIC_SCHEDULING_GRACE_SECONDS", "0")
+
+    @kinetic.run(accelerator="v5litepod-1")  # `up` made the default pool alone
+    def needs_a_tpu():
+        return 1
+
+    with pytest.raises(kinetic.JobStartError) as info:
+        needs_a_tpu()
+    assert info.value.exit_code == 126
+    assert "kinetic pool add --accelerator v5litepod-1" in str(info.value)
+    assert os.listdir(project) == ["pyproject.toml"]
+
+
+def test_a_python_the_images_lack_is_refused_before_anything_is_submitted(project):
+    @kinetic.run(accelerator="v5litepod-1", python="3.9")
+    def old():
+        return 1
+
+    before = json.loads(kinetic_cmd("status", "-o", "json").stdout)["jobs"]
+    with pytest.raises(kinetic.KineticError) as info:
+        old()
+    assert info.value.exit_code == 2
+    assert str(info.value).startswith("no kinetic image for this accelerator has Python 3.9")
+    assert "Python 3.11" in str(info.value) and "container_image=" in str(info.value)
+    assert json.loads(kinetic_cmd("status", "-o", "json").stdout)["jobs"] == before

@@ -45,7 +45,7 @@ def test_a_setup_failure_is_a_start_error():
 
 
 @pytest.mark.parametrize("code,state,cls", [
-    (124, "timed_out", kinetic.JobTimeoutError),
+    (124, "timeout", kinetic.JobTimeoutError),
     (126, "failed", kinetic.JobStartError),
     (127, "failed", kinetic.JobStartError),
     (130, "cancelled", kinetic.JobCancelledError),
