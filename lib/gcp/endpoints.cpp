@@ -83,9 +83,11 @@ std::string api_endpoint(std::string_view service, const Env& env) {
   if (auto override_url = env.get_nonempty(variable)) {
     std::string url = without_trailing_slashes(strip(*override_url));
     if (!url.empty()) checked_override(variable, url);
-    if (service == "storage" && ends_with(url, "/storage/v1")) {
-      url = without_trailing_slashes(
-          url.substr(0, url.size() - std::string_view("/storage/v1").size()));
+    for (const auto& [name, path] :
+         {std::pair<std::string_view, std::string_view>{"storage", "/storage/v1"},
+          {"compute", "/compute/v1"}}) {
+      if (service == name && ends_with(url, path))
+        url = without_trailing_slashes(url.substr(0, url.size() - path.size()));
     }
     if (!url.empty()) return url;
   }

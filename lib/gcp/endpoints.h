@@ -11,10 +11,10 @@ namespace kinetic::gcp {
 // The Google APIs kinetic calls, by their endpoint names.
 inline constexpr const char* kServices[] = {"container",    "cloudbuild", "artifactregistry",
                                             "serviceusage", "storage",    "cloudresourcemanager",
-                                            "iam"};
+                                            "iam",          "compute"};
 
 // The ROOT URL of SERVICE (container, cloudbuild, artifactregistry, serviceusage, storage,
-// cloudresourcemanager, iam),
+// cloudresourcemanager, iam, compute),
 // without a trailing slash; callers append the full method path ("/v1/projects/...",
 // "/storage/v1/b/...", "/upload/storage/v1/b/...").
 //
@@ -23,6 +23,7 @@ inline constexpr const char* kServices[] = {"container",    "cloudbuild", "artif
 //      default path "/storage/v1/"; the trailing slash is dropped and, for storage, a trailing
 //      "/storage/v1" too, so "http://h:1/", "http://h:1" and "http://h:1/storage/v1/" all give
 //      "http://h:1". A different path is kept as a prefix ("http://h/proxy/" -> "http://h/proxy").
+//      Likewise gcloud's compute base ends with "/compute/v1/", which is dropped.
 //   2. storage only: STORAGE_EMULATOR_HOST, as Google's client libraries read it: "host:port" or
 //      a URL; without a scheme "http://" is prepended.
 //   3. https://SERVICE.googleapis.com

@@ -269,6 +269,7 @@ std::map<std::string, std::string> FakeCloud::client_env() const {
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_ARTIFACTREGISTRY", gcp_->url("artifactregistry")},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_CLOUDRESOURCEMANAGER", gcp_->url("cloudresourcemanager")},
       {"CLOUDSDK_API_ENDPOINT_OVERRIDES_IAM", gcp_->url("iam")},
+      {"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE", gcp_->url("compute")},
       {"STORAGE_EMULATOR_HOST", gcs_->url()},
       {"CLOUDSDK_AUTH_ACCESS_TOKEN", "fake-access-token"},
       {"KINETIC_POLL_INTERVAL_MS", "1"},

@@ -223,6 +223,7 @@ const std::map<std::string, std::string>& api_titles() {
       {"serviceusage.googleapis.com", "Service Usage API"},
       {"cloudresourcemanager.googleapis.com", "Cloud Resource Manager API"},
       {"iam.googleapis.com", "Identity and Access Management (IAM) API"},
+      {"compute.googleapis.com", "Compute Engine API"},
   };
   return titles;
 }
@@ -513,6 +514,8 @@ void FakeGcp::Impl::handle(const std::string& service, const httplib::Request& r
           cloudresourcemanager(call, res);
         else if (service == "iam")
           iam(call, res);
+        else if (service == "compute")
+          compute(call, res);
         else
           throw not_found("Method not found.");
       } catch (...) {
@@ -538,7 +541,7 @@ FakeGcp::FakeGcp(FakeGcpOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->options.images = impl_->own_images.get();
   }
   for (const char* s : {"serviceusage", "container", "cloudbuild", "artifactregistry",
-                        "cloudresourcemanager", "iam"})
+                        "cloudresourcemanager", "iam", "compute"})
     impl_->start(s);
 }
 

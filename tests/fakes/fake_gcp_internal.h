@@ -279,6 +279,7 @@ struct FakeGcp::Impl {
   // Cloud Resource Manager and IAM (fake_gcp_iam.cpp)
   void cloudresourcemanager(Call& call, httplib::Response& res);
   void iam(Call& call, httplib::Response& res);
+  void compute(Call& call, httplib::Response& res);
   // The project id a path names: a project number maps back to the id it was derived from when
   // the fake has seen that id (a policy, a cluster, an enabled service), else stays as it is.
   std::string project_id(const std::string& project) const;

@@ -116,6 +116,7 @@ int main(int argc, char** argv) {
                          {"artifactregistry", gcp.url("artifactregistry")},
                          {"cloudresourcemanager", gcp.url("cloudresourcemanager")},
                          {"iam", gcp.url("iam")},
+                         {"compute", gcp.url("compute")},
                          {"storage", gcs.url() + "/"}};
   if (!workload_identity.empty()) {
     auto first = workload_identity.find('/');

@@ -235,7 +235,7 @@ std::string kube::cron_schedule_error(const std::string& schedule_in) {
 
 namespace {
 
-const ResourceType& jobs_t() {
+const ResourceType& cron_jobs_t() {
   static const ResourceType* t = find_type("batch", "v1", "jobs");
   return *t;
 }
@@ -281,7 +281,7 @@ void FakeKube::Impl::sync_cronjob(json& cj) {
   json active = status.value("active", json::array());
   std::set<std::string> children;
   std::vector<std::pair<std::string, const json*>> succeeded, failed;  // for the history limits
-  for (json* j : list(jobs_t(), ns)) {
+  for (json* j : list(cron_jobs_t(), ns)) {
     const json& job = *j;
     if (!controlled_by(job, uid)) continue;
     const auto juid = job["metadata"].value("uid", std::string());
@@ -334,8 +334,8 @@ void FakeKube::Impl::sync_cronjob(json& cj) {
       doomed.push_back((*jobs_of)[i].second->at("metadata").value("name", std::string()));
   }
   for (const auto& name : doomed) {
-    if (!find(jobs_t(), ns, name)) continue;
-    delete_object(jobs_t(), ns, name, "Background", std::nullopt, nullptr);
+    if (!find(cron_jobs_t(), ns, name)) continue;
+    delete_object(cron_jobs_t(), ns, name, "Background", std::nullopt, nullptr);
     new_event(cj, "Normal", "SuccessfulDelete", "Deleted job " + name, kController);
   }
   if (active.empty())
@@ -369,8 +369,8 @@ std::string FakeKube::Impl::trigger_cronjob(const std::string& ns, const std::st
   if (policy == "Replace") {
     for (const auto& ref : json(active)) {
       const auto jname = ref.value("name", std::string());
-      if (find(jobs_t(), ns, jname))
-        delete_object(jobs_t(), ns, jname, "Background", std::nullopt, nullptr);
+      if (find(cron_jobs_t(), ns, jname))
+        delete_object(cron_jobs_t(), ns, jname, "Background", std::nullopt, nullptr);
       active = remove_ref(active, ref.value("uid", std::string()));
       new_event(cj, "Normal", "SuccessfulDelete", "Deleted job " + jname, kController);
     }
@@ -380,7 +380,7 @@ std::string FakeKube::Impl::trigger_cronjob(const std::string& ns, const std::st
   auto minutes = SysClock::to_time_t(SysClock::now()) / 60;
   if (auto last = parse_rfc3339(status.value("lastScheduleTime", std::string())))
     minutes = std::max<std::time_t>(minutes, SysClock::to_time_t(*last) / 60 + 1);
-  while (find(jobs_t(), ns, name + "-" + std::to_string(minutes))) ++minutes;
+  while (find(cron_jobs_t(), ns, name + "-" + std::to_string(minutes))) ++minutes;
   const auto scheduled = SysClock::from_time_t(minutes * 60);
   const auto job_name = name + "-" + std::to_string(minutes);
 
@@ -404,7 +404,7 @@ std::string FakeKube::Impl::trigger_cronjob(const std::string& ns, const std::st
   job["spec"] = tmpl.value("spec", json::object());
   json created;
   try {
-    created = create(jobs_t(), ns, std::move(job), false);
+    created = create(cron_jobs_t(), ns, std::move(job), false);
   } catch (const ApiError& e) {
     new_event(cj, "Warning", "FailedCreate", "Error creating job: " + e.message, kController);
     return {};

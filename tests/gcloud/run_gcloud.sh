@@ -37,7 +37,10 @@ REPO_URL=$REGION-docker.pkg.dev/$PROJECT/kinetic
 # Start the fake (with the metadata server of kinetic's auto-down pods); its first stdout line is
 # a JSON map of base URLs.
 mkfifo "$WORK/urls.fifo"
-"$FAKE" --workload-identity "$PROJECT/kinetic/auto-down" >"$WORK/urls.fifo" 2>"$WORK/fake.err" &
+# The zone table (what Compute Engine lists and GKE accepts): v5e in us-central1-a only.
+"$FAKE" --workload-identity "$PROJECT/kinetic/auto-down" \
+  --zone "$ZONE=e2-medium,e2-standard-4,ct5lp-hightpu-4t" --zone us-central1-b=e2-medium \
+  >"$WORK/urls.fifo" 2>"$WORK/fake.err" &
 FAKE_PID=$!
 read -r URLS <"$WORK/urls.fifo" || fail "kinetic_fake_gcp did not start: $(cat "$WORK/fake.err")"
 url() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$URLS" "$1"; }
@@ -69,6 +72,8 @@ g config set auth/access_token_file "$WORK/token"
 for api in serviceusage container cloudbuild artifactregistry storage cloudresourcemanager iam; do
   g config set "api_endpoint_overrides/$api" "$(url "$api")"
 done
+# gcloud's compute base carries the API's path, as its default https://compute.googleapis.com/compute/v1/.
+g config set api_endpoint_overrides/compute "$(url compute)compute/v1/"
 
 echo "== Service Usage: SERVICE_DISABLED, enable, list"
 expect_fail container clusters list
@@ -101,6 +106,18 @@ pools=$(gv container node-pools list --cluster demo --zone "$ZONE" --format='val
 [[ $pools == default-pool ]] || fail "node pools after delete: $pools"
 ops=$(gv container operations list --zone "$ZONE" --format='value(operationType)' | sort -u | tr '\n' ' ')
 [[ $ops == "CREATE_CLUSTER CREATE_NODE_POOL DELETE_NODE_POOL " ]] || fail "operations: $ops"
+
+echo "== Compute Engine: a region's zones, a machine type a zone has and one it lacks"
+expect_fail compute regions describe "$REGION"
+grep -q "Compute Engine API has not been used in project $PROJECT" "$WORK/out" ||
+  fail "compute while disabled: $(cat "$WORK/out")"
+g services enable compute.googleapis.com
+zones=$(gv compute regions describe "$REGION" --format='value(zones)')
+[[ $zones == *"/zones/us-central1-a"*"/zones/us-central1-b"* ]] || fail "zones of $REGION: $zones"
+name=$(gv compute machine-types describe ct5lp-hightpu-4t --zone "$ZONE" --format='value(name)')
+[[ $name == ct5lp-hightpu-4t ]] || fail "machine type: $name"
+expect_fail compute machine-types describe ct5lp-hightpu-4t --zone us-central1-b
+grep -q "was not found" "$WORK/out" || fail "no 404 for a type the zone lacks: $(cat "$WORK/out")"
 
 echo "== Artifact Registry: repository create / 409 / describe"
 g artifacts repositories create kinetic --repository-format=docker --location="$REGION"

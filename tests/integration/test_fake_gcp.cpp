@@ -302,6 +302,32 @@ TEST_F(FakeGcpTest, FakeGcpPoolMachineTypeMustBeOfferedInTheZone) {
             std::string::npos);
 }
 
+// Compute Engine's two reads kinetic makes (lib/gcp/compute.h), from the same zone table.
+TEST_F(FakeGcpTest, FakeComputeAnswersFromTheZoneTable) {
+  options.zone_machine_types = {{"us-central1-b", {"ct5lp-hightpu-4t", "e2-standard-4"}},
+                                {"us-central1-a", {"e2-standard-4"}},
+                                {"europe-west4-a", {"e2-standard-4"}}};
+  start();
+  auto disabled = error("compute", "GET", "compute/v1/projects/acme/regions/us-central1", 403,
+                        "PERMISSION_DENIED");
+  EXPECT_NE(disabled.dump().find("SERVICE_DISABLED"), std::string::npos) << disabled.dump();
+  fake->enable_service("acme", "compute.googleapis.com");
+  auto region = ok("compute", "GET", "compute/v1/projects/acme/regions/us-central1");
+  EXPECT_EQ(
+      region["zones"],
+      json::array({"https://www.googleapis.com/compute/v1/projects/acme/zones/us-central1-a",
+                   "https://www.googleapis.com/compute/v1/projects/acme/zones/us-central1-b"}));
+  ok("compute", "GET",
+     "compute/v1/projects/acme/zones/us-central1-b/machineTypes/ct5lp-hightpu-4t");
+  auto missing = error("compute", "GET",
+                       "compute/v1/projects/acme/zones/us-central1-a/machineTypes/ct5lp-hightpu-4t",
+                       404, "NOT_FOUND");
+  EXPECT_EQ(missing["message"],
+            "The resource 'projects/acme/zones/us-central1-a/machineTypes/ct5lp-hightpu-4t' was "
+            "not found");
+  error("compute", "GET", "compute/v1/projects/acme/regions/asia-east1", 404, "NOT_FOUND");
+}
+
 TEST_F(FakeGcpTest, FakeGcpInjectedPoolFailureAndPoolCallbacks) {
   options.enabled_services = kAllApis;
   std::vector<std::string> events;

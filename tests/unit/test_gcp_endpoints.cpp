@@ -81,5 +81,17 @@ TEST(Endpoint, StorageEmulatorHost) {
 }
 
 TEST(Endpoint, UnknownService) {
-  EXPECT_THROW(api_endpoint("compute", Env::from_map({})), kinetic::Error);
+  EXPECT_THROW(api_endpoint("bigquery", Env::from_map({})), kinetic::Error);
+}
+
+// gcloud's compute base carries the API's own path, as its default does
+// (https://compute.googleapis.com/compute/v1/): kinetic appends /compute/v1/... itself.
+TEST(Endpoint, ComputeOverrideDropsTheApiPath) {
+  EXPECT_EQ(api_endpoint("compute", Env::from_map({})), "https://compute.googleapis.com");
+  EXPECT_EQ(api_endpoint("compute", Env::from_map({{"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
+                                                    "http://127.0.0.1:9/compute/v1/"}})),
+            "http://127.0.0.1:9");
+  EXPECT_EQ(api_endpoint("compute", Env::from_map({{"CLOUDSDK_API_ENDPOINT_OVERRIDES_COMPUTE",
+                                                    "http://127.0.0.1:9/"}})),
+            "http://127.0.0.1:9");
 }

@@ -79,10 +79,12 @@ json cluster_request(const ClusterOptions& options) {
   cluster["ipAllocationPolicy"] = {{"useIpAliases", true}};
   cluster["resourceLabels"] = {{"managed-by", "kinetic"}};
   cluster["nodePools"] = json::array({pool});
+  if (!options.zone.empty()) cluster["locations"] = json::array({options.zone});
   return cluster;
 }
 
-json node_pool_request(const Accelerator& accelerator, const PoolOptions& options) {
+json node_pool_request(const Accelerator& accelerator, const PoolOptions& options,
+                       const std::string& zone) {
   Accelerator a = accelerator;
   if (options.spot) a.spot = true;
   const bool multi_host = a.hosts > 1;
@@ -140,6 +142,7 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                            {"locationPolicy", "ANY"}};
   }
   pool["management"] = {{"autoRepair", true}, {"autoUpgrade", true}};
+  if (!zone.empty()) pool["locations"] = json::array({zone});
   return pool;
 }
 

@@ -21,6 +21,9 @@ struct ClusterOptions {
   std::string name;
   std::string release_channel = "REGULAR";
   std::string default_machine_type;  // of the small default pool (kube-system, cpu jobs)
+  // A regional cluster's node zone (its `locations`): one zone, as xpk does, not a node in every
+  // zone of the region. Empty: the cluster's own zone (a zonal cluster).
+  std::string zone = "";
 };
 
 nlohmann::json cluster_request(const ClusterOptions& options);
@@ -47,6 +50,9 @@ struct PoolOptions {
 // The node pool for ACCELERATOR: machine type, GPUs with drivers, TPU topology placement for
 // multi-host slices, Spot (with a taint so only Spot-tolerating jobs land there), reservation
 // affinity, autoscaling from MIN to MAX. Throws Error(Errc::usage) for impossible sizes.
-nlohmann::json node_pool_request(const Accelerator& accelerator, const PoolOptions& options);
+// ZONE (non-empty): the pool's `locations`, the one zone its nodes go to; a TPU or GPU machine
+// type exists in only some zones of a region, and a multi-host slice must sit in one zone.
+nlohmann::json node_pool_request(const Accelerator& accelerator, const PoolOptions& options,
+                                 const std::string& zone = "");
 
 }  // namespace kinetic::gke

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/artifact_registry.h"
+#include "gcp/compute.h"
 #include "gcp/service_usage.h"
 #include "gcp/storage.h"
 #include "job/pricing.h"
@@ -72,12 +73,22 @@ gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
     co.name = t.cluster;
     co.release_channel = options.release_channel;
     co.default_machine_type = candidates[i];
+    if (t.location == t.region) {
+      // A regional cluster's nodes in one zone (xpk's --node-locations), not one in each.
+      try {
+        co.zone = zone_for(candidates[i], "the default pool");
+      } catch (const Error&) {
+        if (i + 1 < candidates.size() && options.default_machine_type.empty()) continue;
+        throw;
+      }
+    }
     try {
       gcp::ClusterInfo created = gke.create_cluster(t.project, t.location, cluster_request(co));
       if (changes.empty() || changes.back().kind != "cluster")
-        record(changes,
-               {"cluster", t.cluster + " (" + t.location + ", default pool " + candidates[i] + ")",
-                "created"});
+        record(changes, {"cluster",
+                         t.cluster + " (" + t.location + ", default pool " + candidates[i] +
+                             (co.zone.empty() ? "" : " in " + co.zone) + ")",
+                         "created"});
       return created;
     } catch (const Error& e) {
       const bool last = i + 1 == candidates.size();
@@ -163,11 +174,26 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   return changes;
 }
 
+std::string Provisioner::zone_for(const std::string& machine_type, const std::string& what) {
+  const Target& t = session_.target;
+  if (t.location != t.region) return t.location;
+  gcp::ComputeClient compute(*session_.cloud, session_.endpoint("compute"));
+  const std::vector<std::string> zones = compute.region_zones(t.project, t.region);
+  for (const auto& zone : zones)
+    if (compute.zone_offers(t.project, zone, machine_type)) return zone;
+  std::string listed;
+  for (const auto& zone : zones) listed += (listed.empty() ? "" : ", ") + zone;
+  throw Error(Errc::usage, "no zone of " + t.region + " (" + listed + ") offers " + machine_type +
+                               " for " + what + "; run `kinetic up` with --region or --zone " +
+                               "where it exists (TPUs: https://cloud.google.com/tpu/docs/" +
+                               "regions-zones; GPUs: https://cloud.google.com/compute/docs/" +
+                               "gpus/gpu-regions-zones)");
+}
+
 Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& options) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
-  nlohmann::json request = node_pool_request(accelerator, options);
-  const std::string name = request["name"];
+  const std::string name = node_pool_request(accelerator, options)["name"];
   for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
     if (p.name == name) {
       Change c{"node pool", name, "exists"};
@@ -175,9 +201,12 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
       return c;
     }
   }
-  gke.create_node_pool(t.project, t.location, t.cluster, request);
+  const std::string zone = zone_for(accelerator.machine_type, accelerator.name);
+  gke.create_node_pool(t.project, t.location, t.cluster,
+                       node_pool_request(accelerator, options, zone));
   std::string what = name + " (" + accelerator.machine_type +
-                     (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
+                     (accelerator.topology.empty() ? "" : ", " + accelerator.topology) +
+                     (t.location == zone ? "" : ", in " + zone);
   // What a node costs while it is up, and a multi-host slice, which comes up whole.
   // On Spot: your Spot price when the prices setting has one, else the on-demand price and a
   // word on how to price Spot (the catalog has no Spot prices).

@@ -75,6 +75,11 @@ class Provisioner {
  private:
   void record(std::vector<Change>& changes, Change change);
   gcp::ClusterInfo ensure_cluster(const UpOptions& options, std::vector<Change>& changes);
+  // The zone a pool of MACHINE_TYPE goes to: a zonal cluster's own; in a regional cluster, the
+  // first zone of the region (by name) that offers it, asked of Compute Engine (GKE refuses a
+  // pool in a zone without its machine type, and TPUs exist in only some zones). Throws
+  // Error(Errc::usage) naming the region, the type and what to do when no zone offers it.
+  std::string zone_for(const std::string& machine_type, const std::string& what);
 
   const Session& session_;
   std::function<void(const Change&)> on_change_;
