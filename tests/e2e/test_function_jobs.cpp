@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "integration/call_file.h"
 #include "integration/command_output.h"
 
 namespace kinetic::test {
@@ -19,26 +20,11 @@ class FunctionJobsTest : public ::testing::Test {
 
   void SetUp() override { sb.write("proj/pyproject.toml", "[project]\nname = 'p'\n"); }
 
-  // A call file as the Python package writes one: a JSON header line, then the pickle of
-  // (fn, args, kwargs) (plain pickle does for builtins).
+  // A call file as the Python package writes one (integration/call_file.h).
   fs::path call(const std::string& name, const std::string& expression) {
-    const fs::path maker = sb.write("make_call.py",
-                                    "import json, operator, pickle, platform, sys\n"
-                                    "try:\n"
-                                    "    import cloudpickle\n"
-                                    "    version = cloudpickle.__version__\n"
-                                    "except ImportError:\n"
-                                    "    version = ''\n"
-                                    "header = {'kinetic_call': 1, 'name': '" +
-                                        name +
-                                        "', 'python': platform.python_version(),\n"
-                                        "          'cloudpickle': version, 'sys_path': [''], "
-                                        "'data': []}\n"
-                                        "sys.stdout.buffer.write(json.dumps(header).encode() + "
-                                        "b'\\n' + pickle.dumps(" +
-                                        expression + "))\n");
     const fs::path file = sb.root() / (name + ".pkl");
-    EXPECT_EQ(command_output("python3 " + maker.string() + " > " + file.string()).status, 0);
+    atomic_write(file, call_file_bytes(sb.root(), name, expression));
+    EXPECT_GT(fs::file_size(file), 0u) << "could not make a call file of " << expression;
     return file;
   }
   // The runner's result, decoded by python3: "ok value" or "failed ExceptionType".

@@ -32,6 +32,7 @@
 #include "core/fs.h"
 #include "fakes/fake_gcs.h"
 #include "fakes/fake_oauth.h"
+#include "integration/call_file.h"
 #include "integration/command_output.h"
 #include "job/bootstrap.h"
 #include "job/data_mount.h"
@@ -1094,25 +1095,10 @@ TEST_F(BootstrapTest, TheScriptStaysCompact) {
   EXPECT_EQ(bootstrap_env({.results_uri = "gs://b/jobs/j/"}).back().second, "gs://b/jobs/j/");
 }
 
-// A call file as the Python package writes one (docs/python.md): a JSON header line, then the
-// pickle of (fn, args, kwargs); plain pickle does for a builtin function.
 std::string call_file(const fs::path& dir, const std::string& expression) {
-  const fs::path maker = dir / "make_call.py";
-  atomic_write(maker,
-               "import json, operator, pickle, platform, sys\n"
-               "try:\n"
-               "    import cloudpickle\n"
-               "    version = cloudpickle.__version__\n"
-               "except ImportError:\n"
-               "    version = ''\n"
-               "header = {'kinetic_call': 1, 'name': 'operator.mul',\n"
-               "          'python': platform.python_version(), 'cloudpickle': version,\n"
-               "          'sys_path': [''], 'data': []}\n"
-               "sys.stdout.buffer.write(json.dumps(header).encode() + b'\\n' + pickle.dumps(" +
-                   expression + "))\n");
-  const auto made = test::command_output("python3 " + maker.string());
-  EXPECT_EQ(made.status, 0);
-  return made.out;
+  const std::string bytes = test::call_file_bytes(dir, "operator.mul", expression);
+  EXPECT_FALSE(bytes.empty()) << "could not make a call file of " << expression;
+  return bytes;
 }
 
 // A function job on a pod: the bootstrap fetches the call and the runner beside the spec, checks

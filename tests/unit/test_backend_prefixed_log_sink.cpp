@@ -8,16 +8,12 @@
 #include "backend/prefixed_log_sink.h"
 #include "backend/stream_sink.h"
 #include "unit/memory_streams.h"
+#include "unit/recording_sink.h"
 
 namespace kinetic {
 namespace {
 
-struct Recorder : LogSink {
-  std::vector<std::pair<LogStream, std::string>> writes;
-  void write(LogStream stream, std::string_view data) override {
-    writes.emplace_back(stream, std::string(data));
-  }
-};
+using Recorder = test::RecordingSink;
 
 TEST(PrefixedLogSink, PrefixesWholeLinesAndKeepsPartsUntilTheirNewline) {
   Recorder out;

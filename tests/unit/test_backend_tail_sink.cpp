@@ -5,21 +5,12 @@
 #include <vector>
 
 #include "backend/tail_sink.h"
+#include "unit/recording_sink.h"
 
 namespace kinetic {
 namespace {
 
-struct TailRecorder : LogSink {
-  std::vector<std::pair<LogStream, std::string>> writes;
-  void write(LogStream stream, std::string_view data) override {
-    writes.emplace_back(stream, std::string(data));
-  }
-  std::string text() const {
-    std::string all;
-    for (const auto& [stream, data] : writes) all += data;
-    return all;
-  }
-};
+using TailRecorder = test::RecordingSink;
 
 TEST(TailSink, KeepsTheLastLinesInOrderWhicheverStreamAndHoweverCut) {
   TailSink tail(3);
