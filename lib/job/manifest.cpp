@@ -219,7 +219,20 @@ void check_input(const ManifestInput& in) {
 // a run that is over (exit kRunOverExitCode) fails the JobSet; a preemption restarts the slice
 // without counting against --retries (the bootstrap caps preemptions itself); any other failure
 // restarts it, up to RETRIES times.
-json slice_failure_policy(int retries) {
+// With a deadline, a child Job that ran past its activeDeadlineSeconds fails the JobSet too:
+// matching no rule, it would be restarted (JobSet's default action) as a new child with a fresh
+// deadline, and --timeout or --max-cost would start over on every restart (issue #27). The
+// deadline is the run's, counted from its submit; the bootstrap stops every attempt when it
+// passes (docs/cost.md), so this rule is the backstop for a slice that never ran it (pending).
+json slice_failure_policy(int retries, bool deadline) {
+  json rules = json::array();
+  if (deadline) {
+    json expired = json::object();
+    expired["name"] = "DeadlineExceeded";
+    expired["action"] = "FailJobSet";
+    expired["onJobFailureReasons"] = json::array({"DeadlineExceeded"});
+    rules.push_back(expired);
+  }
   json over = json::object();
   over["name"] = "RunOver";
   over["action"] = "FailJobSet";
@@ -234,7 +247,9 @@ json slice_failure_policy(int retries) {
       json::array({"has condition DisruptionTarget matching FailJob rule"});
   json policy = json::object();
   policy["maxRestarts"] = retries;
-  policy["rules"] = json::array({over, preempted});
+  rules.push_back(over);
+  rules.push_back(preempted);
+  policy["rules"] = rules;
   return policy;
 }
 
@@ -309,7 +324,7 @@ json build_jobset(const ManifestInput& in) {
   replicated["template"] = job_template;
 
   json spec = json::object();
-  spec["failurePolicy"] = slice_failure_policy(in.retries);
+  spec["failurePolicy"] = slice_failure_policy(in.retries, in.timeout_seconds.has_value());
   spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
   spec["network"]["enableDNSHostnames"] = true;
   spec["replicatedJobs"] = json::array({replicated});

@@ -502,5 +502,20 @@ TEST(JobManifest, GcsDataIsACsiVolumeOnAnAnnotatedPod) {
   EXPECT_FALSE(plain["spec"]["template"]["metadata"].contains("annotations"));
 }
 
+// A slice's child Job that runs past its deadline fails the JobSet: restarted (JobSet's default)
+// it would get a fresh deadline. The rule comes first: a deadline ends the run whatever else.
+TEST(JobManifest, ASliceWithADeadlineIsNotRestartedPastIt) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.retries = 2;
+  in.timeout_seconds = 60;
+  const json rules = build_workload(in)["spec"]["failurePolicy"]["rules"];
+  ASSERT_EQ(rules.size(), 3u) << rules.dump();
+  EXPECT_EQ(rules[0]["action"], "FailJobSet");
+  EXPECT_EQ(rules[0]["onJobFailureReasons"], json::array({"DeadlineExceeded"}));
+  EXPECT_FALSE(rules[0].contains("onJobFailureMessagePatterns"));
+  in.timeout_seconds.reset();
+  EXPECT_EQ(build_workload(in)["spec"]["failurePolicy"]["rules"].size(), 2u) << "no deadline";
+}
+
 }  // namespace
 }  // namespace kinetic
