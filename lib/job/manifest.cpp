@@ -141,6 +141,27 @@ json gcs_volume(const DataMount& m, size_t i) {
   return volume;
 }
 
+// /dev/shm: the container runtime gives a pod 64 MiB of it, which PyTorch's DataLoader workers
+// and NCCL between the GPUs of one node outgrow at once ("Bus error", "No space left on
+// device"). As xpk does, a memory-backed emptyDir is mounted there, with no sizeLimit: the
+// kubelet sizes the tmpfs to the pod's memory limit, else the node's allocatable memory, and
+// every page in it is charged to the container's memory, so the job can put there what it could
+// otherwise allocate, no more. Every job gets it: an accelerator job has its host to itself, and
+// a CPU job's DataLoader needs it as much (its pages still count against the node's memory).
+json shm_volume() {
+  json volume = json::object();
+  volume["name"] = "dshm";
+  volume["emptyDir"]["medium"] = "Memory";
+  return volume;
+}
+
+json shm_mount() {
+  json mount = json::object();
+  mount["name"] = "dshm";
+  mount["mountPath"] = "/dev/shm";
+  return mount;
+}
+
 json pod_template(const ManifestInput& in) {
   const Accelerator& acc = in.accelerator;
 
@@ -151,19 +172,19 @@ json pod_template(const ManifestInput& in) {
   container["env"] = container_env(in);
   container["resources"] = container_resources(acc);
   json volumes = json::array();
-  if (!in.gcs_data.empty()) {
-    json mounts = json::array();
-    for (size_t i = 0; i < in.gcs_data.size(); ++i) {
-      const DataMount& m = in.gcs_data[i];
-      volumes.push_back(gcs_volume(m, i));
-      json mount = json::object();
-      mount["name"] = "data-" + std::to_string(i);
-      mount["mountPath"] = csi_mount_path(m);
-      mount["readOnly"] = !m.writable;
-      mounts.push_back(mount);
-    }
-    container["volumeMounts"] = mounts;
+  json mounts = json::array();
+  for (size_t i = 0; i < in.gcs_data.size(); ++i) {
+    const DataMount& m = in.gcs_data[i];
+    volumes.push_back(gcs_volume(m, i));
+    json mount = json::object();
+    mount["name"] = "data-" + std::to_string(i);
+    mount["mountPath"] = csi_mount_path(m);
+    mount["readOnly"] = !m.writable;
+    mounts.push_back(mount);
   }
+  volumes.push_back(shm_volume());
+  mounts.push_back(shm_mount());
+  container["volumeMounts"] = mounts;
 
   json spec = json::object();
   spec["restartPolicy"] = "Never";
@@ -186,7 +207,7 @@ json pod_template(const ManifestInput& in) {
   if (!tolerations.empty()) spec["tolerations"] = tolerations;
 
   spec["containers"] = json::array({container});
-  if (!volumes.empty()) spec["volumes"] = volumes;
+  spec["volumes"] = volumes;
 
   json tmpl = json::object();
   tmpl["metadata"]["labels"] = labels_for(in);
