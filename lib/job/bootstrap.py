@@ -24,10 +24,10 @@
 #   2. Claims its attempt number N (attempts/N/status.json, created only if absent) and records
 #      the attempt as running. More than spec.max_preemptions preempted attempts before it: the
 #      run is over (status failed, exit 197, which the Job's podFailurePolicy turns into a failed
-#      Job). Past the run's deadline (spec.created + spec.timeout_seconds, counted across
-#      attempts and slice restarts) the run is over too: status timeout, exit 124 in the record,
-#      197 from the container; otherwise a timer stops the job (SIGTERM, SIGKILL 10 s later)
-#      when the deadline passes, with the same verdict.
+#      Job). On a slice's host, past the run's deadline (spec.created + spec.timeout_seconds,
+#      counted across attempts and slice restarts) the run is over too: status timeout, exit 124
+#      in the record, 197 from the container; otherwise a timer stops the job (SIGTERM, SIGKILL
+#      10 s later) when the deadline passes, with the same verdict.
 #   3. Downloads the spec and the context, checks the sha256 of each (a spec or context changed
 #      in the bucket after kinetic wrote it never runs: exit 126) and unpacks the context safely;
 #      a later attempt downloads the checkpoints under RESULTS_URI + "checkpoints/". The first
@@ -646,11 +646,12 @@ def check_follower():
 
 # ---- the run's deadline (--timeout, --max-cost) ---------------------------------------------
 # The deadline is the run's, not an attempt's: spec.created (the submit) plus spec.timeout_seconds
-# (the sooner of --timeout and what --max-cost buys). The Job's activeDeadlineSeconds counts from
-# the Job's start, and a slice's restart is a new child Job with a fresh one, so every attempt of
-# every host checks the time left when it starts and stops its job when none is left: a restart
-# never buys a run more time (issue #27, docs/cost.md). It then ends the run (exit RUN_OVER), and
-# the Job's podFailurePolicy and the JobSet's failure policy start no other attempt.
+# (the sooner of --timeout and what --max-cost buys). A Job's activeDeadlineSeconds counts from the
+# Job's start, once for all its pods, which holds for a single-host run; but a slice's restart is
+# a new child Job with a fresh one. So every attempt of every host of a slice (an Indexed Job:
+# JOB_COMPLETION_INDEX is set) checks the time left when it starts and stops its job when none is
+# left: a restart never buys a run more time (issue #27, docs/cost.md). It then ends the run (exit
+# RUN_OVER), and the Job's podFailurePolicy and the JobSet's failure policy start no other attempt.
 
 
 def run_deadline():
@@ -690,8 +691,8 @@ def watch_deadline():
     # At the attempt's start: no time left ends the run before the job starts; else a timer
     # stops the job when the time left has passed.
     deadline = run_deadline()
-    if deadline is None:
-        return
+    if deadline is None or "JOB_COMPLETION_INDEX" not in env:
+        return  # a single-host Job's own deadline is the run's
     left = deadline - time.time()
     if left <= 0:
         process["timed_out"] = True

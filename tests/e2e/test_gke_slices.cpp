@@ -322,6 +322,9 @@ TEST_F(GkeSlices, ASliceStopsAtTheRunsDeadlineWithoutARestart) {
   auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / job / "status.json"));
   EXPECT_EQ(st["state"], "timeout") << st.dump();
   EXPECT_EQ(st["attempts"], 1) << st.dump();
+  // The JobSet failed as a run that is over; status reads the verdict from the record.
+  auto shown = kin({"status", job, "-o", "json"});
+  EXPECT_EQ(nlohmann::json::parse(shown.out).value("state", ""), "timeout") << shown.out;
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 

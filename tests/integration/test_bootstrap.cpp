@@ -1021,7 +1021,7 @@ TEST_F(BootstrapTest, AnAttemptStartingPastTheRunsDeadlineEndsTheRunWithoutRunni
                  "application/json");
   stage_context({{"t.py", {"print('should not run')\n", 0644}}});
   stage_spec("t.py", JobKind::python);
-  auto child = start();
+  auto child = start({{"JOB_COMPLETION_INDEX", "0"}});  // host 0 of a slice
   EXPECT_EQ(child->wait(), 197) << child->err();
   EXPECT_EQ(child->out().find("should not run"), std::string::npos);
   auto st = status_json();
@@ -1046,7 +1046,7 @@ TEST_F(BootstrapTest, TheRunsDeadlineStopsTheJobWithOnlyTheTimeLeft) {
                    "print('finished', flush=True)\n",
                    0644}}});
   stage_spec("t.py", JobKind::python);
-  auto child = start();
+  auto child = start({{"JOB_COMPLETION_INDEX", "0"}});  // host 0 of a slice
   EXPECT_EQ(child->wait(), 197) << child->err();
   EXPECT_NE(child->out().find("working"), std::string::npos) << child->out();
   EXPECT_EQ(child->out().find("finished"), std::string::npos) << "the job outlived the deadline";
@@ -1055,6 +1055,19 @@ TEST_F(BootstrapTest, TheRunsDeadlineStopsTheJobWithOnlyTheTimeLeft) {
   EXPECT_EQ(st["state"], "timeout") << st.dump();
   EXPECT_EQ(st["exit_code"], 124) << st.dump();
   EXPECT_EQ(st["attempt_history"][0]["state"], "timeout") << st.dump();
+}
+
+// A single-host Job keeps one activeDeadlineSeconds for all its pods, counted from its start:
+// its own deadline is the run's, and the bootstrap leaves it to the cluster (whose
+// DeadlineExceeded the CLI reports), even for a pod that starts after the submit's deadline.
+TEST_F(BootstrapTest, ASingleHostAttemptLeavesTheDeadlineToItsJob) {
+  timeout = 60;
+  submitted_ago = 90;
+  stage_context({{"t.py", {"print('ran')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_EQ(status_json()["state"], "succeeded");
 }
 
 TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {

@@ -924,6 +924,8 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
       if (auto reported = results_status(id)) {
         st.exit_code = reported->exit_code;
         if (!reported->error.empty() && st.state != kTimedOut) st.error = reported->error;
+        // A slice its bootstrap stopped at the run's deadline failed as a run that is over.
+        if (reported->state == kTimedOut) st.state = std::string(kTimedOut);
       }
     }
     return st;
