@@ -24,7 +24,10 @@
 #   2. Claims its attempt number N (attempts/N/status.json, created only if absent) and records
 #      the attempt as running. More than spec.max_preemptions preempted attempts before it: the
 #      run is over (status failed, exit 197, which the Job's podFailurePolicy turns into a failed
-#      Job).
+#      Job). On a slice's host, past the run's deadline (spec.created + spec.timeout_seconds,
+#      counted across attempts and slice restarts) the run is over too: status timeout, exit 124
+#      in the record, 197 from the container; otherwise a timer stops the job (SIGTERM, SIGKILL
+#      10 s later) when the deadline passes, with the same verdict.
 #   3. Downloads the spec and the context, checks the sha256 of each (a spec or context changed
 #      in the bucket after kinetic wrote it never runs: exit 126) and unpacks the context safely;
 #      a later attempt downloads the checkpoints under RESULTS_URI + "checkpoints/". The first
@@ -44,8 +47,9 @@
 #
 # Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
 #   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
-#   run is over (preemption cap). SIGTERM/SIGINT are passed on to the job's process group (a
-#   second one sends SIGKILL); the attempt is then recorded "cancelled" with exit 128+signal.
+#   run is over (preemption cap; the run's deadline, when status.json says 124). SIGTERM/SIGINT
+#   are passed on to the job's process group (a second one sends SIGKILL); the attempt is then
+#   recorded "cancelled" with exit 128+signal.
 
 import datetime
 import hashlib
@@ -361,7 +365,9 @@ spec = {}
 attempt = {"number": 0}
 # phase 0 before the job, 1 running, 2 after; run_over: no further attempt (exit RUN_OVER);
 # abandoned: nobody follows this foreground run any more.
-process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False}
+# timed_out: the run's deadline passed (deadline_passed).
+process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False,
+           "timed_out": False}
 uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded or downloaded
 checkpoint_lock = threading.Lock()
 sync_checkpoints_now = threading.Event()
@@ -638,6 +644,64 @@ def check_follower():
         signal_group(signal.SIGTERM)
 
 
+# ---- the run's deadline (--timeout, --max-cost) ---------------------------------------------
+# The deadline is the run's, not an attempt's: spec.created (the submit) plus spec.timeout_seconds
+# (the sooner of --timeout and what --max-cost buys). A Job's activeDeadlineSeconds counts from the
+# Job's start, once for all its pods, which holds for a single-host run; but a slice's restart is
+# a new child Job with a fresh one. So every attempt of every host of a slice (an Indexed Job:
+# JOB_COMPLETION_INDEX is set) checks the time left when it starts and stops its job when none is
+# left: a restart never buys a run more time (issue #27, docs/cost.md). It then ends the run (exit
+# RUN_OVER), and the Job's podFailurePolicy and the JobSet's failure policy start no other attempt.
+
+
+def run_deadline():
+    limit = spec.get("timeout_seconds")
+    if not limit or not spec.get("created"):
+        return None
+    return parse_time(spec["created"]) + float(limit)
+
+
+def timeout_error():
+    limit = spec["timeout_seconds"]
+    if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
+        return "stopped at the %s budget (%s of %s, --max-cost)" % (
+            format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
+    return "timed out after %ds (--timeout)" % limit
+
+
+# The job gets this long after SIGTERM to save its work before SIGKILL: within the pod's
+# terminationGracePeriodSeconds (30, lib/job/manifest.cpp), leaving time for the uploads.
+DEADLINE_GRACE_SECONDS = 10
+
+
+def deadline_passed():
+    if process["phase"] > 1 or process["timed_out"]:
+        return
+    process["timed_out"] = True
+    say("the run's deadline has passed; stopping the job")
+    sync_checkpoints_now.set()
+    if process["child"]:
+        signal_group(signal.SIGTERM)
+        child = process["child"]
+        threading.Timer(DEADLINE_GRACE_SECONDS,
+                        lambda: process["child"] is child and signal_group(signal.SIGKILL)).start()
+
+
+def watch_deadline():
+    # At the attempt's start: no time left ends the run before the job starts; else a timer
+    # stops the job when the time left has passed.
+    deadline = run_deadline()
+    if deadline is None or "JOB_COMPLETION_INDEX" not in env:
+        return  # a single-host Job's own deadline is the run's
+    left = deadline - time.time()
+    if left <= 0:
+        process["timed_out"] = True
+        raise Failure(124, timeout_error())
+    timer = threading.Timer(left, deadline_passed)
+    timer.daemon = True
+    timer.start()
+
+
 # ---- context ------------------------------------------------------------------------------
 
 
@@ -862,6 +926,8 @@ def run(command, cwd, record_output, is_job=False):
     del stderr_tail[:]
     if process["signal"]:
         signal_group(process["signal"])
+    elif process["timed_out"]:
+        signal_group(signal.SIGTERM)
     if record_output:
         # stdout to stdout and stderr to stderr, each chunk at once (the container's log stays
         # live), and both into the attempt's log in the order they came.
@@ -955,6 +1021,7 @@ def run_job():
         claim_attempt(history)
     status["attempts"] = attempt["number"]
     status["attempt_history"] = [history_entry(r) for r in history]
+    watch_deadline()
     limit = int(spec.get("max_preemptions", 10))
     times = sum(1 for r in history if preempted(r))
     if times > limit:
@@ -979,6 +1046,8 @@ def run_job():
     place_inputs()
     function_command = fetch_function() if kind == "function" else None
 
+    if process["timed_out"]:
+        raise Failure(124, timeout_error())  # the time ran out while the job was being set up
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)
     every(float(spec.get("checkpoint_sync_seconds", 10)), sync_checkpoints, sync_checkpoints_now)
@@ -1024,7 +1093,12 @@ if process["signal"]:
     name = signal.Signals(process["signal"]).name
     status.update(state="cancelled", exit_code=128 + process["signal"],
                   error="cancelled: got " + name + (status["error"] and "; " + status["error"]))
-if process["abandoned"]:
+if process["timed_out"]:
+    # The run's deadline ended this attempt (its start found no time left, or the timer stopped
+    # the job): the run is over, whatever else the job or a signal said.
+    process["run_over"] = True
+    status.update(state="timeout", exit_code=124, error=timeout_error())
+elif process["abandoned"]:
     process["run_over"] = True
     status.update(state="cancelled", exit_code=RUN_OVER,
                   error="abandoned: nobody followed this run for %ds (the kinetic that started it "
@@ -1085,16 +1159,10 @@ def final_verdict():
     # cancel); a failure only with no retry left.
     state, exit_code, error = status["state"], status["exit_code"], status["error"]
     if process["signal"] and not process["run_over"]:
-        limit = spec.get("timeout_seconds")
-        if not limit or not spec.get("created"):
+        deadline = run_deadline()
+        if deadline is None or time.time() < deadline - 5:
             return None
-        if time.time() < parse_time(spec["created"]) + float(limit) - 5:
-            return None
-        state, exit_code = "timeout", 124
-        error = "timed out after %ds (--timeout)" % limit
-        if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
-            error = "stopped at the %s budget (%s of %s, --max-cost)" % (
-                format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
+        state, exit_code, error = "timeout", 124, timeout_error()
     elif state == "failed" and not process["run_over"]:
         failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
         if max(failures, 1) <= int(spec.get("retries", 0)):
@@ -1190,6 +1258,9 @@ if hold > 0:
         "sooner)" % (format_duration(hold), job_id, job_id))
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
 code = 1 if code == RUN_OVER and not process["run_over"] else code
+# A run past its deadline is over too: status.json says timeout (124), the container exits
+# RUN_OVER so that neither the Job nor the JobSet starts another attempt.
+code = RUN_OVER if process["timed_out"] else code
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
 # order, so a follower that has read both lines has read everything, and the uploads are over.
 # It need not ask the cluster whether the container ended, nor read the log once more (issue

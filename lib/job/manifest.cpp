@@ -141,6 +141,27 @@ json gcs_volume(const DataMount& m, size_t i) {
   return volume;
 }
 
+// /dev/shm: the container runtime gives a pod 64 MiB of it, which PyTorch's DataLoader workers
+// and NCCL between the GPUs of one node outgrow at once ("Bus error", "No space left on
+// device"). As xpk does, a memory-backed emptyDir is mounted there, with no sizeLimit: the
+// kubelet sizes the tmpfs to the pod's memory limit, else the node's allocatable memory, and
+// every page in it is charged to the container's memory, so the job can put there what it could
+// otherwise allocate, no more. Every job gets it: an accelerator job has its host to itself, and
+// a CPU job's DataLoader needs it as much (its pages still count against the node's memory).
+json shm_volume() {
+  json volume = json::object();
+  volume["name"] = "dshm";
+  volume["emptyDir"]["medium"] = "Memory";
+  return volume;
+}
+
+json shm_mount() {
+  json mount = json::object();
+  mount["name"] = "dshm";
+  mount["mountPath"] = "/dev/shm";
+  return mount;
+}
+
 json pod_template(const ManifestInput& in) {
   const Accelerator& acc = in.accelerator;
 
@@ -151,19 +172,19 @@ json pod_template(const ManifestInput& in) {
   container["env"] = container_env(in);
   container["resources"] = container_resources(acc);
   json volumes = json::array();
-  if (!in.gcs_data.empty()) {
-    json mounts = json::array();
-    for (size_t i = 0; i < in.gcs_data.size(); ++i) {
-      const DataMount& m = in.gcs_data[i];
-      volumes.push_back(gcs_volume(m, i));
-      json mount = json::object();
-      mount["name"] = "data-" + std::to_string(i);
-      mount["mountPath"] = csi_mount_path(m);
-      mount["readOnly"] = !m.writable;
-      mounts.push_back(mount);
-    }
-    container["volumeMounts"] = mounts;
+  json mounts = json::array();
+  for (size_t i = 0; i < in.gcs_data.size(); ++i) {
+    const DataMount& m = in.gcs_data[i];
+    volumes.push_back(gcs_volume(m, i));
+    json mount = json::object();
+    mount["name"] = "data-" + std::to_string(i);
+    mount["mountPath"] = csi_mount_path(m);
+    mount["readOnly"] = !m.writable;
+    mounts.push_back(mount);
   }
+  volumes.push_back(shm_volume());
+  mounts.push_back(shm_mount());
+  container["volumeMounts"] = mounts;
 
   json spec = json::object();
   spec["restartPolicy"] = "Never";
@@ -186,7 +207,7 @@ json pod_template(const ManifestInput& in) {
   if (!tolerations.empty()) spec["tolerations"] = tolerations;
 
   spec["containers"] = json::array({container});
-  if (!volumes.empty()) spec["volumes"] = volumes;
+  spec["volumes"] = volumes;
 
   json tmpl = json::object();
   tmpl["metadata"]["labels"] = labels_for(in);
@@ -219,7 +240,20 @@ void check_input(const ManifestInput& in) {
 // a run that is over (exit kRunOverExitCode) fails the JobSet; a preemption restarts the slice
 // without counting against --retries (the bootstrap caps preemptions itself); any other failure
 // restarts it, up to RETRIES times.
-json slice_failure_policy(int retries) {
+// With a deadline, a child Job that ran past its activeDeadlineSeconds fails the JobSet too:
+// matching no rule, it would be restarted (JobSet's default action) as a new child with a fresh
+// deadline, and --timeout or --max-cost would start over on every restart (issue #27). The
+// deadline is the run's, counted from its submit; the bootstrap stops every attempt when it
+// passes (docs/cost.md), so this rule is the backstop for a slice that never ran it (pending).
+json slice_failure_policy(int retries, bool deadline) {
+  json rules = json::array();
+  if (deadline) {
+    json expired = json::object();
+    expired["name"] = "DeadlineExceeded";
+    expired["action"] = "FailJobSet";
+    expired["onJobFailureReasons"] = json::array({"DeadlineExceeded"});
+    rules.push_back(expired);
+  }
   json over = json::object();
   over["name"] = "RunOver";
   over["action"] = "FailJobSet";
@@ -234,7 +268,9 @@ json slice_failure_policy(int retries) {
       json::array({"has condition DisruptionTarget matching FailJob rule"});
   json policy = json::object();
   policy["maxRestarts"] = retries;
-  policy["rules"] = json::array({over, preempted});
+  rules.push_back(over);
+  rules.push_back(preempted);
+  policy["rules"] = rules;
   return policy;
 }
 
@@ -309,7 +345,7 @@ json build_jobset(const ManifestInput& in) {
   replicated["template"] = job_template;
 
   json spec = json::object();
-  spec["failurePolicy"] = slice_failure_policy(in.retries);
+  spec["failurePolicy"] = slice_failure_policy(in.retries, in.timeout_seconds.has_value());
   spec["ttlSecondsAfterFinished"] = in.ttl_seconds_after_finished;
   spec["network"]["enableDNSHostnames"] = true;
   spec["replicatedJobs"] = json::array({replicated});

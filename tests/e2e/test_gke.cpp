@@ -273,6 +273,21 @@ TEST_F(GkeEndToEnd, TimeoutExits124) {
   EXPECT_NE(r.err.find("timeout"), std::string::npos) << r.err;
 }
 
+// The container runtime gives a pod 64 MiB of /dev/shm, which DataLoader workers and NCCL
+// outgrow; kinetic mounts a memory-backed emptyDir there. The fake kubelet tells each pod the
+// size its /dev/shm would have (docs/fakes.md), as a real job would see it with df.
+TEST_F(GkeEndToEnd, AJobsDevShmIsNotTheRuntimes64MiB) {
+  sb.write("proj/shm.py",
+           "import os\n"
+           "print('shm bytes', os.environ['KINETIC_FAKE_DEV_SHM_BYTES'], flush=True)\n"
+           "assert int(os.environ['KINETIC_FAKE_DEV_SHM_BYTES']) > 64 << 20, '/dev/shm: 64 MiB'\n");
+  for (const char* acc : {"v5litepod-1", "cpu"}) {
+    auto r = kin({"run", "shm.py", "--accelerator", acc});
+    EXPECT_EQ(r.exit_code, 0) << acc << ": " << r.out << r.err;
+    EXPECT_NE(r.out.find("shm bytes"), std::string::npos) << r.out;
+  }
+}
+
 TEST_F(GkeEndToEnd, ABudgetStopsTheJobWhenItIsSpentWith124) {
   // Two seconds' worth of v5litepod-1 at its list price: the Job's deadline, which the cluster
   // enforces (issue #12).

@@ -299,5 +299,51 @@ TEST_F(GkeSlices, ARetryRestartsTheWholeSliceFromItsCheckpoint) {
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// --timeout with --retries on a slice: the deadline is the run's, not each restart's. When it
+// passes every host's bootstrap stops its job and ends the run: exit 124, and the JobSet fails
+// with no restart. (Before issue #27 each host was stopped by the child Job's own deadline, which
+// matched no failure-policy rule, so JobSet restarted the slice with a fresh deadline, twice.)
+TEST_F(GkeSlices, ASliceStopsAtTheRunsDeadlineWithoutARestart) {
+  sb.write("proj/forever.py",
+           "import os, time\n"
+           "print('host', os.environ['TPU_WORKER_ID'], 'working', flush=True)\n"
+           "for _ in range(1200):  # a minute at most, never a hang\n"
+           "    time.sleep(0.05)\n");
+  auto r = kin(
+      {"run", "forever.py", "-a", "v5litepod-16", "--timeout", "2s", "--retries", "2", "--keep"});
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_NE(r.err.find("timed out after 2s (--timeout)"), std::string::npos) << r.err;
+  const std::string job = job_id_in(r.err);
+  auto js = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + job);
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["status"].value("restarts", 0), 0) << js->dump();
+  EXPECT_EQ((*js)["status"].value("terminalState", ""), "Failed") << js->dump();
+  auto st = nlohmann::json::parse(slurp(proj / "kinetic-out" / job / "status.json"));
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["attempts"], 1) << st.dump();
+  // The JobSet failed as a run that is over; status reads the verdict from the record.
+  auto shown = kin({"status", job, "-o", "json"});
+  EXPECT_EQ(nlohmann::json::parse(shown.out).value("state", ""), "timeout") << shown.out;
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
+// A slice whose pods never start (no v6e-16 pool) has no bootstrap to stop it: its child Job's
+// own deadline fails it, and the JobSet's DeadlineExceeded rule fails the JobSet instead of
+// restarting it (JobSet's default for a failure no rule matches) with a fresh deadline.
+TEST_F(GkeSlices, ASlicePendingPastItsDeadlineIsNotRestarted) {
+  sb.write("proj/forever.py", "print('never scheduled')\n");
+  auto r = kin({"run", "forever.py", "-a", "v6e-16", "--timeout", "1s", "--retries", "2", "--keep"},
+               {{"KINETIC_SCHEDULING_GRACE_SECONDS", "3600"}});
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_NE(r.err.find("timed out after 1s (--timeout)"), std::string::npos) << r.err;
+  const std::string job = job_id_in(r.err);
+  auto js = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + job);
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["status"].value("restarts", 0), 0) << js->dump();
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace kinetic::test

@@ -1441,6 +1441,8 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   if (automount) put("KINETIC_SERVICEACCOUNT_DIR", serviceaccount_dir(prt.dir));
   // Where the fake mounted /mnt/kinetic-data (the bootstrap reads it there unless told).
   if (!data_mount_root.empty()) put("KINETIC_DATA_MOUNT_ROOT", data_mount_root);
+  // The size of the pod's /dev/shm, which its processes cannot be given (docs/fakes.md).
+  put("KINETIC_FAKE_DEV_SHM_BYTES", dev_shm_bytes(pod["spec"], c));
   for (auto& [k, v] : options.pod_env) put(k, v);
   if (options.pod_identity_env)
     for (auto& [k, v] : options.pod_identity_env(ns, sa_name)) put(k, v);

@@ -90,6 +90,12 @@ bool fields_match(const std::vector<Requirement>& sel, const json& obj);
 // Server-side defaults of a PodSpec (restartPolicy, dnsPolicy, imagePullPolicy...).
 void default_pod_spec(json& spec);
 
+// ---- /dev/shm (fake_kube_shm.cpp) ---------------------------------------------------------------
+// The size in bytes of the /dev/shm CONTAINER of POD_SPEC would see, for the kubelet's
+// KINETIC_FAKE_DEV_SHM_BYTES: the container runtime's 64 MiB, unless an emptyDir is mounted there
+// (then its sizeLimit, else this machine's memory, standing for the node's).
+std::string dev_shm_bytes(const json& pod_spec, const json& container);
+
 // ---- protobuf bodies (fake_kube_proto.cpp) ----------------------------------------------------
 // The JSON object of a Kubernetes protobuf request body ("k8s\0" + runtime.Unknown), as kubectl's
 // typed commands send them. Throws ApiError: 415 for a kind or a field the fake cannot read (it

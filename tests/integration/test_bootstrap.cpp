@@ -246,7 +246,8 @@ class BootstrapTest : public ::testing::Test {
     s.args = std::move(args);
     s.backend = "gke";
     s.accelerator = "cpu";
-    s.created = rfc3339(now_unix());
+    s.created = rfc3339(now_unix() - submitted_ago);
+    s.timeout_seconds = timeout;
     // Periodic uploads off unless a test asks for them: request counts stay exact.
     s.log_upload_seconds = log_every;
     s.checkpoint_sync_seconds = checkpoint_every;
@@ -277,6 +278,8 @@ class BootstrapTest : public ::testing::Test {
   double checkpoint_every = 3600;
   int max_preemptions = 10;
   double follower_timeout = 0;
+  std::optional<long> timeout;  // --timeout (or what --max-cost buys)
+  double submitted_ago = 0;     // the spec's `created`, this long before now
 
   // Polls until the object exists (a bound against hangs, not a timing assumption).
   bool wait_for_object(const std::string& name) {
@@ -1006,6 +1009,66 @@ TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
   EXPECT_EQ(st["error"], "preempted 3 times (--max-preemptions 2)") << st.dump();
   EXPECT_EQ(st["attempts"], 4) << st.dump();
   EXPECT_EQ(st["attempt_history"][2]["preempted"], true) << st.dump();
+}
+
+// A slice restarted (a retry, a preemption) after the run's deadline: the new attempt finds no
+// time left, so it ends the run (197: no other attempt) without running the job, and the record
+// says timeout (issue #27). The deadline counts from the submit, not from this attempt.
+TEST_F(BootstrapTest, AnAttemptStartingPastTheRunsDeadlineEndsTheRunWithoutRunningTheJob) {
+  timeout = 60;
+  submitted_ago = 90;
+  gcs.put_object(kBucket, attempt_object(1, "status.json"),
+                 nlohmann::json{{"attempt", 1}, {"state", "failed"}, {"exit_code", 5}}.dump(),
+                 "application/json");
+  stage_context({{"t.py", {"print('should not run')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start({{"JOB_COMPLETION_INDEX", "0"}});  // host 0 of a slice
+  EXPECT_EQ(child->wait(), 197) << child->err();
+  EXPECT_EQ(child->out().find("should not run"), std::string::npos);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["exit_code"], 124) << st.dump();
+  EXPECT_EQ(st["error"], "timed out after 60s (--timeout)") << st.dump();
+  auto attempt = nlohmann::json::parse(
+      gcs.object_data(kBucket, attempt_object(2, "status.json")).value_or("{}"));
+  EXPECT_EQ(attempt["state"], "timeout") << attempt.dump();
+}
+
+// An attempt started with 3 seconds of the run's time left: the bootstrap stops its job when
+// they are over, not when the Job's own (per attempt) deadline would, and ends the run.
+TEST_F(BootstrapTest, TheRunsDeadlineStopsTheJobWithOnlyTheTimeLeft) {
+  timeout = 60;
+  submitted_ago = 57;
+  stage_context({{"t.py",
+                  {"import time\n"
+                   "print('working', flush=True)\n"
+                   "for _ in range(600):  # a minute at most, never a hang\n"
+                   "    time.sleep(0.05)\n"
+                   "print('finished', flush=True)\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start({{"JOB_COMPLETION_INDEX", "0"}});  // host 0 of a slice
+  EXPECT_EQ(child->wait(), 197) << child->err();
+  EXPECT_NE(child->out().find("working"), std::string::npos) << child->out();
+  EXPECT_EQ(child->out().find("finished"), std::string::npos) << "the job outlived the deadline";
+  EXPECT_NE(child->err().find("the run's deadline has passed"), std::string::npos) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["exit_code"], 124) << st.dump();
+  EXPECT_EQ(st["attempt_history"][0]["state"], "timeout") << st.dump();
+}
+
+// A single-host Job keeps one activeDeadlineSeconds for all its pods, counted from its start:
+// its own deadline is the run's, and the bootstrap leaves it to the cluster (whose
+// DeadlineExceeded the CLI reports), even for a pod that starts after the submit's deadline.
+TEST_F(BootstrapTest, ASingleHostAttemptLeavesTheDeadlineToItsJob) {
+  timeout = 60;
+  submitted_ago = 90;
+  stage_context({{"t.py", {"print('ran')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  EXPECT_EQ(status_json()["state"], "succeeded");
 }
 
 TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {

@@ -476,7 +476,7 @@ TEST(JobManifest, GcsDataIsACsiVolumeOnAnAnnotatedPod) {
                  parse_data_flag("gs://scratch-bucket:out:rw")};
   const json job = build_workload(in);
   const json& pod = pod_spec(job);
-  ASSERT_EQ(pod["volumes"].size(), 2u) << pod.dump();
+  ASSERT_EQ(pod["volumes"].size(), 3u) << pod.dump();  // and /dev/shm's
   const json& ro = pod["volumes"][0];
   EXPECT_EQ(ro["csi"]["driver"], "gcsfuse.csi.storage.gke.io");
   EXPECT_EQ(ro["csi"]["readOnly"], true);
@@ -486,7 +486,7 @@ TEST(JobManifest, GcsDataIsACsiVolumeOnAnAnnotatedPod) {
   EXPECT_EQ(rw["csi"]["readOnly"], false);
   EXPECT_EQ(rw["csi"]["volumeAttributes"]["mountOptions"], "implicit-dirs");
   const json& mounts = container(job)["volumeMounts"];
-  ASSERT_EQ(mounts.size(), 2u);
+  ASSERT_EQ(mounts.size(), 3u);
   EXPECT_EQ(mounts[0]["name"], ro["name"]);
   EXPECT_EQ(mounts[0]["mountPath"], "/imagenet");
   EXPECT_EQ(mounts[0]["readOnly"], true);
@@ -495,11 +495,43 @@ TEST(JobManifest, GcsDataIsACsiVolumeOnAnAnnotatedPod) {
   EXPECT_EQ(mounts[1]["readOnly"], false);
   EXPECT_EQ(job["spec"]["template"]["metadata"]["annotations"]["gke-gcsfuse/volumes"], "true");
 
-  // Without gs:// data: neither volumes nor the annotation (the sidecar costs a pod resources).
+  // Without gs:// data: no CSI volume nor the annotation (the sidecar costs a pod resources).
   const json plain = build_workload(input_for(l4()));
-  EXPECT_FALSE(pod_spec(plain).contains("volumes"));
-  EXPECT_FALSE(container(plain).contains("volumeMounts"));
+  EXPECT_EQ(pod_spec(plain)["volumes"].size(), 1u) << "only /dev/shm's";
+  EXPECT_EQ(container(plain)["volumeMounts"].size(), 1u);
   EXPECT_FALSE(plain["spec"]["template"]["metadata"].contains("annotations"));
+}
+
+// /dev/shm is a memory-backed emptyDir without a sizeLimit in every pod (GPU, TPU, slice, CPU):
+// the container runtime's 64 MiB is too small for DataLoader workers and NCCL.
+TEST(JobManifest, EveryPodHasAMemoryBackedDevShm) {
+  for (const Accelerator& acc : {l4(), v5litepod_1(), v5litepod_16(), cpu()}) {
+    const json w = build_workload(input_for(acc));
+    const json& pod = pod_spec(w);
+    const json& mounts = container(w)["volumeMounts"];
+    ASSERT_FALSE(mounts.empty()) << acc.name;
+    const json& mount = mounts.back();
+    EXPECT_EQ(mount["mountPath"], "/dev/shm") << acc.name;
+    const json& volume = pod["volumes"].back();
+    EXPECT_EQ(volume["name"], mount["name"]) << acc.name;
+    EXPECT_EQ(volume["emptyDir"]["medium"], "Memory") << acc.name;
+    EXPECT_FALSE(volume["emptyDir"].contains("sizeLimit")) << acc.name;
+  }
+}
+
+// A slice's child Job that runs past its deadline fails the JobSet: restarted (JobSet's default)
+// it would get a fresh deadline. The rule comes first: a deadline ends the run whatever else.
+TEST(JobManifest, ASliceWithADeadlineIsNotRestartedPastIt) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.retries = 2;
+  in.timeout_seconds = 60;
+  const json rules = build_workload(in)["spec"]["failurePolicy"]["rules"];
+  ASSERT_EQ(rules.size(), 3u) << rules.dump();
+  EXPECT_EQ(rules[0]["action"], "FailJobSet");
+  EXPECT_EQ(rules[0]["onJobFailureReasons"], json::array({"DeadlineExceeded"}));
+  EXPECT_FALSE(rules[0].contains("onJobFailureMessagePatterns"));
+  in.timeout_seconds.reset();
+  EXPECT_EQ(build_workload(in)["spec"]["failurePolicy"]["rules"].size(), 2u) << "no deadline";
 }
 
 }  // namespace

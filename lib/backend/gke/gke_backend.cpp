@@ -629,6 +629,19 @@ void GkeBackend::blame_failing_host(const JobSpec& spec, int hosts, bool host0_r
   }
 }
 
+// Whether WORKLOAD failed by its deadline: a Job by its own; a JobSet by the failure-policy rule
+// that fails it when a child Job exceeded its deadline (lib/job/manifest.cpp), which is known by
+// that child's reason. (A deadline the bootstrap enforced is in status.json already.)
+bool GkeBackend::ended_by_deadline(const json& workload) {
+  const std::string reason = workload_failure_reason(workload);
+  if (reason == "DeadlineExceeded") return true;
+  if (reason != "FailJobSetFailurePolicyAction") return false;
+  const std::string child = jobset_failed_child(workload);
+  if (child.empty()) return false;
+  const auto job = kube().get(k8s::job_path(session_.target.ns, child));
+  return job && workload_failure_reason(*job) == "DeadlineExceeded";
+}
+
 JobStatus GkeBackend::collect(const JobSpec& spec) {
   const bool jobset = resolve_accelerator(spec.accelerator).hosts > 1;
   gcp::StorageClient& storage = session_.storage();
@@ -697,7 +710,7 @@ JobStatus GkeBackend::collect(const JobSpec& spec) {
     st.state = std::string(kCancelled);
     st.error = "cancelled before it reported";
   }
-  if (workload && workload_failure_reason(*workload) == "DeadlineExceeded") {
+  if (workload && ended_by_deadline(*workload)) {
     st.state = std::string(kTimedOut);
     if (spec.budget_seconds && spec.max_cost_usd && spec.timeout_seconds == spec.budget_seconds)
       st.error = budget_stop_message(*spec.max_cost_usd, *spec.budget_seconds, spec.accelerator);
@@ -911,6 +924,8 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
       if (auto reported = results_status(id)) {
         st.exit_code = reported->exit_code;
         if (!reported->error.empty() && st.state != kTimedOut) st.error = reported->error;
+        // A slice its bootstrap stopped at the run's deadline failed as a run that is over.
+        if (reported->state == kTimedOut) st.state = std::string(kTimedOut);
       }
     }
     return st;

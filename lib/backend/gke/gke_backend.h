@@ -69,6 +69,8 @@ class GkeBackend : public Backend {
   // A failed slice's verdict (docs/multihost.md): the host that failed first, not one stopped
   // because of it, gives ST its exit code and error, named, and its last lines are shown.
   void blame_failing_host(const JobSpec& spec, int hosts, bool host0_reported, JobStatus& st);
+  // Whether the finished Job or JobSet failed by a deadline (a JobSet: its child's).
+  bool ended_by_deadline(const nlohmann::json& workload);
   // The last LINES lines of host HOST's latest recorded attempt.
   std::string host_log_tail(const std::string& id, int host, int lines);
   // The job's Job or JobSet (both when JOBSET is unknown) and, with SECRET, its Secret.

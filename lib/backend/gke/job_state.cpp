@@ -81,6 +81,16 @@ std::string workload_failure_reason(const json& workload) {
   return {};
 }
 
+std::string jobset_failed_child(const json& jobset) {
+  const auto failed = true_condition(jobset, {"Failed"});
+  if (!failed) return {};
+  const std::string message = failed->value("message", "");
+  const std::string marker = "(first failed job: ";
+  const auto at = message.rfind(marker);
+  if (at == std::string::npos || message.back() != ')') return {};
+  return message.substr(at + marker.size(), message.size() - 1 - at - marker.size());
+}
+
 JobStatus status_from_workload(const json& workload) {
   JobStatus st;
   const json meta = workload.value("metadata", json::object());

@@ -27,6 +27,10 @@ bool workload_finished(const nlohmann::json& workload);
 // The failure reason of a finished workload ("DeadlineExceeded", "BackoffLimitExceeded"...).
 std::string workload_failure_reason(const nlohmann::json& workload);
 
+// The child Job a failed JobSet names in its Failed condition's message ("... (first failed job:
+// NAME)", JobSet's messageWithFirstFailedJob), or "".
+std::string jobset_failed_child(const nlohmann::json& jobset);
+
 // Folds what the CLI saw of a job's attempts (pods, and whether each was disrupted) into the
 // status the bootstrap reported: the pods' DisruptionTarget condition says "preempted" better
 // than the bootstrap, which only saw a SIGTERM. Attempts are matched by pod name; with no
