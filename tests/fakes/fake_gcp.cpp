@@ -223,6 +223,7 @@ const std::map<std::string, std::string>& api_titles() {
       {"serviceusage.googleapis.com", "Service Usage API"},
       {"cloudresourcemanager.googleapis.com", "Cloud Resource Manager API"},
       {"iam.googleapis.com", "Identity and Access Management (IAM) API"},
+      {"containerfilesystem.googleapis.com", "Container File System API"},
   };
   return titles;
 }

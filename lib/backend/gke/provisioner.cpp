@@ -9,6 +9,7 @@
 #include "backend/gke/data_access.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
+#include "backend/gke/node_service_account.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/artifact_registry.h"
@@ -72,6 +73,7 @@ gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
     co.name = t.cluster;
     co.release_channel = options.release_channel;
     co.default_machine_type = candidates[i];
+    co.node_service_account = node_service_account(t.project);
     try {
       gcp::ClusterInfo created = gke.create_cluster(t.project, t.location, cluster_request(co));
       if (changes.empty() || changes.back().kind != "cluster")
@@ -94,15 +96,17 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   const Target& t = session_.target;
 
   gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
+  // Auto-down's grant, like the nodes', is in the project's IAM policy (Resource Manager, which
+  // required_services() holds).
   std::vector<std::string> wanted = required_services();
-  // Auto-down grants its access in the project's IAM policy, through Resource Manager.
-  if (options.auto_down.value_or(0) > 0) wanted.push_back(kResourceManagerService);
   std::vector<std::string> off = services.disabled(t.project, wanted);
   if (!off.empty()) {
     services.enable(t.project, off, session_.poll);
     for (const auto& s : off) record(changes, {"service", s, "enabled"});
   }
 
+  // The nodes' account first: GKE refuses a pool naming an account that does not exist.
+  ensure_node_account([&](Change c) { record(changes, std::move(c)); });
   gcp::ClusterInfo cluster = ensure_cluster(options, changes);
   remember_cluster_access(session_, {"https://" + cluster.endpoint, cluster.ca_pem});
 
@@ -163,9 +167,17 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   return changes;
 }
 
-Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& options) {
+void Provisioner::ensure_node_account(const std::function<void(Change)>& report) {
+  if (node_account_ready_) return;
+  ensure_node_service_account(session_, report);
+  node_account_ready_ = true;
+}
+
+Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& pool_options) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  PoolOptions options = pool_options;
+  options.service_account = node_service_account(t.project);
   nlohmann::json request = node_pool_request(accelerator, options);
   const std::string name = request["name"];
   for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
@@ -175,6 +187,11 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
       return c;
     }
   }
+  // `pool add` on a cluster from an older kinetic: the account may not exist yet. Only what it
+  // changes is worth a line there.
+  ensure_node_account([&](const Change& c) {
+    if (c.action != "exists" && on_change_) on_change_(c);
+  });
   gke.create_node_pool(t.project, t.location, t.cluster, request);
   std::string what = name + " (" + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology);
@@ -315,8 +332,9 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
     record(changes, {"bucket", "gs://" + bucket, "deleted"});
   }
 
-  // Auto-down's access goes with the cluster (its objects went with it).
+  // Auto-down's access goes with the cluster (its objects went with it), and so do the nodes'.
   remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
+  remove_node_service_account(session_, [&](Change c) { record(changes, std::move(c)); });
   return changes;
 }
 

@@ -16,7 +16,9 @@ namespace kinetic::gke {
 
 // One thing up/down/pool touched.
 struct Change {
-  std::string kind;  // "service", "cluster", "node pool", "jobset", "repository", "bucket"
+  // "service", "node service account", "node access", "cluster", "node pool", "jobset",
+  // "repository", "bucket", ...
+  std::string kind;
   std::string name;
   std::string action;  // "enabled", "created", "exists", "deleted", "kept", "not found"
 };
@@ -75,9 +77,12 @@ class Provisioner {
  private:
   void record(std::vector<Change>& changes, Change change);
   gcp::ClusterInfo ensure_cluster(const UpOptions& options, std::vector<Change>& changes);
+  // The nodes' service account and its grants (node_service_account.h), once per Provisioner.
+  void ensure_node_account(const std::function<void(Change)>& report);
 
   const Session& session_;
   std::function<void(const Change&)> on_change_;
+  bool node_account_ready_ = false;
 };
 
 }  // namespace kinetic::gke
