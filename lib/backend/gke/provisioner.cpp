@@ -115,11 +115,12 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
     changes.push_back(add_pool(a, options.pool));  // reported by add_pool itself
   }
 
-  // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h).
-  {
-    auto conn = connect_kube(session_, cluster_access(session_));
-    record(changes, ensure_jobset(session_, *conn.client, options.jobset_manifests));
-  }
+  // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h). A cluster of
+  // single-host pools never needs it, so its `up` reads nothing from GitHub.
+  const bool slice_requested = std::any_of(options.accelerators.begin(), options.accelerators.end(),
+                                           [](const Accelerator& a) { return a.hosts > 1; });
+  if (slice_requested || has_slice_pool())
+    changes.push_back(ensure_jobset_for_slices(options.jobset_manifests));  // reported by it
 
   gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),
                                        session_.poll);
@@ -222,6 +223,21 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
     what += "; " + format_usd(*each) + "/h per node" + basis + " while up" + spot;
   }
   Change c{"node pool", what + ")", "created"};
+  if (on_change_) on_change_(c);
+  return c;
+}
+
+bool Provisioner::has_slice_pool() {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster))
+    if (!p.tpu_topology.empty()) return true;  // only a multi-host pool has a placement policy
+  return false;
+}
+
+Change Provisioner::ensure_jobset_for_slices(const std::string& source) {
+  auto conn = connect_kube(session_, cluster_access(session_));
+  Change c = ensure_jobset(session_, *conn.client, source);
   if (on_change_) on_change_(c);
   return c;
 }

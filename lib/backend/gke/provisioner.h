@@ -72,11 +72,16 @@ class Provisioner {
   std::vector<Change> down(const DownOptions& options);
   Change add_pool(const Accelerator& accelerator, const PoolOptions& options);
   Change remove_pool(const std::string& name);
+  // Installs (or upgrades) JobSet from SOURCE (jobset_release.h): what a multi-host pool needs.
+  // `up` calls it when a slice is asked for or the cluster has one; `pool add` for a slice.
+  Change ensure_jobset_for_slices(const std::string& source);
   std::vector<PoolRow> list_pools();
 
  private:
   void record(std::vector<Change>& changes, Change change);
   gcp::ClusterInfo ensure_cluster(const UpOptions& options, std::vector<Change>& changes);
+  // Whether the cluster has a multi-host TPU pool (its pools with a TPU placement policy).
+  bool has_slice_pool();
   // The nodes' service account and its grants (node_service_account.h), once per Provisioner.
   void ensure_node_account(const std::function<void(Change)>& report);
 
