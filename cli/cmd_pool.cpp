@@ -1,5 +1,6 @@
 // kinetic pool add|remove|list: accelerator node pools of the current cluster.
 #include "app.h"
+#include "backend/gke/jobset_release.h"
 #include "backend/gke/provisioner.h"
 #include "core/error.h"
 #include "render/output.h"
@@ -25,13 +26,18 @@ std::string autoscaling_text(const gcp::NodePoolInfo& p) {
 struct PoolAdd : CommandOptions {
   std::string accelerator;
   gke::PoolOptions pool;
+  std::string jobset_manifests;
 
   // Bad sizes and unknown accelerators fail before any call.
   void validate() const override { gke::node_pool_request(resolve_accelerator(accelerator), pool); }
   int run(Factory& f) override {
     gke::Session& s = cluster_session(f, "pool add");
     gke::Provisioner provisioner(s, f.change_printer());
-    provisioner.add_pool(resolve_accelerator(accelerator), pool);
+    const Accelerator a = resolve_accelerator(accelerator);
+    provisioner.add_pool(a, pool);
+    // A slice runs as a JobSet: the first multi-host pool brings the controller.
+    if (a.hosts > 1)
+      provisioner.ensure_jobset_for_slices(gke::jobset_manifests_source(jobset_manifests, f.env()));
     return 0;
   }
 };
@@ -121,6 +127,10 @@ void add_pool(CLI::App& root, Factory&, Action& action) {
   add->add_option("--min-nodes", a->pool.min_nodes, "Minimum nodes (default 0)");
   add->add_option("--max-nodes", a->pool.max_nodes,
                   "Maximum nodes (default: one slice for multi-host TPUs, else 4)");
+  add->add_option("--jobset-manifests", a->jobset_manifests,
+                  "For a multi-host TPU pool, install JobSet from this copy of its release "
+                  "manifests (a file or URL; default: the pinned release on GitHub, or "
+                  "KINETIC_JOBSET_MANIFESTS)");
   on_parse(add, action, a);
   auto r = std::make_shared<PoolRemove>();
   CLI::App* remove = c->add_subcommand("remove", "Delete a node pool");

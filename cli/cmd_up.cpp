@@ -116,8 +116,9 @@ void add_up(CLI::App& root, Factory&, Action& action) {
                 "GKE release channel: rapid, regular, stable or extended")
       ->check(CLI::IsMember({"rapid", "regular", "stable", "extended"}, CLI::ignore_case));
   c->add_option("--jobset-manifests", flags->jobset_manifests,
-                "Install JobSet from this copy of its release manifests (a file or URL; default: "
-                "the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)");
+                "For multi-host TPU pools, install JobSet from this copy of its release manifests "
+                "(a file or URL; default: the pinned release on GitHub, or "
+                "KINETIC_JOBSET_MANIFESTS)");
   c->add_option("--auto-down", flags->auto_down,
                 "Delete the cluster by itself once no job has been pending or running for this "
                 "long (e.g. 2h; at least 10m; off removes it); kept in the context")
@@ -130,7 +131,8 @@ void add_up(CLI::App& root, Factory&, Action& action) {
       "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
       "  kinetic up --auto-down 2h    # deletes itself after 2 idle hours (bucket, images kept)\n"
       "Running it again reconciles: what exists is reported and left alone. Multi-host TPU\n"
-      "slices run as JobSets: up installs the JobSet controller (a pinned release) once.");
+      "slices run as JobSets: the first multi-host pool brings the JobSet controller (a pinned\n"
+      "release); a cluster of single-host pools never downloads it.");
   on_parse(c, action, flags);
 }
 

@@ -104,8 +104,8 @@ _kinetic_command() {
       ;;
     'pool add')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;

@@ -50,7 +50,7 @@ function __kinetic_value_flags
         case 'pool'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool add'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool remove'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool list'
@@ -204,7 +204,7 @@ complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per
 complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
-complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'Install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
+complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l auto-down -x -d 'Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)'
 complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 
@@ -290,6 +290,7 @@ complete -c kinetic -n "__kinetic_in 'pool add'" -l spot -d 'Spot nodes'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l min-nodes -x -d 'Minimum nodes (default 0)'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default: one slice for multi-host TPUs, else 4)'
+complete -c kinetic -n "__kinetic_in 'pool add'" -l jobset-manifests -x -d 'For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 
 # kinetic pool remove
 

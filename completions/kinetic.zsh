@@ -63,7 +63,7 @@ _kinetic_tree() {
       ;;
     'pool add')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool remove')
       _kinetic_subs=()
@@ -277,7 +277,7 @@ _kinetic() {
         '--max-nodes=[Maximum nodes per pool (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
         '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
         '--release-channel=[GKE release channel]:release-channel: ' \
-        '--jobset-manifests=[Install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
+        '--jobset-manifests=[For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--auto-down=[Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)]:auto-down: ' \
         '--context-name=[Name of the kinetic context to write (default\: the project)]:context-name: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
@@ -554,6 +554,7 @@ _kinetic() {
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes (default 0)]:min-nodes: ' \
         '--max-nodes=[Maximum nodes (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
+        '--jobset-manifests=[For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
         '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \

@@ -140,6 +140,19 @@ std::optional<ClusterInfo> GkeClient::get_cluster(const std::string& project,
   return cluster_from_json(parse_json(r, what, "GKE"));
 }
 
+std::vector<ClusterInfo> GkeClient::list_clusters(const std::string& project,
+                                                  const std::string& location) {
+  http::Request req;
+  req.url = base(project, location) + "/clusters";
+  auto r = transport_.send(req);
+  std::string what = "listing the clusters of project " + project;
+  if (!ok(r.status)) throw google_error(r.status, r.body, what);
+  std::vector<ClusterInfo> out;
+  for (const auto& c : parse_json(r, what, "GKE").value("clusters", json::array()))
+    out.push_back(cluster_from_json(c));
+  return out;
+}
+
 ClusterInfo GkeClient::update_cluster(const std::string& project, const std::string& location,
                                       const std::string& name, const json& update) {
   std::string what = "updating cluster " + name + " in " + location;

@@ -46,6 +46,8 @@ class GkeClient {
 
   std::optional<ClusterInfo> get_cluster(const std::string& project, const std::string& location,
                                          const std::string& name);
+  // The clusters of PROJECT in LOCATION ("-": every location), with their node pools in raw.
+  std::vector<ClusterInfo> list_clusters(const std::string& project, const std::string& location);
   // POSTs {"cluster": CLUSTER} and waits for the operation; returns the cluster when RUNNING.
   // A 409 (it exists) returns the existing cluster.
   ClusterInfo create_cluster(const std::string& project, const std::string& location,

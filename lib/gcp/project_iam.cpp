@@ -35,9 +35,11 @@ http::Response post(http::Transport& transport, const std::string& url, const js
   return transport.send(req);
 }
 
+// Whether BINDING's condition is titled TITLE; an empty TITLE matches a binding with none.
 bool same_condition(const json& binding, const std::string& title) {
-  return binding.contains("condition") && binding["condition"].is_object() &&
-         str(binding["condition"], "title") == title;
+  const bool conditional = binding.contains("condition") && binding["condition"].is_object();
+  if (title.empty()) return !conditional;
+  return conditional && str(binding["condition"], "title") == title;
 }
 
 }  // namespace
@@ -122,20 +124,21 @@ bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant&
     if (target) {
       (*target)["members"].push_back(grant.member);
     } else {
-      bindings.push_back({{"role", grant.role},
-                          {"members", json::array({grant.member})},
-                          {"condition",
-                           {{"title", grant.condition.title},
-                            {"description", grant.condition.description},
-                            {"expression", grant.condition.expression}}}});
+      json binding = {{"role", grant.role}, {"members", json::array({grant.member})}};
+      if (!grant.condition.title.empty())
+        binding["condition"] = {{"title", grant.condition.title},
+                                {"description", grant.condition.description},
+                                {"expression", grant.condition.expression}};
+      bindings.push_back(std::move(binding));
     }
     policy["version"] = 3;  // conditional bindings need it
     auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
     if (ok(s.status)) return true;
     if (s.status == 409 && attempt < kPolicyAttempts) continue;  // changed since read: redo
-    if (s.status == 400 && s.body.find("does not exist in the resource") != std::string::npos &&
-        unseen.wait()) {
-      --attempt;  // not a conflict: the role is not visible yet
+    // A custom role ("does not exist in the resource's hierarchy") or a service account ("does
+    // not exist.") IAM has not propagated yet.
+    if (s.status == 400 && s.body.find("does not exist") != std::string::npos && unseen.wait()) {
+      --attempt;  // not a conflict: the role or the member is not visible yet
       continue;
     }
     throw google_error(s.status, s.body, what);
@@ -163,6 +166,41 @@ bool ProjectIamClient::revoke(const std::string& project, const std::string& rol
     if (!found) return false;
     policy["bindings"] = kept;
     policy["version"] = 3;
+    auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
+    if (ok(s.status)) return true;
+    if (s.status == 409 && attempt < kPolicyAttempts) continue;
+    throw google_error(s.status, s.body, what);
+  }
+}
+
+bool ProjectIamClient::revoke_member(const std::string& project, const std::string& role,
+                                     const std::string& member) {
+  const std::string what = "revoking " + role + " from " + member + " in project " + project;
+  const std::string base = crm_ + "/v1/projects/" + project;
+  for (int attempt = 1;; ++attempt) {
+    auto r =
+        post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
+    if (!ok(r.status)) throw google_error(r.status, r.body, what);
+    json policy = parse_json(r, what, "Cloud Resource Manager");
+    json kept = json::array();
+    bool found = false;
+    for (auto b : policy.value("bindings", json::array())) {
+      if (str(b, "role") == role && same_condition(b, "")) {
+        json members = json::array();
+        for (const auto& m : b.value("members", json::array())) {
+          if (m.is_string() && m.get<std::string>() == member)
+            found = true;
+          else
+            members.push_back(m);
+        }
+        if (members.empty()) continue;
+        b["members"] = members;
+      }
+      kept.push_back(b);
+    }
+    if (!found) return false;
+    policy["bindings"] = kept;
+    policy["version"] = 3;  // keeps others' conditional bindings
     auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
     if (ok(s.status)) return true;
     if (s.status == 409 && attempt < kPolicyAttempts) continue;

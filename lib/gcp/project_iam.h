@@ -23,7 +23,7 @@ struct IamCondition {
 struct ConditionalGrant {
   std::string role;  // "projects/P/roles/ID" or "roles/..."
   std::string member;
-  IamCondition condition;
+  IamCondition condition;  // no title: an unconditional binding
 };
 
 class ProjectIamClient {
@@ -47,6 +47,10 @@ class ProjectIamClient {
   // they name. False when there was none.
   bool revoke(const std::string& project, const std::string& role,
               const std::string& condition_title);
+  // Removes MEMBER from the project's unconditional binding of ROLE (the binding goes when it
+  // has no member left). False when MEMBER was not in it.
+  bool revoke_member(const std::string& project, const std::string& role,
+                     const std::string& member);
 
  private:
   http::Transport& transport_;

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
@@ -84,7 +86,7 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
 
   auto down = sb.run({"down", "--yes"}, {}, env);
   ASSERT_EQ(down.exit_code, 0) << down.err;
-  EXPECT_NE(down.err.find("kinetic down: deleted 3 resources; $0.23/h (the control plane and 1 "
+  EXPECT_NE(down.err.find("kinetic down: deleted 4 resources; $0.23/h (the control plane and 1 "
                           "node) stops"),
             std::string::npos)
       << down.err;
@@ -97,6 +99,61 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
   auto again = sb.run({"down", "--yes"}, {}, env);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("nothing to delete"), std::string::npos) << again.err;
+}
+
+// The nodes run as kinetic-nodes, with GKE's minimal node role, image pulls and image streaming
+// and nothing else, on every pool kinetic makes; image streaming's API is on (the fake GKE
+// refuses a gcfsConfig pool without it, and a pool naming an account IAM does not have).
+// down takes all of it back.
+TEST(GkeUpDown, NodesRunAsAnAccountOfTheirOwnHoldingTheLeastTheyNeed) {
+  FakeCloud cloud;
+  Sandbox sb;
+  auto env = cloud.client_env();
+  const std::string email = "kinetic-nodes@acme-ml.iam.gserviceaccount.com";
+  const std::string member = "serviceAccount:" + email;
+  const std::vector<std::string> roles = {"roles/container.defaultNodeServiceAccount",
+                                          "roles/artifactregistry.reader",
+                                          "roles/serviceusage.serviceUsageConsumer"};
+  auto held = [&] {
+    std::set<std::string> out;
+    const auto policy = cloud.gcp().project_iam_policy("acme-ml");
+    for (const auto& b : policy.value("bindings", nlohmann::json::array()))
+      for (const auto& m : b["members"])
+        if (m == member) out.insert(b["role"].get<std::string>());
+    return out;
+  };
+
+  auto up = sb.run(kUp, {}, env);
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  for (const std::string& want :
+       std::vector<std::string>{"service containerfilesystem.googleapis.com: enabled",
+                                "node service account " + email + ": created", "node access"})
+    EXPECT_NE(up.err.find(want), std::string::npos) << want << "\n" << up.err;
+  EXPECT_TRUE(cloud.gcp().service_account(email));
+  EXPECT_EQ(held(), std::set<std::string>(roles.begin(), roles.end()));
+  auto cluster = cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic");
+  ASSERT_TRUE(cluster);
+  ASSERT_EQ((*cluster)["nodePools"].size(), 2u);
+  for (const auto& pool : (*cluster)["nodePools"])
+    EXPECT_EQ(pool["config"]["serviceAccount"], email) << pool["name"];
+  auto added = sb.run({"pool", "add", "--accelerator", "v5litepod-4"}, {}, env);
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_EQ(added.err.find("node service account"), std::string::npos) << added.err;
+  cluster = cloud.gcp().cluster("acme-ml", "us-central1-a", "kinetic");
+  for (const auto& pool : (*cluster)["nodePools"])
+    EXPECT_EQ(pool["config"]["serviceAccount"], email) << pool["name"];
+
+  auto again = sb.run(kUp, {}, env);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("node service account " + email + ": exists"), std::string::npos)
+      << again.err;
+
+  auto down = sb.run({"down", "--yes"}, {}, env);
+  ASSERT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_NE(down.err.find("node service account " + email + ": deleted"), std::string::npos)
+      << down.err;
+  EXPECT_FALSE(cloud.gcp().service_account(email));
+  EXPECT_TRUE(held().empty());
 }
 
 TEST(GkeUpDown, RegionalClusterWithRegionalRegistryAndBucket) {

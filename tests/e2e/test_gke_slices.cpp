@@ -17,13 +17,16 @@ const char* kCrd =
 const char* kController =
     "/apis/apps/v1/namespaces/jobset-system/deployments/jobset-controller-manager";
 
+const std::vector<std::string> kSliceUp = {
+    "up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-16"};
+
 // A cluster of its own: what `up` finds on a cluster GKE has just made.
 TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
   fakes::FakeCloud cloud;
   Sandbox sb;
   auto proj = sb.project("proj");
   auto env = cloud.client_env();
-  auto up = [&] { return sb.run(kGkeUp, proj, env); };
+  auto up = [&] { return sb.run(kSliceUp, proj, env); };
   EXPECT_FALSE(cloud.kube().object(kCrd)) << "a fresh GKE cluster has no JobSet";
 
   auto first = up();
@@ -55,6 +58,59 @@ TEST(GkeJobSetInstall, UpInstallsJobSetOnceAndUpgradesItWhenThePinMoves) {
             "v0.10.1");
 }
 
+// A cluster of single-host pools never needs JobSet: `up` reads no release at all (here the
+// release is an address nothing answers at, as GitHub is from a closed network), installs
+// nothing, and a plain `up` again leaves it so. The first slice pool brings it.
+TEST(GkeJobSetInstall, ASingleHostClusterNeverReadsTheRelease) {
+  fakes::FakeCloud cloud;
+  Sandbox sb;
+  auto proj = sb.project("proj");
+  auto env = cloud.client_env();
+  env["KINETIC_JOBSET_MANIFESTS"] = "http://127.0.0.1:9/unreachable/manifests.yaml";
+  auto first = sb.run(kGkeUp, proj, env);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.err.find("jobset"), std::string::npos) << first.err;
+  EXPECT_FALSE(cloud.kube().object(kCrd));
+  auto again = sb.run({"up"}, proj, env);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_FALSE(cloud.kube().object(kCrd));
+
+  // pool add of a slice needs JobSet: the unreachable release is an error naming the way out,
+  // and with the release at hand the controller comes up.
+  auto offline = sb.run({"pool", "add", "--accelerator", "v5litepod-16"}, proj, env);
+  EXPECT_EQ(offline.exit_code, 1) << offline.err;
+  EXPECT_NE(offline.err.find("pass --jobset-manifests FILE"), std::string::npos) << offline.err;
+  auto added = sb.run({"pool", "add", "--accelerator", "v5litepod-16"}, proj, cloud.client_env());
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_NE(added.err.find("jobset v0.10.1 (jobset-system): installed"), std::string::npos)
+      << added.err;
+  EXPECT_TRUE(cloud.kube().object(kCrd));
+}
+
+// A slice on a cluster without the JobSet API (a pool made by hand, or JobSet removed): the run
+// is refused before anything is left behind, naming the `up` that installs it. The run does not
+// install it itself: a CRD and a cluster-wide controller are provisioning, which `up` does, and
+// a run needs no cluster-admin rights or download.
+TEST(GkeJobSetInstall, ASliceRunWithoutJobSetNamesTheUpThatInstallsIt) {
+  fakes::FakeCloud cloud;
+  Sandbox sb;
+  auto proj = sb.project("proj");
+  auto env = cloud.client_env();
+  ASSERT_EQ(sb.run(kGkeUp, proj, env).exit_code, 0);
+  // The slice pool without JobSet: a `pool add` whose release could not be read.
+  auto offline = env;
+  offline["KINETIC_JOBSET_MANIFESTS"] = "/nonexistent/manifests.yaml";
+  auto pool = sb.run({"pool", "add", "--accelerator", "v5litepod-16"}, proj, offline);
+  ASSERT_EQ(pool.exit_code, 1) << pool.err;
+  ASSERT_FALSE(cloud.kube().object(kCrd));
+  sb.write("proj/t.py", "print('ran')\n");
+  auto r = sb.run({"run", "t.py", "-a", "v5litepod-16"}, proj, env);
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+  EXPECT_NE(r.err.find("has no JobSet API; run `kinetic up --accelerator v5litepod-16`"),
+            std::string::npos)
+      << r.err;
+}
+
 // down deletes the cluster, and JobSet with it: nothing of the release is left, and an `up`
 // after it installs JobSet again on the new cluster.
 TEST(GkeJobSetInstall, DownLeavesNothingAndUpInstallsItAgain) {
@@ -62,7 +118,7 @@ TEST(GkeJobSetInstall, DownLeavesNothingAndUpInstallsItAgain) {
   Sandbox sb;
   auto proj = sb.project("proj");
   auto env = cloud.client_env();
-  ASSERT_EQ(sb.run(kGkeUp, proj, env).exit_code, 0);
+  ASSERT_EQ(sb.run(kSliceUp, proj, env).exit_code, 0);
   sb.write("proj/t.py", "print('ran')\n");
   ASSERT_EQ(sb.run({"run", "t.py", "-a", "v5litepod-1", "--detach"}, proj, env).exit_code, 0);
   auto down = sb.run({"down", "--yes"}, proj, env);
@@ -72,7 +128,7 @@ TEST(GkeJobSetInstall, DownLeavesNothingAndUpInstallsItAgain) {
   EXPECT_FALSE(cloud.kube().object("/api/v1/namespaces/jobset-system"));
   EXPECT_TRUE(cloud.kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic").empty());
   EXPECT_TRUE(cloud.kube().wait_idle(20000)) << "no pod process left";
-  auto again = sb.run(kGkeUp, proj, env);
+  auto again = sb.run(kSliceUp, proj, env);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("jobset v0.10.1 (jobset-system): installed"), std::string::npos)
       << again.err;
@@ -83,7 +139,7 @@ TEST(GkeJobSetInstall, AnUnreachableReleaseIsOneLineNamingTheWayOut) {
   Sandbox sb;
   auto env = cloud.client_env();
   env["KINETIC_JOBSET_MANIFESTS"] = "/nonexistent/manifests.yaml";
-  auto r = sb.run(kGkeUp, sb.project("proj"), env);
+  auto r = sb.run(kSliceUp, sb.project("proj"), env);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("cannot read the JobSet manifests /nonexistent/manifests.yaml"),
             std::string::npos)

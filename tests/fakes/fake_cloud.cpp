@@ -170,7 +170,8 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
   if (options.all_services_enabled) {
     for (const char* s :
          {"container.googleapis.com", "compute.googleapis.com", "cloudbuild.googleapis.com",
-          "artifactregistry.googleapis.com", "logging.googleapis.com", "iam.googleapis.com"})
+          "artifactregistry.googleapis.com", "logging.googleapis.com", "iam.googleapis.com",
+          "cloudresourcemanager.googleapis.com", "containerfilesystem.googleapis.com"})
       go.enabled_services.insert(s);
   }
   go.operation_polls = 1;

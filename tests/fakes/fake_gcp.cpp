@@ -224,6 +224,7 @@ const std::map<std::string, std::string>& api_titles() {
       {"cloudresourcemanager.googleapis.com", "Cloud Resource Manager API"},
       {"iam.googleapis.com", "Identity and Access Management (IAM) API"},
       {"compute.googleapis.com", "Compute Engine API"},
+      {"containerfilesystem.googleapis.com", "Container File System API"},
   };
   return titles;
 }

@@ -101,6 +101,8 @@ class FakeGcp {
   // "deleted": true); nullopt when it was never created.
   std::optional<nlohmann::json> custom_role(const std::string& project,
                                             const std::string& id) const;
+  // The service account EMAIL as serviceAccounts.get answers it; nullopt when it does not exist.
+  std::optional<nlohmann::json> service_account(const std::string& email) const;
 
   // ---- Workload Identity --------------------------------------------------------------------
   // "127.0.0.1:PORT" (for GCE_METADATA_HOST) of a GKE metadata server as the pods running as

@@ -164,7 +164,16 @@ void FakeGcp::Impl::container(Call& call, httplib::Response& res) {
     if (!cfg.contains("diskSizeGb")) cfg["diskSizeGb"] = 100;
     if (!cfg.contains("diskType")) cfg["diskType"] = "pd-balanced";
     if (!cfg.contains("imageType")) cfg["imageType"] = "COS_CONTAINERD";
+    // What GKE refuses of a node configuration before anything is created: an account that does
+    // not exist (its 400, as terraform users quote it), and image streaming without the
+    // Container File System API (GKE's image-streaming requirements; the wording is this fake's,
+    // Service Usage's SERVICE_DISABLED answer for that API).
     if (!cfg.contains("serviceAccount")) cfg["serviceAccount"] = "default";
+    const auto account = cfg["serviceAccount"].get<std::string>();
+    if (account != "default" && !service_accounts.count(account))
+      throw invalid_argument("Service account \"" + account + "\" does not exist.");
+    if (cfg.contains("gcfsConfig") && cfg["gcfsConfig"].value("enabled", false))
+      require_enabled(project, "containerfilesystem.googleapis.com");
     if (!cfg.contains("oauthScopes"))
       cfg["oauthScopes"] = json::array({"https://www.googleapis.com/auth/devstorage.read_only",
                                         "https://www.googleapis.com/auth/logging.write",

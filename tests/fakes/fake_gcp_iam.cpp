@@ -360,6 +360,8 @@ void FakeGcp::Impl::iam(Call& call, httplib::Response& res) {
     return send_json(res, {{"permissions", permissions}});
   }
 
+  if (s.size() >= 4 && s[0] == "v1" && s[1] == "projects" && s[3] == "serviceAccounts")
+    return service_accounts_api(call, res);
   if (s.size() < 4 || s[0] != "v1" || s[1] != "projects" || s[3] != "roles")
     throw not_found("Method not found.");
   const std::string project = project_id(s[2]);
@@ -493,7 +495,66 @@ void FakeGcp::Impl::iam(Call& call, httplib::Response& res) {
   throw not_found("Method not found.");
 }
 
+// ---- IAM v1: service accounts ------------------------------------------------------------------
+
+// create (409 when the id is taken), get, list and delete. A deleted account is gone here (IAM
+// keeps it undeletable for 30 days, which no kinetic path uses).
+void FakeGcp::Impl::service_accounts_api(Call& call, httplib::Response& res) {
+  const auto& s = call.seg;
+  const std::string project = project_id(s[2]);
+  if (call.match({"v1", "projects", "*", "serviceAccounts"}, "POST")) {
+    const std::string id = call.body.value("accountId", std::string());
+    static const std::regex valid(R"([a-z]([-a-z0-9]{4,28}[a-z0-9]))");
+    if (!std::regex_match(id, valid))
+      throw invalid_argument("Invalid account_id (" + id +
+                             "): it must be 6 to 30 lowercase letters, digits or hyphens, "
+                             "starting with a letter.");
+    const std::string email = id + "@" + project + ".iam.gserviceaccount.com";
+    if (service_accounts.count(email))
+      throw already_exists("Service account " + id + " already exists within project projects/" +
+                           project + ".");
+    json in = call.body.value("serviceAccount", json::object());
+    std::string unique_id = "1";  // 21 decimal digits, as IAM's
+    while (unique_id.size() < 21) unique_id += static_cast<char>('0' + rng() % 10);
+    json account = {{"name", "projects/" + project + "/serviceAccounts/" + email},
+                    {"projectId", project},
+                    {"uniqueId", unique_id},
+                    {"email", email},
+                    {"etag", "MDEwMjE5MjA="}};
+    for (const char* field : {"displayName", "description"})
+      if (in.contains(field) && in[field].is_string()) account[field] = in[field];
+    account["oauth2ClientId"] = account["uniqueId"];
+    service_accounts[email] = account;
+    return send_json(res, account);
+  }
+  if (call.match({"v1", "projects", "*", "serviceAccounts"}, "GET")) {
+    json list = json::array();
+    for (auto& [email, account] : service_accounts)
+      if (account["projectId"] == project) list.push_back(account);
+    json out = json::object();
+    if (!list.empty()) out["accounts"] = list;
+    return send_json(res, out);
+  }
+  if (s.size() != 5) throw not_found("Method not found.");
+  auto it = service_accounts.find(s[4]);  // by email; "-" stands for the project in the path
+  if (it == service_accounts.end()) throw not_found("Unknown service account");
+  if (call.match({"v1", "projects", "*", "serviceAccounts", "*"}, "GET"))
+    return send_json(res, it->second);
+  if (call.match({"v1", "projects", "*", "serviceAccounts", "*"}, "DELETE")) {
+    service_accounts.erase(it);
+    return send_json(res, json::object());
+  }
+  throw not_found("Method not found.");
+}
+
 // ---- public API ---------------------------------------------------------------------------------
+
+std::optional<nlohmann::json> FakeGcp::service_account(const std::string& email) const {
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->service_accounts.find(email);
+  if (it == impl_->service_accounts.end()) return std::nullopt;
+  return it->second;
+}
 
 nlohmann::json FakeGcp::project_iam_policy(const std::string& project) const {
   std::lock_guard lock(impl_->mu);

@@ -230,7 +230,8 @@ struct FakeGcp::Impl {
   };
   std::deque<PolicyInterleave> policy_interleaves;
   std::map<std::string, json> roles;  // "projects/P/roles/ID" → Role resource (deleted kept)
-  int unseen_role_refusals = 0;       // FakeGcp::unseen_roles_for_next
+  std::map<std::string, json> service_accounts;  // email → ServiceAccount resource
+  int unseen_role_refusals = 0;                  // FakeGcp::unseen_roles_for_next
   std::uint64_t etag_sequence = 0;
   // Tokens the metadata servers minted (any other bearer token is the user's, with full access).
   std::map<std::string, gcp_detail::WiIdentity> wi_tokens;
@@ -280,6 +281,7 @@ struct FakeGcp::Impl {
   void cloudresourcemanager(Call& call, httplib::Response& res);
   void iam(Call& call, httplib::Response& res);
   void compute(Call& call, httplib::Response& res);
+  void service_accounts_api(Call& call, httplib::Response& res);  // IAM v1 serviceAccounts
   // The project id a path names: a project number maps back to the id it was derived from when
   // the fake has seen that id (a policy, a cluster, an enabled service), else stays as it is.
   std::string project_id(const std::string& project) const;

@@ -17,6 +17,7 @@ const std::map<std::string, std::string>& catalog() {
       {"cloudresourcemanager.googleapis.com", "Cloud Resource Manager API"},
       {"compute.googleapis.com", "Compute Engine API"},
       {"container.googleapis.com", "Kubernetes Engine API"},
+      {"containerfilesystem.googleapis.com", "Container File System API"},
       {"containerregistry.googleapis.com", "Container Registry API"},
       {"iam.googleapis.com", "Identity and Access Management (IAM) API"},
       {"iamcredentials.googleapis.com", "IAM Service Account Credentials API"},

@@ -328,6 +328,60 @@ TEST_F(FakeGcpTest, FakeComputeAnswersFromTheZoneTable) {
   error("compute", "GET", "compute/v1/projects/acme/regions/asia-east1", 404, "NOT_FOUND");
 }
 
+// What GKE refuses of a node configuration before it creates anything: image streaming while
+// the Container File System API is off, and a node service account IAM does not have.
+TEST_F(FakeGcpTest, FakeGcpRefusesImageStreamingWithoutItsApiAndAMissingNodeAccount) {
+  options.enabled_services = kAllApis;
+  options.enabled_services.insert("iam.googleapis.com");
+  start();
+  const std::string clusters = "v1/projects/acme/locations/us-central1-a/clusters";
+  json streaming = cluster_body("k");
+  streaming["cluster"]["nodePools"][0]["config"]["gcfsConfig"] = {{"enabled", true}};
+  auto err = error("container", "POST", clusters, 403, "PERMISSION_DENIED", streaming);
+  EXPECT_NE(err["message"].get<std::string>().find("Container File System API has not been used"),
+            std::string::npos)
+      << err.dump();
+  EXPECT_EQ(err["details"][0]["reason"], "SERVICE_DISABLED");
+  EXPECT_EQ(err["details"][0]["metadata"]["service"], "containerfilesystem.googleapis.com");
+  EXPECT_FALSE(fake->cluster("acme", "us-central1-a", "k"));
+
+  json named = cluster_body("k");
+  named["cluster"]["nodePools"][0]["config"]["serviceAccount"] =
+      "kinetic-nodes@acme.iam.gserviceaccount.com";
+  err = error("container", "POST", clusters, 400, "INVALID_ARGUMENT", named);
+  EXPECT_EQ(err["message"],
+            "Service account \"kinetic-nodes@acme.iam.gserviceaccount.com\" does not exist.");
+  EXPECT_FALSE(fake->cluster("acme", "us-central1-a", "k"));
+
+  // Once the account exists and the API is on, both are taken.
+  ok("iam", "POST", "v1/projects/acme/serviceAccounts", {{"accountId", "kinetic-nodes"}});
+  error("iam", "POST", "v1/projects/acme/serviceAccounts", 409, "ALREADY_EXISTS",
+        {{"accountId", "kinetic-nodes"}});
+  fake->enable_service("acme", "containerfilesystem.googleapis.com");
+  named["cluster"]["nodePools"][0]["config"]["gcfsConfig"] = {{"enabled", true}};
+  ok("container", "POST", clusters, named);
+  auto cluster = fake->cluster("acme", "us-central1-a", "k");
+  ASSERT_TRUE(cluster);
+  EXPECT_EQ((*cluster)["nodePools"][0]["config"]["serviceAccount"],
+            "kinetic-nodes@acme.iam.gserviceaccount.com");
+
+  // A pool created later is held to the same rules.
+  ok("container", "GET",
+     "v1/projects/acme/locations/us-central1-a/operations/" +
+         ok("container", "GET",
+            "v1/projects/acme/locations/us-central1-a/operations")["operations"][0]["name"]
+             .get<std::string>());
+  ok("iam", "DELETE",
+     "v1/projects/acme/serviceAccounts/kinetic-nodes@acme.iam.gserviceaccount.com");
+  error("iam", "GET", "v1/projects/acme/serviceAccounts/kinetic-nodes@acme.iam.gserviceaccount.com",
+        404, "NOT_FOUND");
+  err = error("container", "POST", clusters + "/k/nodePools", 400, "INVALID_ARGUMENT",
+              {{"nodePool",
+                {{"name", "p"},
+                 {"config", {{"serviceAccount", "kinetic-nodes@acme.iam.gserviceaccount.com"}}}}}});
+  EXPECT_NE(err["message"].get<std::string>().find("does not exist"), std::string::npos);
+}
+
 TEST_F(FakeGcpTest, FakeGcpInjectedPoolFailureAndPoolCallbacks) {
   options.enabled_services = kAllApis;
   std::vector<std::string> events;

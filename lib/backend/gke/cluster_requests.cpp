@@ -14,9 +14,12 @@ namespace {
 
 constexpr const char* kCloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform";
 
-json node_config(const std::string& machine_type) {
+// SERVICE_ACCOUNT: the nodes' Google identity (node_service_account.h); empty leaves GKE's
+// default (the Compute Engine default account).
+json node_config(const std::string& machine_type, const std::string& service_account) {
   json config = json::object();
   config["machineType"] = machine_type;
+  if (!service_account.empty()) config["serviceAccount"] = service_account;
   config["diskSizeGb"] = 100;
   config["oauthScopes"] = json::array({kCloudPlatformScope});
   config["workloadMetadataConfig"] = {{"mode", "GKE_METADATA"}};
@@ -28,10 +31,17 @@ json node_config(const std::string& machine_type) {
 
 const std::vector<std::string>& required_services() {
   static const std::vector<std::string> services = {
-      "container.googleapis.com",  "compute.googleapis.com",
-      "cloudbuild.googleapis.com", "artifactregistry.googleapis.com",
-      "storage.googleapis.com",    "logging.googleapis.com",
+      "container.googleapis.com",
+      "compute.googleapis.com",
+      "cloudbuild.googleapis.com",
+      "artifactregistry.googleapis.com",
+      "storage.googleapis.com",
+      "logging.googleapis.com",
       "iam.googleapis.com",
+      // The node service account's grants are project IAM policy bindings.
+      "cloudresourcemanager.googleapis.com",
+      // Image streaming (every pool's gcfsConfig) needs the Container File System API.
+      "containerfilesystem.googleapis.com",
   };
   return services;
 }
@@ -65,7 +75,7 @@ json cluster_request(const ClusterOptions& options) {
   json pool = json::object();
   pool["name"] = "default-pool";
   pool["initialNodeCount"] = 1;
-  pool["config"] = node_config(options.default_machine_type);
+  pool["config"] = node_config(options.default_machine_type, options.node_service_account);
   pool["autoscaling"] = {{"enabled", true}, {"minNodeCount", 1}, {"maxNodeCount", 3}};
   pool["management"] = {{"autoRepair", true}, {"autoUpgrade", true}};
 
@@ -100,7 +110,7 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                     " hosts and scales a whole slice at a time; use --min-nodes 0 or " +
                     std::to_string(a.hosts));
 
-  json config = node_config(a.machine_type);
+  json config = node_config(a.machine_type, options.service_account);
   // Image streaming: a multi-GB ML image starts before it is fully pulled (GKE's gcfsConfig;
   // it serves images from Artifact Registry, which kinetic's are).
   config["gcfsConfig"] = {{"enabled", true}};

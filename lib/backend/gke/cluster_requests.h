@@ -21,6 +21,7 @@ struct ClusterOptions {
   std::string name;
   std::string release_channel = "REGULAR";
   std::string default_machine_type;  // of the small default pool (kube-system, cpu jobs)
+  std::string node_service_account;  // the nodes' Google identity; empty: GKE's default
   // A regional cluster's node zone (its `locations`): one zone, as xpk does, not a node in every
   // zone of the region. Empty: the cluster's own zone (a zonal cluster).
   std::string zone = "";
@@ -45,6 +46,7 @@ struct PoolOptions {
   std::string reservation;
   int min_nodes = 0;
   std::optional<int> max_nodes;  // default: one slice for multi-host TPUs, 4 nodes otherwise
+  std::string service_account;   // the nodes' Google identity; empty: GKE's default
 };
 
 // The node pool for ACCELERATOR: machine type, GPUs with drivers, TPU topology placement for

@@ -355,8 +355,9 @@ void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::st
       throw Error(Errc::job_start,
                   spec.accelerator +
                       " spans several hosts and runs as a JobSet, but this cluster has no JobSet "
-                      "API; run `kinetic up` (it installs JobSet " +
-                      kJobSetVersion + ") and run again");
+                      "API; run `kinetic up --accelerator " +
+                      spec.accelerator + "` (it installs JobSet " + kJobSetVersion +
+                      ") and run again");
     }
   } catch (...) {
     // Nothing half-submitted stays behind: what exists of ours goes, the Job first.

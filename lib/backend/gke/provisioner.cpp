@@ -9,6 +9,7 @@
 #include "backend/gke/data_access.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
+#include "backend/gke/node_service_account.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "gcp/artifact_registry.h"
@@ -82,6 +83,7 @@ gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
         throw;
       }
     }
+    co.node_service_account = node_service_account(t.project);
     try {
       gcp::ClusterInfo created = gke.create_cluster(t.project, t.location, cluster_request(co));
       if (changes.empty() || changes.back().kind != "cluster")
@@ -105,15 +107,17 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   const Target& t = session_.target;
 
   gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
+  // Auto-down's grant, like the nodes', is in the project's IAM policy (Resource Manager, which
+  // required_services() holds).
   std::vector<std::string> wanted = required_services();
-  // Auto-down grants its access in the project's IAM policy, through Resource Manager.
-  if (options.auto_down.value_or(0) > 0) wanted.push_back(kResourceManagerService);
   std::vector<std::string> off = services.disabled(t.project, wanted);
   if (!off.empty()) {
     services.enable(t.project, off, session_.poll);
     for (const auto& s : off) record(changes, {"service", s, "enabled"});
   }
 
+  // The nodes' account first: GKE refuses a pool naming an account that does not exist.
+  ensure_node_account([&](Change c) { record(changes, std::move(c)); });
   gcp::ClusterInfo cluster = ensure_cluster(options, changes);
   remember_cluster_access(session_, {"https://" + cluster.endpoint, cluster.ca_pem});
 
@@ -122,11 +126,12 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
     changes.push_back(add_pool(a, options.pool));  // reported by add_pool itself
   }
 
-  // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h).
-  {
-    auto conn = connect_kube(session_, cluster_access(session_));
-    record(changes, ensure_jobset(session_, *conn.client, options.jobset_manifests));
-  }
+  // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h). A cluster of
+  // single-host pools never needs it, so its `up` reads nothing from GitHub.
+  const bool slice_requested = std::any_of(options.accelerators.begin(), options.accelerators.end(),
+                                           [](const Accelerator& a) { return a.hosts > 1; });
+  if (slice_requested || has_slice_pool())
+    changes.push_back(ensure_jobset_for_slices(options.jobset_manifests));  // reported by it
 
   gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),
                                        session_.poll);
@@ -190,10 +195,19 @@ std::string Provisioner::zone_for(const std::string& machine_type, const std::st
                                "gpus/gpu-regions-zones)");
 }
 
-Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& options) {
+void Provisioner::ensure_node_account(const std::function<void(Change)>& report) {
+  if (node_account_ready_) return;
+  ensure_node_service_account(session_, report);
+  node_account_ready_ = true;
+}
+
+Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& pool_options) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
-  const std::string name = node_pool_request(accelerator, options)["name"];
+  PoolOptions options = pool_options;
+  options.service_account = node_service_account(t.project);
+  nlohmann::json request = node_pool_request(accelerator, options);
+  const std::string name = request["name"];
   for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
     if (p.name == name) {
       Change c{"node pool", name, "exists"};
@@ -201,6 +215,11 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
       return c;
     }
   }
+  // `pool add` on a cluster from an older kinetic: the account may not exist yet. Only what it
+  // changes is worth a line there.
+  ensure_node_account([&](const Change& c) {
+    if (c.action != "exists" && on_change_) on_change_(c);
+  });
   const std::string zone = zone_for(accelerator.machine_type, accelerator.name);
   gke.create_node_pool(t.project, t.location, t.cluster,
                        node_pool_request(accelerator, options, zone));
@@ -234,6 +253,21 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
     what += "; " + format_usd(*each) + "/h per node" + basis + " while up" + spot;
   }
   Change c{"node pool", what + ")", "created"};
+  if (on_change_) on_change_(c);
+  return c;
+}
+
+bool Provisioner::has_slice_pool() {
+  const Target& t = session_.target;
+  gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+  for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster))
+    if (!p.tpu_topology.empty()) return true;  // only a multi-host pool has a placement policy
+  return false;
+}
+
+Change Provisioner::ensure_jobset_for_slices(const std::string& source) {
+  auto conn = connect_kube(session_, cluster_access(session_));
+  Change c = ensure_jobset(session_, *conn.client, source);
   if (on_change_) on_change_(c);
   return c;
 }
@@ -344,8 +378,9 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
     record(changes, {"bucket", "gs://" + bucket, "deleted"});
   }
 
-  // Auto-down's access goes with the cluster (its objects went with it).
+  // Auto-down's access goes with the cluster (its objects went with it), and so do the nodes'.
   remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
+  remove_node_service_account(session_, [&](Change c) { record(changes, std::move(c)); });
   return changes;
 }
 

@@ -16,7 +16,9 @@ namespace kinetic::gke {
 
 // One thing up/down/pool touched.
 struct Change {
-  std::string kind;  // "service", "cluster", "node pool", "jobset", "repository", "bucket"
+  // "service", "node service account", "node access", "cluster", "node pool", "jobset",
+  // "repository", "bucket", ...
+  std::string kind;
   std::string name;
   std::string action;  // "enabled", "created", "exists", "deleted", "kept", "not found"
 };
@@ -70,6 +72,9 @@ class Provisioner {
   std::vector<Change> down(const DownOptions& options);
   Change add_pool(const Accelerator& accelerator, const PoolOptions& options);
   Change remove_pool(const std::string& name);
+  // Installs (or upgrades) JobSet from SOURCE (jobset_release.h): what a multi-host pool needs.
+  // `up` calls it when a slice is asked for or the cluster has one; `pool add` for a slice.
+  Change ensure_jobset_for_slices(const std::string& source);
   std::vector<PoolRow> list_pools();
 
  private:
@@ -80,9 +85,14 @@ class Provisioner {
   // pool in a zone without its machine type, and TPUs exist in only some zones). Throws
   // Error(Errc::usage) naming the region, the type and what to do when no zone offers it.
   std::string zone_for(const std::string& machine_type, const std::string& what);
+  // Whether the cluster has a multi-host TPU pool (its pools with a TPU placement policy).
+  bool has_slice_pool();
+  // The nodes' service account and its grants (node_service_account.h), once per Provisioner.
+  void ensure_node_account(const std::function<void(Change)>& report);
 
   const Session& session_;
   std::function<void(const Change&)> on_change_;
+  bool node_account_ready_ = false;
 };
 
 }  // namespace kinetic::gke
