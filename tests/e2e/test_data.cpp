@@ -154,5 +154,27 @@ TEST_F(DataTest, GcsDataIsDownloadedOnceIntoTheCache) {
       << empty.err;
 }
 
+// An object whose name has an empty component would join as an absolute path: the bucket's
+// writer could replace any file of yours (issue #28 point 2). Refused before anything is written.
+TEST_F(DataTest, AnObjectNameThatWouldLandOutsideTheCopyIsRefused) {
+  fakes::FakeGcs gcs;
+  const fs::path victim = sb.root() / "home-file";
+  atomic_write(victim, "mine\n");
+  gcs.put_object("evil-data", "pre/a.txt", "fine\n");
+  gcs.put_object("evil-data", "pre/" + victim.string(), "replaced\n");  // "pre//tmp/..."
+  const std::map<std::string, std::string> env = {{"STORAGE_EMULATOR_HOST", gcs.url()},
+                                                  {"CLOUDSDK_AUTH_ACCESS_TOKEN", "token"}};
+  auto r = sb.run({"run", "show.py", "--data", "gs://evil-data/pre:in", "--", "in"}, proj, env);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("empty path component"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(victim), "mine\n");
+  EXPECT_EQ(gcs.request_count("objects.download"), 0) << "nothing is downloaded";
+  std::error_code ec;
+  EXPECT_TRUE(!fs::exists(sb.state() / "cache" / "data") ||
+              fs::is_empty(sb.state() / "cache" / "data", ec));
+  EXPECT_FALSE(fs::exists(sb.state() / "jobs")) << "no job was created";
+}
+
 }  // namespace
 }  // namespace kinetic::test

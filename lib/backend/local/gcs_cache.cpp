@@ -11,22 +11,26 @@
 
 namespace kinetic {
 
-namespace {
-
-// OBJECT's path under the copy, or empty for a folder placeholder ("a/b/").
-fs::path relative_path(const std::string& object, const std::string& dir_prefix,
-                       const std::string& bucket) {
-  const std::string rel = object.substr(dir_prefix.size());
-  for (const auto& part : split(rel, '/'))
-    if (part == ".." || part == ".")
-      throw Error(Errc::usage, "gs://" + bucket + "/" + object +
-                                   " cannot be copied to this machine (its name climbs out of "
-                                   "the folder); rename it, or run on a gke context");
-  if (rel.empty() || rel.back() == '/') return {};
-  return fs::path(rel).lexically_normal();
+GcsCopyPath gcs_copy_path(const std::string& object, const std::string& dir_prefix,
+                          const std::string& bucket) {
+  auto refuse = [&](const std::string& why) {
+    throw Error(Errc::usage, "gs://" + bucket + "/" + object +
+                                 " cannot be copied to this machine (" + why +
+                                 "); rename it, or run on a gke context");
+  };
+  if (object.compare(0, dir_prefix.size(), dir_prefix) != 0) refuse("it is not under the prefix");
+  std::string rel = object.substr(dir_prefix.size());
+  GcsCopyPath out;
+  if (rel.empty()) return out;  // the prefix's own placeholder
+  out.folder = rel.back() == '/';
+  if (out.folder) rel.pop_back();
+  for (const auto& part : split(rel, '/')) {
+    if (part.empty()) refuse("its name has an empty path component, '//' or a leading '/'");
+    if (part == ".." || part == ".") refuse("its name climbs out of the folder");
+  }
+  out.rel = fs::path(rel);
+  return out;
 }
-
-}  // namespace
 
 fs::path gcs_cache_root(const fs::path& state_dir) {
   return state_dir / "cache" / "data";
@@ -46,6 +50,10 @@ GcsCacheResult fetch_gcs_prefix(gcp::StorageClient& storage, const fs::path& sta
                                      " holds no objects, so there is nothing to mount; check it "
                                      "with `gcloud storage ls " +
                                      uri + "`");
+
+  // Every name checked before anything is downloaded: a bad one leaves nothing behind.
+  std::vector<GcsCopyPath> paths;
+  for (const auto& o : objects) paths.push_back(gcs_copy_path(o.name, dir_prefix, bucket));
 
   GcsCacheResult result;
   std::string key = uri + "\n";
@@ -68,13 +76,18 @@ GcsCacheResult fetch_gcs_prefix(gcp::StorageClient& storage, const fs::path& sta
   TempDir temp(state_dir / "tmp", "data-");
   const fs::path copy = temp / "copy";
   make_dirs(copy, 0755);
-  for (const auto& o : objects) {
-    const fs::path rel = relative_path(o.name, dir_prefix, bucket);
-    if (rel.empty()) {
-      make_dirs(copy / o.name.substr(dir_prefix.size()), 0755);
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const auto& o = objects[i];
+    const fs::path file = (copy / paths[i].rel).lexically_normal();
+    // Defence in depth: whatever the name, the file is inside the copy.
+    const fs::path inside = file.lexically_relative(copy);
+    if (inside.empty() || *inside.begin() == "..")
+      throw Error(Errc::internal,
+                  "gs://" + bucket + "/" + o.name + " would land outside " + copy.string());
+    if (paths[i].folder || paths[i].rel.empty()) {
+      make_dirs(file, 0755);
       continue;
     }
-    const fs::path file = copy / rel;
     make_dirs(file.parent_path(), 0755);
     storage.download_file(bucket, o.name, file);
     // Read-only, as the job sees a gs:// mount on GKE without :rw.

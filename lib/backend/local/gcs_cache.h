@@ -22,12 +22,24 @@ struct GcsCacheResult {
 // The directory holding gs://BUCKET/PREFIX/ (PREFIX "" for the whole bucket). Throws
 // Error(Errc::not_found) when the prefix holds no object, naming how to check it; download
 // failures are the storage client's errors. An object name that would leave the directory
-// ("..", absolute) is refused. BEFORE_DOWNLOAD, when set, is told what is about to be
-// downloaded (not called when the cache has it).
+// (gcs_copy_path) is refused before anything is downloaded. BEFORE_DOWNLOAD, when set, is told what
+// is about to be downloaded (not called when the cache has it).
 GcsCacheResult fetch_gcs_prefix(
     gcp::StorageClient& storage, const fs::path& state_dir, const std::string& bucket,
     const std::string& prefix,
     const std::function<void(const GcsCacheResult&)>& before_download = nullptr);
+
+// Where OBJECT (a name under DIR_PREFIX, "PREFIX/" or "") goes in the copy: a relative,
+// normalized path of non-empty components; `folder` for a folder placeholder ("a/b/"), and an
+// empty path for the prefix's own placeholder. Object names are the bucket writer's: one with an
+// empty component ("a//b", which would otherwise join as an absolute path), "." or ".." is
+// Error(Errc::usage) naming it, so nothing is ever written outside the copy (issue #28).
+struct GcsCopyPath {
+  fs::path rel;
+  bool folder = false;
+};
+GcsCopyPath gcs_copy_path(const std::string& object, const std::string& dir_prefix,
+                          const std::string& bucket);
 
 // Where the copies live: STATE/cache/data/.
 fs::path gcs_cache_root(const fs::path& state_dir);
