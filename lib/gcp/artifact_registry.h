@@ -1,5 +1,5 @@
 // Artifact Registry (artifactregistry.googleapis.com/v1): the DOCKER repository kinetic's images
-// live in, and tag lookups through the API (so endpoint overrides apply) (gcp-api.md §4).
+// live in, and tag lookups through the API (so endpoint overrides apply) (docs/gcp-api.md §4).
 #pragma once
 
 #include <optional>

@@ -1,7 +1,7 @@
 // Cloud Build client. Decisions:
 // - builds.create is not idempotent (a replay would start a second build), so it is never
 //   retried after the request may have reached the server; get, cancel and the polls are.
-// - Progress is followed with builds.get (gcp-api.md §3.2 recommends it over the operation):
+// - Progress is followed with builds.get (docs/gcp-api.md §3.2 recommends it over the operation):
 //   Build.status is the truth, whether or not a failed build also fails its operation.
 #include "gcp/cloud_build.h"
 

@@ -1,5 +1,5 @@
 // Cloud Build (cloudbuild.googleapis.com/v1): create a build, follow it to the end, explain its
-// failure (gcp-api.md §3).
+// failure (docs/gcp-api.md §3).
 #pragma once
 
 #include <functional>

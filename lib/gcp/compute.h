@@ -1,6 +1,6 @@
 // Compute Engine, read-only, for what GKE does not say up front: which zones a region has and
 // which of them offer a machine type (a TPU or GPU machine exists in only some zones of a region,
-// and a node pool asking for it elsewhere is refused). gcp-api.md; docs/gke-conformance.md.
+// and a node pool asking for it elsewhere is refused). docs/gcp-api.md; docs/gke-conformance.md.
 #pragma once
 
 #include <string>

@@ -5,7 +5,7 @@
 // - GKE runs one operation at a time per cluster: a create or delete that meets another one gets
 //   400 FAILED_PRECONDITION "Cluster is running incompatible operation ..." (or 409 ABORTED).
 //   Those are retried with the PollOptions backoff, through its sleeper, until its deadline.
-// - Operations are polled at projects/P/locations/L/operations/NAME (gcp-api.md §2.3).
+// - Operations are polled at projects/P/locations/L/operations/NAME (docs/gcp-api.md §2.3).
 #include "gcp/gke.h"
 
 #include "core/checksum.h"

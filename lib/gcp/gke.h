@@ -1,5 +1,5 @@
-// GKE (container.googleapis.com/v1): clusters, node pools and their operations (gcp-api.md §2).
-// LOCATION is a zone (zonal cluster) or a region (regional cluster).
+// GKE (container.googleapis.com/v1): clusters, node pools and their operations (docs/gcp-api.md
+// §2). LOCATION is a zone (zonal cluster) or a region (regional cluster).
 #pragma once
 
 #include <map>

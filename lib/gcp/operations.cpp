@@ -3,7 +3,7 @@
 //   wait is cut short so the deadline is honoured to the poll; time is the larger of the wall clock
 //   and the waits asked for, so an injected sleeper makes deadlines deterministic in tests.
 // - GKE's Operation has failed when it is DONE with an `error` or a non-empty `statusMessage`
-//   (gcp-api.md §2.3). Capacity (GCE_STOCKOUT, ZONE_RESOURCE_POOL_EXHAUSTED) and quota
+//   (docs/gcp-api.md §2.3). Capacity (GCE_STOCKOUT, ZONE_RESOURCE_POOL_EXHAUSTED) and quota
 //   (GCE_QUOTA_EXCEEDED, "Insufficient regional quota", "Quota 'X' exceeded") failures are
 //   recognised in the message, the error details and the operation's cluster/node-pool conditions,
 //   and say what to do.

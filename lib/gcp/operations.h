@@ -1,6 +1,6 @@
 // Waiting for long-running operations: GKE's own Operation type (status PENDING/RUNNING/DONE,
 // error or statusMessage on failure) and google.longrunning.Operation (done, error | response)
-// used by Service Usage, Cloud Build and Artifact Registry (gcp-api.md §2.3, §4, §6).
+// used by Service Usage, Cloud Build and Artifact Registry (docs/gcp-api.md §2.3, §4, §6).
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,5 @@
 // A project's IAM: its allow policy (Cloud Resource Manager v1 projects.getIamPolicy and
-// setIamPolicy, gcp-api.md) and its custom roles (IAM v1 projects.roles). `kinetic up
+// setIamPolicy, docs/gcp-api.md) and its custom roles (IAM v1 projects.roles). `kinetic up
 // --auto-down` grants the cluster's auto-down principal a custom role holding only
 // container.clusters.delete, on a condition naming the cluster; `down` revokes it
 // (docs/cost.md, docs/security.md).

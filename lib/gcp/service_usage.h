@@ -1,4 +1,4 @@
-// Service Usage: which APIs a project has on, and turning them on (gcp-api.md §6).
+// Service Usage: which APIs a project has on, and turning them on (docs/gcp-api.md §6).
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // The Kubernetes API client: JSON objects by API path, lists with resourceVersion, watches as
 // newline-delimited event streams, pod logs streamed. It reaches the cluster at its endpoint with
 // the cluster CA pinned and a Google access token (make_kube_transport), so neither a kubeconfig
-// nor gke-gcloud-auth-plugin is needed (gcp-api.md §2.6, §7).
+// nor gke-gcloud-auth-plugin is needed (docs/gcp-api.md §2.6, §7).
 #pragma once
 
 #include <functional>

@@ -1,6 +1,6 @@
 // Follows a pod's log to its end across cut connections: with timestamps=true each line carries
 // its RFC 3339 nano time, so a reconnect asks for sinceTime=<last time> and drops the lines it
-// already delivered — no line lost, none repeated (gcp-api.md §7 "Log stream details").
+// already delivered — no line lost, none repeated (docs/gcp-api.md §7 "Log stream details").
 #pragma once
 
 #include <functional>

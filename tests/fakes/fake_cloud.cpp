@@ -18,7 +18,7 @@ struct TpuMachine {
   const char* topologies[9];  // default topology by chips per VM (index = chips)
 };
 
-// GKE's TPU machine types (gcp-api.md §8), with the topology a single host has.
+// GKE's TPU machine types (docs/gcp-api.md §8), with the topology a single host has.
 const TpuMachine kTpuMachines[] = {
     {"ct5lp-hightpu", "tpu-v5-lite-podslice", {"", "1x1", "", "", "2x2", "", "", "", "2x4"}},
     {"ct6e-standard", "tpu-v6e-slice", {"", "1x1", "", "", "2x2", "", "", "", "2x4"}},

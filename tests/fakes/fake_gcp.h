@@ -1,5 +1,5 @@
 // Faithful fakes of the Google Cloud control-plane APIs kinetic drives (see
-// /work/shared/reference/gcp-api.md §2, §3, §4, §6): Service Usage, GKE (container v1), Cloud
+// docs/gcp-api.md §2, §3, §4, §6): Service Usage, GKE (container v1), Cloud
 // Build, Artifact Registry, Cloud Resource Manager v1 (project IAM policies) and IAM v1 (custom
 // roles), each on its own 127.0.0.1 port (their operation paths overlap). Long-running operations
 // are real Operation objects (GKE's own type; google.longrunning for the others) that advance one

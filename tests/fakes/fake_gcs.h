@@ -1,4 +1,4 @@
-// A faithful in-memory fake of the Cloud Storage JSON API (see /work/shared/reference/gcp-api.md
+// A faithful in-memory fake of the Cloud Storage JSON API (see docs/gcp-api.md
 // §5) served on 127.0.0.1 by cpp-httplib. It is exercised by Google's own Node client
 // (tests/node/gcs_roundtrip.mjs) so that our client is tested against the real protocol shape:
 // string int64s, base64 big-endian crc32c, 308 + Range resumable sessions, GCS error bodies.

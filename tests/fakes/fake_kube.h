@@ -1,4 +1,4 @@
-// A faithful fake of the Kubernetes API server (see /work/shared/reference/gcp-api.md §7) served
+// A faithful fake of the Kubernetes API server (see docs/gcp-api.md §7) served
 // over TLS on 127.0.0.1 with a self-signed CA generated at start-up. It runs a tiny control plane:
 // a scheduler that places pods on the nodes of its node pools by node selector, taints and
 // extended resources (scaling a pool up from 0 like the cluster autoscaler, with its events), a

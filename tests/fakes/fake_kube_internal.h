@@ -54,7 +54,7 @@ const ResourceType* find_type(const std::string& group, const std::string& versi
                               const std::string& plural);
 const ResourceType* type_of_kind(const std::string& kind);
 
-// A Kubernetes Status answer (gcp-api.md §0.3).
+// A Kubernetes Status answer (docs/gcp-api.md §0.3).
 struct ApiError {
   int code = 500;
   std::string reason;

@@ -883,8 +883,8 @@ TEST_F(BootstrapTest, ZstdContextWithoutTheToolSaysWhatToDo) {
 
 TEST_F(BootstrapTest, WithoutTheEmulatorItAuthenticatesWithAMetadataToken) {
   // STORAGE_EMULATOR_HOST means "no auth", as in Google's libraries; a gcloud-style endpoint
-  // override (DESIGN.md "Cloud contract") keeps auth, so the token path runs against a local
-  // endpoint. The metadata server's first answer is a 503: retried.
+  // override (docs/first-design.md "Cloud contract") keeps auth, so the token path runs against a
+  // local endpoint. The metadata server's first answer is a 503: retried.
   fakes::FakeOAuth metadata;
   metadata.fail_next(1, 503, "{}");
   RecordingProxy proxy(gcs.port());

@@ -1,4 +1,4 @@
-// pending_reason over realistic pods and events (message shapes from gcp-api.md §7.3, §7.4).
+// pending_reason over realistic pods and events (message shapes from docs/gcp-api.md §7.3, §7.4).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// The GKE request bodies `up` and `pool add` send, as pure functions (gcp-api.md §2.1, §2.2):
+// The GKE request bodies `up` and `pool add` send, as pure functions (docs/gcp-api.md §2.1, §2.2):
 // a Standard cluster with Workload Identity, a release channel and a small default pool, and
 // accelerator node pools that autoscale from zero.
 #pragma once
@@ -13,7 +13,7 @@
 
 namespace kinetic::gke {
 
-// The APIs `up` turns on (gcp-api.md §6).
+// The APIs `up` turns on (docs/gcp-api.md §6).
 const std::vector<std::string>& required_services();
 
 struct ClusterOptions {

@@ -1,7 +1,7 @@
 // Why a pod is not running yet, in one line a user can act on (run step 6 "watch"), from the
-// pod's status and its events (gcp-api.md §7.3, §7.4): no node pool matches, scale-up triggered,
-// FailedScaleUp or quota, ErrImagePull/ImagePullBackOff. GKE's reading (its node labels, its
-// autoscaler's messages, kinetic's accelerator catalog), so it lives with the gke backend.
+// pod's status and its events (docs/gcp-api.md §7.3, §7.4): no node pool matches, scale-up
+// triggered, FailedScaleUp or quota, ErrImagePull/ImagePullBackOff. GKE's reading (its node labels,
+// its autoscaler's messages, kinetic's accelerator catalog), so it lives with the gke backend.
 #pragma once
 
 #include <map>
