@@ -100,13 +100,10 @@ std::string ProjectIamClient::ensure_custom_role(const std::string& project,
   return changed ? "updated" : "exists";
 }
 
-bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant& grant) {
-  const std::string what =
-      "granting " + grant.role + " to " + grant.member + " in project " + project;
+bool ProjectIamClient::update_policy(const std::string& project, const std::string& what,
+                                     const std::function<bool(json& bindings)>& edit,
+                                     Backoff* unseen) {
   const std::string base = crm_ + "/v1/projects/" + project;
-  PollOptions unseen_poll = poll_;
-  unseen_poll.deadline = std::chrono::seconds(120);
-  Backoff unseen(unseen_poll);
   for (int attempt = 1;; ++attempt) {
     auto r =
         post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
@@ -114,30 +111,15 @@ bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant&
     json policy = parse_json(r, what, "Cloud Resource Manager");
     auto& bindings = policy["bindings"];
     if (!bindings.is_array()) bindings = json::array();
-    json* target = nullptr;
-    for (auto& b : bindings) {
-      if (str(b, "role") != grant.role || !same_condition(b, grant.condition.title)) continue;
-      for (const auto& m : b.value("members", json::array()))
-        if (m.is_string() && m.get<std::string>() == grant.member) return false;
-      if (!target) target = &b;
-    }
-    if (target) {
-      (*target)["members"].push_back(grant.member);
-    } else {
-      json binding = {{"role", grant.role}, {"members", json::array({grant.member})}};
-      if (!grant.condition.title.empty())
-        binding["condition"] = {{"title", grant.condition.title},
-                                {"description", grant.condition.description},
-                                {"expression", grant.condition.expression}};
-      bindings.push_back(std::move(binding));
-    }
-    policy["version"] = 3;  // conditional bindings need it
+    if (!edit(bindings)) return false;
+    policy["version"] = 3;  // conditional bindings (ours and others') need it
     auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
     if (ok(s.status)) return true;
     if (s.status == 409 && attempt < kPolicyAttempts) continue;  // changed since read: redo
     // A custom role ("does not exist in the resource's hierarchy") or a service account ("does
     // not exist.") IAM has not propagated yet.
-    if (s.status == 400 && s.body.find("does not exist") != std::string::npos && unseen.wait()) {
+    if (unseen && s.status == 400 && s.body.find("does not exist") != std::string::npos &&
+        unseen->wait()) {
       --attempt;  // not a conflict: the role or the member is not visible yet
       continue;
     }
@@ -145,67 +127,73 @@ bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant&
   }
 }
 
+bool ProjectIamClient::grant(const std::string& project, const ConditionalGrant& grant) {
+  PollOptions unseen_poll = poll_;
+  unseen_poll.deadline = std::chrono::seconds(120);
+  Backoff unseen(unseen_poll);
+  return update_policy(
+      project, "granting " + grant.role + " to " + grant.member + " in project " + project,
+      [&](json& bindings) {
+        json* target = nullptr;
+        for (auto& b : bindings) {
+          if (str(b, "role") != grant.role || !same_condition(b, grant.condition.title)) continue;
+          for (const auto& m : b.value("members", json::array()))
+            if (m.is_string() && m.get<std::string>() == grant.member) return false;
+          if (!target) target = &b;
+        }
+        if (target) {
+          (*target)["members"].push_back(grant.member);
+          return true;
+        }
+        json binding = {{"role", grant.role}, {"members", json::array({grant.member})}};
+        if (!grant.condition.title.empty())
+          binding["condition"] = {{"title", grant.condition.title},
+                                  {"description", grant.condition.description},
+                                  {"expression", grant.condition.expression}};
+        bindings.push_back(std::move(binding));
+        return true;
+      },
+      &unseen);
+}
+
 bool ProjectIamClient::revoke(const std::string& project, const std::string& role,
                               const std::string& condition_title) {
-  const std::string what = "revoking " + role + " (" + condition_title + ") in project " + project;
-  const std::string base = crm_ + "/v1/projects/" + project;
-  for (int attempt = 1;; ++attempt) {
-    auto r =
-        post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
-    if (!ok(r.status)) throw google_error(r.status, r.body, what);
-    json policy = parse_json(r, what, "Cloud Resource Manager");
-    json kept = json::array();
-    bool found = false;
-    for (const auto& b : policy.value("bindings", json::array())) {
-      if (str(b, "role") == role && same_condition(b, condition_title)) {
-        found = true;
-        continue;
-      }
-      kept.push_back(b);
-    }
-    if (!found) return false;
-    policy["bindings"] = kept;
-    policy["version"] = 3;
-    auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
-    if (ok(s.status)) return true;
-    if (s.status == 409 && attempt < kPolicyAttempts) continue;
-    throw google_error(s.status, s.body, what);
-  }
+  return update_policy(project,
+                       "revoking " + role + " (" + condition_title + ") in project " + project,
+                       [&](json& bindings) {
+                         json kept = json::array();
+                         for (const auto& b : bindings)
+                           if (str(b, "role") != role || !same_condition(b, condition_title))
+                             kept.push_back(b);
+                         const bool found = kept.size() != bindings.size();
+                         bindings = std::move(kept);
+                         return found;
+                       });
 }
 
 bool ProjectIamClient::revoke_member(const std::string& project, const std::string& role,
                                      const std::string& member) {
-  const std::string what = "revoking " + role + " from " + member + " in project " + project;
-  const std::string base = crm_ + "/v1/projects/" + project;
-  for (int attempt = 1;; ++attempt) {
-    auto r =
-        post(transport_, base + ":getIamPolicy", {{"options", {{"requestedPolicyVersion", 3}}}});
-    if (!ok(r.status)) throw google_error(r.status, r.body, what);
-    json policy = parse_json(r, what, "Cloud Resource Manager");
-    json kept = json::array();
-    bool found = false;
-    for (auto b : policy.value("bindings", json::array())) {
-      if (str(b, "role") == role && same_condition(b, "")) {
-        json members = json::array();
-        for (const auto& m : b.value("members", json::array())) {
-          if (m.is_string() && m.get<std::string>() == member)
-            found = true;
-          else
-            members.push_back(m);
-        }
-        if (members.empty()) continue;
-        b["members"] = members;
-      }
-      kept.push_back(b);
-    }
-    if (!found) return false;
-    policy["bindings"] = kept;
-    policy["version"] = 3;  // keeps others' conditional bindings
-    auto s = post(transport_, base + ":setIamPolicy", {{"policy", policy}});
-    if (ok(s.status)) return true;
-    if (s.status == 409 && attempt < kPolicyAttempts) continue;
-    throw google_error(s.status, s.body, what);
-  }
+  return update_policy(project, "revoking " + role + " from " + member + " in project " + project,
+                       [&](json& bindings) {
+                         json kept = json::array();
+                         bool found = false;
+                         for (auto b : bindings) {
+                           if (str(b, "role") == role && same_condition(b, "")) {
+                             json members = json::array();
+                             for (const auto& m : b.value("members", json::array())) {
+                               if (m.is_string() && m.get<std::string>() == member)
+                                 found = true;
+                               else
+                                 members.push_back(m);
+                             }
+                             if (members.empty()) continue;
+                             b["members"] = members;
+                           }
+                           kept.push_back(b);
+                         }
+                         bindings = std::move(kept);
+                         return found;
+                       });
 }
 
 }  // namespace kinetic::gcp

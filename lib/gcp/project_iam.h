@@ -5,6 +5,7 @@
 // (docs/cost.md, docs/security.md).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,14 @@ class ProjectIamClient {
                      const std::string& member);
 
  private:
+  // One read-modify-write of PROJECT's policy (version 3): EDIT changes its bindings and says
+  // whether anything changed (false: nothing is written, and this returns false). A 409 (another
+  // writer in between) redoes it all; with UNSEEN, a 400 "does not exist" (a role or member IAM
+  // has not propagated yet) is waited out on it. WHAT names the change in errors.
+  bool update_policy(const std::string& project, const std::string& what,
+                     const std::function<bool(nlohmann::json& bindings)>& edit,
+                     Backoff* unseen = nullptr);
+
   http::Transport& transport_;
   std::string crm_;
   std::string iam_;
