@@ -27,6 +27,22 @@ class FunctionJobsTest : public ::testing::Test {
     EXPECT_GT(fs::file_size(file), 0u) << "could not make a call file of " << expression;
     return file;
   }
+  // A detached job that has started (its work directory holds `started`) and runs until the
+  // test writes `go` there; its id.
+  std::string held_job() {
+    sb.write("proj/hold.py",
+             "import os, time\n"
+             "open('started', 'w').close()\n"
+             "while not os.path.exists('go'):\n"
+             "    time.sleep(0.01)\n"
+             "print('done')\n");
+    auto sub = sb.run({"run", "hold.py", "--detach"}, proj);
+    EXPECT_EQ(sub.exit_code, 0) << sub.err;
+    const std::string job = first_line(sub.out);
+    EXPECT_TRUE(eventually([&] { return fs::exists(work_of(job) / "started"); }));
+    return job;
+  }
+  fs::path work_of(const std::string& job) { return sb.state() / "jobs" / job / "work"; }
   // The runner's result, decoded by python3: "ok value" or "failed ExceptionType".
   std::string result_in(const fs::path& out_dir) {
     return command_output(
@@ -116,17 +132,8 @@ TEST_F(FunctionJobsTest, DetachedLabelledCollectedAndCleanedUp) {
 }
 
 TEST_F(FunctionJobsTest, CollectWaitsForARunningJobAndNoWaitRefuses) {
-  sb.write("proj/slow.py",
-           "import os, time\n"
-           "open('started', 'w').close()\n"
-           "while not os.path.exists('go'):\n"
-           "    time.sleep(0.01)\n"
-           "print('done')\n");
-  auto sub = sb.run({"run", "slow.py", "--detach"}, proj);
-  ASSERT_EQ(sub.exit_code, 0) << sub.err;
-  const std::string job = first_line(sub.out);
-  const fs::path work = sb.state() / "jobs" / job / "work";
-  ASSERT_TRUE(eventually([&] { return fs::exists(work / "started"); }));
+  const std::string job = held_job();
+  const fs::path work = work_of(job);
   auto refused = sb.run({"collect", job, "--no-wait"}, proj);
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.err.find("is running"), std::string::npos) << refused.err;
@@ -139,13 +146,7 @@ TEST_F(FunctionJobsTest, CollectWaitsForARunningJobAndNoWaitRefuses) {
 }
 
 TEST_F(FunctionJobsTest, CleanupRefusesARunningJob) {
-  sb.write("proj/hold.py",
-           "import os, time\n"
-           "while not os.path.exists('go'):\n"
-           "    time.sleep(0.01)\n");
-  auto sub = sb.run({"run", "hold.py", "--detach"}, proj);
-  ASSERT_EQ(sub.exit_code, 0) << sub.err;
-  const std::string job = first_line(sub.out);
+  const std::string job = held_job();
   auto r = sb.run({"cleanup", job}, proj);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("kinetic cancel " + job), std::string::npos) << r.err;
