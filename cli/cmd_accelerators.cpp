@@ -21,7 +21,26 @@ nlohmann::ordered_json entry_json(const Accelerator& a) {
           {"gke_accelerator", a.gke_accelerator},
           {"resource", a.resource_name},
           {"node_selector", a.node_selector},
-          {"price_per_hour", a.price_per_hour}};
+          {"price_per_hour", a.price_per_hour},
+          {"capacity", capacity_name(a.capacity)}};
+}
+
+// The footnote of the rows marked "*", from the catalog: which machine types, and how they are
+// sold instead.
+std::string not_on_demand_note(const std::vector<Accelerator>& all) {
+  std::string spot_only, reserved;
+  for (const auto& a : all) {
+    std::string& list = a.capacity == Capacity::spot_or_flex_start ? spot_only : reserved;
+    if (a.capacity == Capacity::on_demand || list.find(a.machine_type) != std::string::npos)
+      continue;
+    list += (list.empty() ? "" : ", ") + a.machine_type;
+  }
+  std::string note = "* Not sold on demand:";
+  if (!spot_only.empty()) note += " " + spot_only + " only as Spot or flex-start VMs;";
+  if (!reserved.empty())
+    note += " " + reserved + " through a reservation (--reservation NAME), flex-start or Spot;";
+  note.back() = '.';
+  return note;
 }
 
 struct Accelerators : PrintingOptions {
@@ -56,7 +75,7 @@ int Accelerators::run(Factory& f) {
           std::to_string(a.chips),
           a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
           a.machine_type,
-          format_usd(a.price_per_hour)};
+          format_usd(a.price_per_hour) + (a.capacity == Capacity::on_demand ? "" : " *")};
       if (wide) {
         row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
         row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);
@@ -69,6 +88,7 @@ int Accelerators::run(Factory& f) {
   if (format != OutputFormat::table && format != OutputFormat::wide) return 0;
   io.info("Prices: on-demand list prices for the whole slice in us-central1, as of " +
           std::string(catalog_price_date()) + ". Append :spot (or pass --spot) for Spot capacity.");
+  io.info(not_on_demand_note(all));
   io.info(
       "Multi-host slices run one pod per host as a JobSet and scale a whole slice at a time "
       "(docs/multihost.md).");

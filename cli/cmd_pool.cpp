@@ -126,7 +126,7 @@ void add_pool(CLI::App& root, Factory&, Action& action) {
   add->add_option("--reservation", a->pool.reservation, "Consume this reservation");
   add->add_option("--min-nodes", a->pool.min_nodes, "Minimum nodes (default 0)");
   add->add_option("--max-nodes", a->pool.max_nodes,
-                  "Maximum nodes (default: one slice for multi-host TPUs, else 4)");
+                  "Maximum nodes (default 4; a multi-host TPU pool is one slice: its hosts)");
   add->add_option("--jobset-manifests", a->jobset_manifests,
                   "For a multi-host TPU pool, install JobSet from this copy of its release "
                   "manifests (a file or URL; default: the pinned release on GitHub, or "

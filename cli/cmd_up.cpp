@@ -107,8 +107,9 @@ void add_up(CLI::App& root, Factory&, Action& action) {
   c->add_flag("--spot", flags->spot, "Make the accelerator node pools Spot");
   c->add_option("--reservation", flags->reservation, "Consume this reservation");
   c->add_option("--min-nodes", flags->min_nodes, "Minimum nodes per pool (default 0)");
-  c->add_option("--max-nodes", flags->max_nodes,
-                "Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)");
+  c->add_option(
+      "--max-nodes", flags->max_nodes,
+      "Maximum nodes per pool (default 4; a multi-host TPU pool is one slice: its hosts)");
   c->add_option("--machine-type", flags->machine_type,
                 "Machine type of the default pool (default: the first the zone offers of "
                 "e2/n2/n1/n2d/c3/t2d-standard-4)");

@@ -201,7 +201,7 @@ complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic
 complete -c kinetic -n "__kinetic_in 'up'" -l spot -d 'Make the accelerator node pools Spot'
 complete -c kinetic -n "__kinetic_in 'up'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per pool (default 0)'
-complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default: one slice for multi-host TPUs, else 4)'
+complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default 4; a multi-host TPU pool is one slice: its hosts)'
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
 complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
@@ -289,7 +289,7 @@ complete -c kinetic -n "__kinetic_in 'pool add'" -s a -l accelerator -x -a '(__k
 complete -c kinetic -n "__kinetic_in 'pool add'" -l spot -d 'Spot nodes'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l min-nodes -x -d 'Minimum nodes (default 0)'
-complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default: one slice for multi-host TPUs, else 4)'
+complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default 4; a multi-host TPU pool is one slice: its hosts)'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l jobset-manifests -x -d 'For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 
 # kinetic pool remove

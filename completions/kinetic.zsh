@@ -274,7 +274,7 @@ _kinetic() {
         '--spot[Make the accelerator node pools Spot]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes per pool (default 0)]:min-nodes: ' \
-        '--max-nodes=[Maximum nodes per pool (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
+        '--max-nodes=[Maximum nodes per pool (default 4; a multi-host TPU pool is one slice\: its hosts)]:max-nodes: ' \
         '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
         '--release-channel=[GKE release channel]:release-channel: ' \
         '--jobset-manifests=[For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
@@ -553,7 +553,7 @@ _kinetic() {
         '--spot[Spot nodes]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes (default 0)]:min-nodes: ' \
-        '--max-nodes=[Maximum nodes (default\: one slice for multi-host TPUs, else 4)]:max-nodes: ' \
+        '--max-nodes=[Maximum nodes (default 4; a multi-host TPU pool is one slice\: its hosts)]:max-nodes: ' \
         '--jobset-manifests=[For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

@@ -41,6 +41,7 @@ struct GpuShape {
   int count;                      // GPUs per node (every GPU job is single-host)
   std::string_view machine_type;  // the node's machine type
   double price;                   // whole VM, USD/hour
+  Capacity capacity = Capacity::on_demand;
 };
 
 struct GpuType {
@@ -51,8 +52,10 @@ struct GpuType {
 };
 
 // Display order. N1 hosts (T4, V100) are priced as GPUs + the n1-standard machine; A2/A3/A4/G2
-// machine types have their GPUs built in. a3-highgpu-1g/2g/4g are Spot/flex-start only on GCE;
-// their price is a pro-rata share of a3-highgpu-8g. a2-ultragpu has no 16-GPU shape (only
+// machine types have their GPUs built in. a3-highgpu-1g/2g/4g are sold only as Spot or
+// flex-start VMs, and a3-ultragpu-8g and a4-highgpu-8g not on demand but through reservations,
+// flex-start or Spot (the sources are in docs/gke-conformance.md "Capacity"); the 1g/2g/4g
+// prices are a pro-rata share of a3-highgpu-8g. a2-ultragpu has no 16-GPU shape (only
 // a2-megagpu-16g, which is the 40 GB A100), so a100-80gb stops at 8. H200 and B200 machines come
 // only with 8 GPUs; the a3-ultragpu-8g price is a third-party reading of Google's list (about
 // $63,300 a month in us-central1), not Google's page itself. Google does not list an on-demand
@@ -98,12 +101,15 @@ const std::vector<GpuType>& gpu_types() {
       {"h100",
        "nvidia-h100-80gb",
        {"h100-80gb"},
-       {{1, "a3-highgpu-1g", 11.0613},
-        {2, "a3-highgpu-2g", 22.1227},
-        {4, "a3-highgpu-4g", 44.2453},
+       {{1, "a3-highgpu-1g", 11.0613, Capacity::spot_or_flex_start},
+        {2, "a3-highgpu-2g", 22.1227, Capacity::spot_or_flex_start},
+        {4, "a3-highgpu-4g", 44.2453, Capacity::spot_or_flex_start},
         {8, "a3-highgpu-8g", 88.4906}}},
-      {"h200", "nvidia-h200-141gb", {"h200-141gb"}, {{8, "a3-ultragpu-8g", 86.76}}},
-      {"b200", "nvidia-b200", {}, {{8, "a4-highgpu-8g", 110.00}}},
+      {"h200",
+       "nvidia-h200-141gb",
+       {"h200-141gb"},
+       {{8, "a3-ultragpu-8g", 86.76, Capacity::reservation}}},
+      {"b200", "nvidia-b200", {}, {{8, "a4-highgpu-8g", 110.00, Capacity::reservation}}},
   };
   return types;
 }
@@ -291,6 +297,7 @@ Accelerator make_gpu(const GpuType& g, const GpuShape& s) {
   a.resource_name = kGpuResource;
   a.node_selector = {{std::string(kGpuAcceleratorLabel), std::string(g.gke_label)}};
   a.price_per_hour = s.price;
+  a.capacity = s.capacity;
   return a;
 }
 
@@ -616,6 +623,18 @@ std::string_view family_name(AcceleratorFamily f) {
       return "tpu";
   }
   return "cpu";
+}
+
+std::string_view capacity_name(Capacity c) {
+  switch (c) {
+    case Capacity::on_demand:
+      return "on-demand";
+    case Capacity::spot_or_flex_start:
+      return "spot-or-flex-start";
+    case Capacity::reservation:
+      return "reservation";
+  }
+  return "on-demand";
 }
 
 Accelerator resolve_accelerator(std::string_view spec) {

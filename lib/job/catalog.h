@@ -13,6 +13,14 @@ enum class AcceleratorFamily { cpu, gpu, tpu };
 
 std::string_view family_name(AcceleratorFamily f);  // "cpu", "gpu", "tpu"
 
+// How Compute Engine sells a shape's capacity (docs/gke-conformance.md "Capacity"): on demand,
+// only as Spot or flex-start VMs (a3-highgpu-1g/2g/4g), or not on demand but through a
+// reservation, flex-start or Spot (a3-ultragpu-8g, a4-highgpu-8g). A pool of a shape not sold on
+// demand must be Spot or consume a reservation, else its nodes never come.
+enum class Capacity { on_demand, spot_or_flex_start, reservation };
+
+std::string_view capacity_name(Capacity c);  // "on-demand", "spot-or-flex-start", "reservation"
+
 struct Accelerator {
   std::string name;  // canonical name: "cpu", "l4", "a100x8", "v5litepod-4", "v6e-16"
   AcceleratorFamily family = AcceleratorFamily::cpu;
@@ -29,6 +37,7 @@ struct Accelerator {
   std::map<std::string, std::string> node_selector;
   double price_per_hour = 0;  // on-demand list price in USD for the whole slice, us-central1
   bool spot = false;          // run on Spot VMs (the `:spot` suffix or --spot)
+  Capacity capacity = Capacity::on_demand;  // how its machine type is sold
 };
 
 // Resolves a user's accelerator string: case-insensitive; "cpu"; GPU names with counts ("l4",

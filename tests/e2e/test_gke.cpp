@@ -442,6 +442,33 @@ TEST_F(GkeEndToEnd, SpotCostsAreYourSpotPricesOrSaidToBeLess) {
       << dry.out;
 }
 
+// A shape Compute Engine sells only as Spot or flex-start (a3-highgpu-1g) gets no on-demand pool:
+// `pool add` says so and what works before it creates anything; as Spot it is made.
+TEST_F(GkeEndToEnd, AShapeNotSoldOnDemandIsRefusedWithTheWayThatWorks) {
+  const size_t pools_before = cloud_->kube().node_pools().size();
+  auto refused = kin({"pool", "add", "--accelerator", "h100"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("h100 (a3-highgpu-1g) is not sold on demand: Compute Engine offers "
+                             "it only as Spot or flex-start VMs; ask for h100:spot"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(cloud_->kube().node_pools().size(), pools_before);
+  auto spot = kin({"pool", "add", "--accelerator", "h100:spot"});
+  ASSERT_EQ(spot.exit_code, 0) << spot.err;
+  EXPECT_EQ(cloud_->kube().node_pools().size(), pools_before + 1);
+  auto listed = kin({"accelerators", "-o", "json"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  for (const auto& a : nlohmann::json::parse(listed.out)["accelerators"]) {
+    const auto machine = a["machine_type"].get<std::string>();
+    EXPECT_EQ(a["capacity"],
+              machine == "a3-highgpu-1g" || machine == "a3-highgpu-2g" || machine == "a3-highgpu-4g"
+                  ? "spot-or-flex-start"
+              : machine == "a3-ultragpu-8g" || machine == "a4-highgpu-8g" ? "reservation"
+                                                                          : "on-demand")
+        << machine;
+  }
+}
+
 TEST_F(GkeEndToEnd, AFailureQuotesTheJobsOwnLastErrorLine) {
   sb.write("proj/fit.py", "def fit(w):\n    return w.size\n\nprint('training')\nfit(object())\n");
   auto r = kin({"run", "fit.py", "--accelerator", "v5litepod-1"});

@@ -68,6 +68,34 @@ std::vector<std::string> split_options(const std::string& options) {
   return out;
 }
 
+// Machine types Compute Engine does not sell on demand (its "GPU machine types" page, the note
+// under each series: docs/gke-conformance.md "Capacity"): a pool of one gets nodes only as Spot
+// (or flex-start, which this fake does not model) or, for the reserved ones, from a reservation.
+struct NotOnDemand {
+  const char* machine_type;
+  bool reservable;
+};
+constexpr NotOnDemand kNotOnDemand[] = {{"a3-highgpu-1g", false},
+                                        {"a3-highgpu-2g", false},
+                                        {"a3-highgpu-4g", false},
+                                        {"a3-ultragpu-8g", true},
+                                        {"a4-highgpu-8g", true}};
+
+// Why a pool of MACHINE with CONFIG can get no node; empty when it can. The wording is this
+// fake's (docs/fakes.md): the real message of a refused STANDARD VM was not found.
+std::string unobtainable(const std::string& machine, const json& config) {
+  for (const auto& n : kNotOnDemand) {
+    if (machine != n.machine_type) continue;
+    if (flag(config, "spot") || flag(config, "preemptible")) return "";
+    const json affinity = object(config, "reservationAffinity");
+    if (n.reservable && str(affinity, "consumeReservationType") == "SPECIFIC_RESERVATION")
+      return "";
+    return "GCE_UNSUPPORTED_PROVISIONING_MODEL: machine type " + machine +
+           " is not available with the STANDARD provisioning model";
+  }
+  return "";
+}
+
 std::string effect_name(const std::string& gke_effect) {
   if (gke_effect == "NO_EXECUTE") return "NoExecute";
   if (gke_effect == "PREFER_NO_SCHEDULE") return "PreferNoSchedule";
@@ -111,6 +139,7 @@ FakeNodePool node_pool_from_gke(const std::string& cluster, const json& pool) {
     p.taints.push_back({"nvidia.com/gpu", "present", "NoSchedule"});
   }
   if (flag(config, "spot")) p.labels["cloud.google.com/gke-spot"] = "true";
+  p.unobtainable = unobtainable(machine, config);
   for (const auto& t : array(config, "taints"))
     p.taints.push_back({str(t, "key"), str(t, "value"), effect_name(str(t, "effect"))});
 

@@ -42,6 +42,10 @@ struct FakeNodePool {
   int max_nodes = 1;
   int nodes = 0;  // nodes that exist now (min_nodes are created at once)
   std::string zone = "us-central1-a";
+  // Why no node of this pool can ever be created (a machine type Compute Engine does not sell on
+  // demand, in a pool neither Spot nor consuming a reservation): every scale-up fails with it.
+  // Empty when nodes can come.
+  std::string unobtainable;
 };
 
 struct FakeKubeOptions {

@@ -454,9 +454,11 @@ void FakeKube::Impl::node_lost(json& pod) {
 void FakeKube::Impl::process_pools() {
   for (auto& [name, ps] : pools) {
     if (ps.pending == 0) continue;
-    if (ps.fail_next) {
+    std::optional<std::string> failure = ps.fail_next;
+    if (!failure && !ps.pool.unobtainable.empty()) failure = ps.pool.unobtainable;
+    if (failure) {
       auto msg = "Node scale up in zones " + ps.pool.zone +
-                 " associated with this pod failed: " + *ps.fail_next +
+                 " associated with this pod failed: " + *failure +
                  ". Pod is at risk of not being scheduled.";
       for (auto& uid : ps.pending_pods) {
         for (auto* p : list(pods_t(), "")) {

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fakes/fake_cloud.h"
 #include "fakes/fake_kube.h"
 #include "http/transport.h"
 #include "integration/fake_kube_fixture.h"
@@ -375,6 +376,42 @@ TEST_F(FakeKubeTest, FailedScaleUp) {
             "Node scale up in zones us-central1-a associated with this pod failed: GCE quota "
             "exceeded. Pod is at risk of not being scheduled.");
   EXPECT_EQ(ev["type"], "Warning");
+  EXPECT_TRUE(pods[0]["spec"].value("nodeName", "").empty());
+}
+
+// A pool of a machine type Compute Engine does not sell on demand, made without Spot or a
+// reservation, exists but never gets a node: each scale-up fails, as GCE refuses the VM.
+TEST_F(FakeKubeTest, APoolNotSoldOnDemandNeverScalesUp) {
+  const auto from_gke = [](const json& config) {
+    return kinetic::fakes::node_pool_from_gke("c1", {{"name", "h100"}, {"config", config}});
+  };
+  const json a3 = {{"machineType", "a3-highgpu-1g"}};
+  EXPECT_NE(from_gke(a3).unobtainable, "");
+  EXPECT_EQ(from_gke({{"machineType", "a3-highgpu-1g"}, {"spot", true}}).unobtainable, "");
+  const json reserved = {{"consumeReservationType", "SPECIFIC_RESERVATION"}};
+  EXPECT_NE(
+      from_gke({{"machineType", "a3-highgpu-1g"}, {"reservationAffinity", reserved}}).unobtainable,
+      "")
+      << "A3 High reservations are for 8 GPUs";
+  EXPECT_EQ(
+      from_gke({{"machineType", "a4-highgpu-8g"}, {"reservationAffinity", reserved}}).unobtainable,
+      "");
+  EXPECT_EQ(from_gke({{"machineType", "a3-highgpu-8g"}}).unobtainable, "");
+
+  start();
+  FakeNodePool pool = tpu_pool();
+  pool.unobtainable = from_gke(a3).unobtainable;
+  kube_->set_node_pool(pool);
+  create_job(tpu_job("standard"));
+  ASSERT_TRUE(kube_->wait_for_event("default", "FailedScaleUp", kWait));
+  auto pods = job_pods("standard");
+  ASSERT_EQ(pods.size(), 1u);
+  json ev;
+  ASSERT_TRUE(has_event(pods[0]["metadata"]["name"], "FailedScaleUp", &ev));
+  EXPECT_NE(ev["message"].get<std::string>().find(
+                "machine type a3-highgpu-1g is not available with the STANDARD provisioning model"),
+            std::string::npos)
+      << ev["message"];
   EXPECT_TRUE(pods[0]["spec"].value("nodeName", "").empty());
 }
 

@@ -113,11 +113,19 @@ TEST(GkeRequests, MultiHostTpuPoolScalesOneSliceAtATime) {
   ASSERT_GT(a.hosts, 1);
   json p = node_pool_request(a, {});
   EXPECT_EQ(p["placementPolicy"]["tpuTopology"], "4x4");
+  EXPECT_EQ(p["placementPolicy"]["type"], "COMPACT") << "one physical slice";
   EXPECT_EQ(p["autoscaling"]["maxNodeCount"], a.hosts);
   EXPECT_EQ(p["autoscaling"]["locationPolicy"], "ANY");
   PoolOptions half;
   half.min_nodes = 1;
   EXPECT_THROW(node_pool_request(a, half), Error);
+  // A multi-host pool is one slice: GKE adds no node to it, so two slices' worth is refused.
+  PoolOptions two_slices;
+  two_slices.max_nodes = 2 * a.hosts;
+  EXPECT_THROW(node_pool_request(a, two_slices), Error);
+  PoolOptions warm;
+  warm.min_nodes = a.hosts;
+  EXPECT_EQ(node_pool_request(a, warm)["initialNodeCount"], a.hosts);
 }
 
 TEST(GkeRequests, GpuSpotAndReservation) {
@@ -135,6 +143,40 @@ TEST(GkeRequests, GpuSpotAndReservation) {
   bad.min_nodes = 5;
   bad.max_nodes = 2;
   EXPECT_THROW(node_pool_request(resolve_accelerator("l4"), bad), Error);
+}
+
+// a3-highgpu-1g/2g/4g are sold only as Spot or flex-start VMs, a3-ultragpu-8g and a4-highgpu-8g
+// through reservations, flex-start or Spot (docs/gke-conformance.md "Capacity"): an on-demand pool
+// of one would never get a node, so it is refused before anything is created, naming what works.
+TEST(GkeRequests, ShapesNotSoldOnDemandNeedSpotOrAReservation) {
+  const auto refusal = [](const std::string& accelerator, const PoolOptions& o) {
+    try {
+      node_pool_request(resolve_accelerator(accelerator), o);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string h100 = refusal("h100", {});
+  EXPECT_NE(h100.find("h100 (a3-highgpu-1g) is not sold on demand"), std::string::npos) << h100;
+  EXPECT_NE(h100.find("ask for h100:spot (or pass --spot), or for h100x8, which is sold on demand"),
+            std::string::npos)
+      << h100;
+  PoolOptions reserved;
+  reserved.reservation = "res-1";
+  EXPECT_FALSE(refusal("h100x4", reserved).empty()) << "A3 High reservations are for 8 GPUs";
+  EXPECT_TRUE(refusal("h100:spot", {}).empty());
+  EXPECT_TRUE(refusal("h100x8", {}).empty());
+  const std::string b200 = refusal("b200", {});
+  EXPECT_NE(b200.find("b200x8 (a4-highgpu-8g) is not sold on demand"), std::string::npos) << b200;
+  EXPECT_NE(b200.find("pass --reservation NAME, or ask for b200x8:spot"), std::string::npos)
+      << b200;
+  EXPECT_TRUE(refusal("b200", reserved).empty());
+  EXPECT_TRUE(refusal("h200:spot", {}).empty());
+  // Every shape the catalog marks is refused on demand; every other one is not.
+  for (const auto& a : accelerator_catalog())
+    EXPECT_EQ(refusal(a.name, {}).empty(), a.capacity == Capacity::on_demand) << a.name;
 }
 
 TEST(GkeImageSource, BuildSourceIsDeterministic) {

@@ -27,6 +27,31 @@ json node_config(const std::string& machine_type, const std::string& service_acc
   return config;
 }
 
+// A pool of a shape Compute Engine does not sell on demand never gets a node unless it is Spot
+// or (for reserved shapes) consumes a reservation: refuse it before anything is created, naming
+// what works. Flex-start is the other way Google offers; kinetic does not make flex-start pools
+// yet.
+void require_obtainable(const Accelerator& a, const PoolOptions& options) {
+  if (a.capacity == Capacity::on_demand || a.spot) return;
+  const std::string what = a.name + " (" + a.machine_type + ") is not sold on demand: ";
+  if (a.capacity == Capacity::reservation) {
+    if (!options.reservation.empty()) return;
+    throw Error(Errc::usage, what +
+                                 "Compute Engine offers it through a reservation, flex-start or "
+                                 "Spot; pass --reservation NAME, or ask for " +
+                                 a.name + ":spot (or pass --spot)");
+  }
+  std::string hint = "ask for " + a.name + ":spot (or pass --spot)";
+  for (const auto& other : accelerator_catalog()) {
+    if (other.kind == a.kind && other.capacity == Capacity::on_demand) {
+      hint += ", or for " + other.name + ", which is sold on demand";
+      break;
+    }
+  }
+  throw Error(Errc::usage,
+              what + "Compute Engine offers it only as Spot or flex-start VMs; " + hint);
+}
+
 }  // namespace
 
 const std::vector<std::string>& required_services() {
@@ -97,18 +122,22 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                        const std::string& zone) {
   Accelerator a = accelerator;
   if (options.spot) a.spot = true;
+  require_obtainable(a, options);
   const bool multi_host = a.hosts > 1;
   const int max_nodes = options.max_nodes.value_or(multi_host ? a.hosts : 4);
   if (options.min_nodes < 0 || max_nodes < 1 || options.min_nodes > max_nodes)
     throw Error(Errc::usage, "--min-nodes " + std::to_string(options.min_nodes) +
                                  " must be between 0 and the pool's maximum (" +
                                  std::to_string(max_nodes) + ")");
+  // A multi-host pool is one slice: GKE scales it atomically between zero and its topology's
+  // node count and adds no node to it later ("About TPUs in GKE"), so any other size is
+  // meaningless. Two slices at once take two pools.
   if (multi_host &&
-      (max_nodes % a.hosts != 0 || (options.min_nodes != 0 && options.min_nodes % a.hosts != 0)))
-    throw Error(Errc::usage,
-                a.name + " spans " + std::to_string(a.hosts) +
-                    " hosts and scales a whole slice at a time; use --min-nodes 0 or " +
-                    std::to_string(a.hosts));
+      (max_nodes != a.hosts || (options.min_nodes != 0 && options.min_nodes != a.hosts)))
+    throw Error(Errc::usage, a.name + " spans " + std::to_string(a.hosts) +
+                                 " hosts and its pool is one whole slice; use --min-nodes 0 or " +
+                                 std::to_string(a.hosts) + " and --max-nodes " +
+                                 std::to_string(a.hosts));
 
   json config = node_config(a.machine_type, options.service_account);
   // Image streaming: a multi-GB ML image starts before it is fully pulled (GKE's gcfsConfig;
@@ -139,8 +168,10 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
   pool["initialNodeCount"] = options.min_nodes;
   pool["config"] = config;
   if (multi_host) {
-    // One slice scales atomically, 0 <-> hosts (Google's own terraform: max = hosts, ANY).
-    pool["placementPolicy"] = {{"tpuTopology", a.topology}};
+    // One slice scales atomically, 0 <-> hosts (cluster-toolkit: max = hosts, ANY), its hosts
+    // placed as one physical slice: COMPACT with the topology, as xpk, cluster-toolkit and GKE's
+    // samples send (docs/gke-conformance.md "Node pools").
+    pool["placementPolicy"] = {{"type", "COMPACT"}, {"tpuTopology", a.topology}};
     pool["autoscaling"] = {{"enabled", true},
                            {"minNodeCount", options.min_nodes},
                            {"maxNodeCount", max_nodes},

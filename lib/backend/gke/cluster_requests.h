@@ -51,7 +51,8 @@ struct PoolOptions {
 
 // The node pool for ACCELERATOR: machine type, GPUs with drivers, TPU topology placement for
 // multi-host slices, Spot (with a taint so only Spot-tolerating jobs land there), reservation
-// affinity, autoscaling from MIN to MAX. Throws Error(Errc::usage) for impossible sizes.
+// affinity, autoscaling from MIN to MAX. Throws Error(Errc::usage) for impossible sizes and for
+// a shape Compute Engine does not sell on demand asked for without Spot (or a reservation).
 // ZONE (non-empty): the pool's `locations`, the one zone its nodes go to; a TPU or GPU machine
 // type exists in only some zones of a region, and a multi-host slice must sit in one zone.
 nlohmann::json node_pool_request(const Accelerator& accelerator, const PoolOptions& options,
