@@ -2,6 +2,7 @@
 
 #include "job/pricing.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -442,6 +443,10 @@ int run(Factory& f, const std::vector<std::string>& argv) {
 }
 
 int run(int argc, char** argv) {
+  // A closed stdout or stderr (`kinetic run job.py | head -1`) ends the output, not the run: a
+  // write then fails with EPIPE, which the printers ignore, and the run goes on to collect and
+  // clean, its exit code the job's. The processes kinetic starts get SIGPIPE back (fork sites).
+  ::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   scrub_env_values(argc, argv);
   Factory f(Env::process());

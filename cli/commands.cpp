@@ -10,6 +10,7 @@ void add_pipeline(CLI::App&, Factory&, Action&);
 void add_logs(CLI::App&, Factory&, Action&);
 void add_status(CLI::App&, Factory&, Action&);
 void add_collect(CLI::App&, Factory&, Action&);
+void add_wait(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
 void add_exec(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
@@ -30,6 +31,7 @@ const std::vector<Command>& commands() {
       {"logs", add_logs},
       {"status", add_status},
       {"collect", add_collect},
+      {"wait", add_wait},
       {"exec", add_exec},
       {"cancel", add_cancel},
       {"cleanup", add_cleanup},

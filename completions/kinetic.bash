@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -73,6 +73,13 @@ _kinetic_command() {
       _kinetic_value_flags='--output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='none'
+      ;;
+    'wait')
+      _kinetic_subs=''
+      _kinetic_flags='--timeout --for --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--timeout --for --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
+      _kinetic_args='none...'
       ;;
     'exec')
       _kinetic_subs=''

@@ -8,7 +8,7 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version
         case 'pipeline'
             printf '%s\n' run
         case 'pool'
@@ -41,6 +41,8 @@ function __kinetic_value_flags
             printf '%s\n' -l --selector --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'collect'
             printf '%s\n' --output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'wait'
+            printf '%s\n' --timeout --for --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'exec'
             printf '%s\n' --host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
@@ -175,6 +177,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'pipeline' -d 'Run a pipeline'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'logs' -d 'Print a job\'s (or a pipeline step\'s) logs, following them with -f'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and recent jobs and pipelines'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'collect' -d 'Bring a job\'s outputs here once it has ended, and exit with its exit code'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'wait' -d 'Wait for jobs or pipelines to end, and exit with the job\'s exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
@@ -266,6 +269,10 @@ complete -c kinetic -n "__kinetic_at 'status' 0" -a '(__kinetic_values jobs)'
 # kinetic collect
 complete -c kinetic -n "__kinetic_in 'collect'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'collect'" -l no-wait -d 'Fail (exit 1) instead of waiting when the job still runs'
+
+# kinetic wait
+complete -c kinetic -n "__kinetic_in 'wait'" -l timeout -x -d 'Stop waiting after this long, e.g. 30m (exit 124; the jobs go on)'
+complete -c kinetic -n "__kinetic_in 'wait'" -l for -x -d 'ended (default)'
 
 # kinetic exec
 complete -c kinetic -n "__kinetic_in 'exec'" -s i -l stdin -d 'Pass your stdin to the command'

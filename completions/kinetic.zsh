@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run pipeline logs status collect exec cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -44,6 +44,10 @@ _kinetic_tree() {
     'collect')
       _kinetic_subs=()
       _kinetic_value_flags=(--output --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'wait')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--timeout --for --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'exec')
       _kinetic_subs=()
@@ -134,6 +138,7 @@ _kinetic_subcommands() {
         'logs:Print a job'\''s (or a pipeline step'\''s) logs, following them with -f'
         'status:Show running and recent jobs and pipelines'
         'collect:Bring a job'\''s outputs here once it has ended, and exit with its exit code'
+        'wait:Wait for jobs or pipelines to end, and exit with the job'\''s exit code'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
         'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
@@ -466,6 +471,26 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:job: '
+      ;;
+    'wait')
+      _arguments -s -S : \
+        '--timeout=[Stop waiting after this long, e.g. 30m (exit 124; the jobs go on)]:timeout: ' \
+        '--for=[ended (default)]:for: ' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '*:ids: '
       ;;
     'exec')
       _arguments -s -S : \

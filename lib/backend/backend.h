@@ -66,6 +66,10 @@ struct JobStatus {
   // --hold-on-failure: until when (RFC 3339) a job that failed for good is kept up for `kinetic
   // exec`; empty when it is not held, or no longer.
   std::string held_until;
+  // The record is the run's verdict: no attempt follows (a gke pod's bootstrap says so in
+  // status.json). Such a record wins over a workload that has not caught up with it yet
+  // (backend/gke: the log has ended, the Job is still active for a beat).
+  bool final = false;
   // --label K=V, as the spec has them (absent from the JSON when there are none).
   std::vector<std::pair<std::string, std::string>> labels;
   // Local backend: the job's process group, and what proves a kill still reaches it

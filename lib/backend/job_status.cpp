@@ -109,6 +109,7 @@ nlohmann::json to_json(const JobStatus& s) {
     for (const auto& a : s.attempt_history) h.push_back(to_json(a));
   }
   if (!s.held_until.empty()) j["held_until"] = s.held_until;
+  if (s.final) j["final"] = true;
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   if (s.pgid != 0) {
     j["pgid"] = s.pgid;
@@ -143,6 +144,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
       s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
   s.held_until = j.value("held_until", "");
+  s.final = j.value("final", false);
   s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
   s.pgid = j.value("pgid", 0L);
   s.pgid_start = j.value("pgid_start", 0LL);

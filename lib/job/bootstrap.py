@@ -1185,6 +1185,9 @@ if run_verdict and run_verdict[0] == "failed" and job_ran:  # kinetic refuses a 
     hold = int(spec.get("hold_on_failure_seconds") or 0)
 if hold > 0:
     status["held_until"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() + hold))
+# Whether this record is the run's verdict (no attempt follows): a reader then believes it over
+# a Job that has not caught up yet (backend/gke get: the log has ended, the Job is still active).
+status["final"] = run_verdict is not None
 verdict = status["error"]
 uploads = []
 if job_ran:

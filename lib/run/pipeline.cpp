@@ -865,23 +865,30 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
 // line when it failed: backend/failure_cause.h), and where its outputs are.
 //   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
 //   kinetic: job-5c7cbd62 failed (exit 1) after 3m02s: AttributeError: ...; outputs in ...
-std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd) {
+std::string verdict_line(const JobStatus& st) {
   const bool failed = st.state == kFailed;
-  std::string summary = "kinetic: " + spec.id + " " + st.state;
-  if (failed && st.exit_code) summary += " (exit " + std::to_string(*st.exit_code) + ")";
-  summary += (failed ? " after " : " in ") + format_duration(st.duration_seconds);
+  std::string verdict = st.id + " " + st.state;
+  if (failed && st.exit_code) verdict += " (exit " + std::to_string(*st.exit_code) + ")";
+  verdict += (failed ? " after " : " in ") + format_duration(st.duration_seconds);
   if (st.attempts > 1) {
     int preempted = 0;
     for (const auto& a : st.attempt_history) preempted += a.preempted ? 1 : 0;
-    summary +=
+    verdict +=
         std::string(failed ? " and " : " after ") + std::to_string(st.attempts) + " attempts";
-    if (preempted > 0) summary += " (" + std::to_string(preempted) + " preempted)";
+    if (preempted > 0) verdict += " (" + std::to_string(preempted) + " preempted)";
   }
   // "job exited with code N" says no more than "(exit N)".
   const bool bare =
       st.exit_code && st.error == "job exited with code " + std::to_string(*st.exit_code);
-  if (st.state != kSucceeded && !st.error.empty() && !bare) summary += ": " + st.error;
-  return summary + "; outputs in " + display_path(spec.output_dir, cwd) + "/";
+  if (st.state != kSucceeded && !st.error.empty() && !bare) verdict += ": " + st.error;
+  return verdict;
+}
+
+std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd) {
+  JobStatus named = st;
+  named.id = spec.id;
+  return "kinetic: " + verdict_line(named) + "; outputs in " + display_path(spec.output_dir, cwd) +
+         "/";
 }
 
 namespace {

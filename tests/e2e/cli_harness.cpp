@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <poll.h>
+#include <cstdlib>
 #include <cstring>
 
 namespace kinetic::test {
@@ -71,6 +72,35 @@ CliResult Sandbox::run(const std::vector<std::string>& args, const fs::path& cwd
   return run_with_stdin(args, cwd, "/dev/null", extra_env);
 }
 
+namespace {
+
+// Reads the child's stdout and stderr (the read ends of two pipes) until both close, then waits
+// for it.
+CliResult capture(pid_t pid, int out_fd, int err_fd) {
+  CliResult r;
+  int fds[2] = {out_fd, err_fd};
+  std::string* bufs[2] = {&r.out, &r.err};
+  char buf[65536];
+  while (fds[0] >= 0 || fds[1] >= 0) {
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
+      ssize_t n = ::read(fds[i], buf, sizeof buf);
+      if (n > 0) {
+        bufs[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        ::close(fds[i]);
+        fds[i] = -1;
+      }
+    }
+  }
+  r.exit_code = Sandbox::wait(pid);
+  return r;
+}
+
+}  // namespace
+
 CliResult Sandbox::run_with_stdin(const std::vector<std::string>& args, const fs::path& cwd,
                                   const fs::path& stdin_file,
                                   const std::map<std::string, std::string>& extra_env) const {
@@ -88,26 +118,37 @@ CliResult Sandbox::run_with_stdin(const std::vector<std::string>& args, const fs
   }
   ::close(out[1]);
   ::close(err[1]);
-  CliResult r;
-  int fds[2] = {out[0], err[0]};
-  std::string* bufs[2] = {&r.out, &r.err};
-  char buf[65536];
-  while (fds[0] >= 0 || fds[1] >= 0) {
-    pollfd p[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP))) continue;
-      ssize_t n = ::read(fds[i], buf, sizeof buf);
-      if (n > 0) {
-        bufs[i]->append(buf, static_cast<size_t>(n));
-      } else {
-        ::close(fds[i]);
-        fds[i] = -1;
-      }
-    }
+  return capture(pid, out[0], err[0]);
+}
+
+CliResult Sandbox::shell(const std::string& script, const fs::path& cwd,
+                         const std::map<std::string, std::string>& extra_env) const {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
+  std::map<std::string, std::string> extra = extra_env;
+  const char* path = std::getenv("PATH");
+  extra["PATH"] =
+      fs::path(KINETIC_BINARY).parent_path().string() + ":" + (path ? path : "/usr/bin:/bin");
+  auto env = environment(extra);
+  fs::path dir = cwd.empty() ? root_ : cwd;
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(in, 0);
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    if (::chdir(dir.c_str()) != 0) ::_exit(99);
+    std::vector<char*> argv = {const_cast<char*>("bash"), const_cast<char*>("-c"),
+                               const_cast<char*>(script.c_str()), nullptr};
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+    ::execve("/bin/bash", argv.data(), envp.data());
+    ::_exit(98);
   }
-  r.exit_code = wait(pid);
-  return r;
+  ::close(out[1]);
+  ::close(err[1]);
+  return capture(pid, out[0], err[0]);
 }
 
 int Sandbox::spawn(const std::vector<std::string>& args, const fs::path& cwd,

@@ -37,6 +37,10 @@ class Sandbox {
   CliResult run_with_stdin(const std::vector<std::string>& args, const fs::path& cwd,
                            const fs::path& stdin_file,
                            const std::map<std::string, std::string>& extra_env = {}) const;
+  // Runs SCRIPT with bash -c in CWD (default: the sandbox root), the sandbox's environment and
+  // `kinetic` first on PATH, stdin /dev/null (a script closes or replaces it itself).
+  CliResult shell(const std::string& script, const fs::path& cwd = {},
+                  const std::map<std::string, std::string>& extra_env = {}) const;
   // Starts kinetic without waiting; returns the pid. Output goes to files under the sandbox.
   int spawn(const std::vector<std::string>& args, const fs::path& cwd, const fs::path& out_file,
             const fs::path& err_file,

@@ -53,6 +53,7 @@ TEST_F(Schema, EveryPrintedDocumentKeepsItsShape) {
            std::string::npos;
   }));
   expect_schema("Job", document({"status", id, "-o", "json"}, "Job"));
+  expect_schema("WaitResult", document({"wait", id, "-o", "json"}, "WaitResult"));
   expect_schema("JobList.local", document({"status", "-o", "json"}, "JobList"));
   expect_schema(
       "CleanupList",

@@ -2218,6 +2218,22 @@ void FakeKube::hold_next_log_stream_open() {
   impl_->hold_log_after_exit = true;
 }
 
+void FakeKube::hold_exit_reports() {
+  std::lock_guard lock(impl_->mu);
+  impl_->hold_exit_reports = true;
+}
+
+void FakeKube::release_exit_reports() {
+  std::lock_guard lock(impl_->mu);
+  impl_->hold_exit_reports = false;
+  for (const auto& uid : impl_->held_exits) {
+    auto it = impl_->pods.find(uid);
+    if (it != impl_->pods.end() && it->second) impl_->on_exit(*it->second);
+  }
+  impl_->held_exits.clear();
+  impl_->kick();
+}
+
 int FakeKube::held_log_streams_ended() const {
   std::lock_guard lock(impl_->mu);
   return impl_->held_log_streams_ended;

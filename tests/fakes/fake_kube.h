@@ -128,6 +128,11 @@ class FakeKube {
   // cleanly and counts in held_log_streams_ended (a client that waited for the end).
   void hold_next_log_stream_open();
   int held_log_streams_ended() const;
+  // From now on the kubelet reports no container's exit (its pod stays Running, so its Job stays
+  // active) until release_exit_reports(); the process ends and its log ends as usual. Orders the
+  // race "the log has ended, the Job has not" (a kubelet or Job controller a beat behind).
+  void hold_exit_reports();
+  void release_exit_reports();
   // The node running pod NS/NAME is reclaimed (a Spot preemption, as GKE's graceful node
   // shutdown does it): every pod on it gets the DisruptionTarget condition (TerminationByKubelet),
   // SIGTERM and its termination grace, then ends Failed with reason Terminated whatever its exit

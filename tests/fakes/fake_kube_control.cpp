@@ -1702,7 +1702,10 @@ void FakeKube::Impl::reap(kube::PodRuntime* prt) {
   }
   prt->finished_at = SysClock::now();
   prt->kill_at.reset();
-  on_exit(*prt);
+  if (hold_exit_reports)
+    held_exits.push_back(prt->uid);
+  else
+    on_exit(*prt);
   prt->log_done = true;
   changed.notify_all();
   kick();

@@ -266,6 +266,8 @@ struct FakeKube::Impl {
   std::optional<std::size_t> end_log_after_exit;
   bool hold_log_after_exit = false;        // hold_next_log_stream_open
   int held_log_streams_ended = 0;          // held ones that reached their 60 s end
+  bool hold_exit_reports = false;          // hold_exit_reports
+  std::vector<std::string> held_exits;     // pod uids whose exit is not reported yet
   std::deque<std::string> lost_responses;  // lose_next_response route prefixes
   std::string pod_create_failure;          // fail_pod_creates message
   int expire_next_watches = 0;             // expire_next_watch: 410s still to serve

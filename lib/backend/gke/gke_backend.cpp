@@ -915,11 +915,14 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
     auto items = list_or_empty(k, collection, job_selector(id));
     if (items.empty()) continue;
     JobStatus st = status_from_workload(items.front());
-    // An active Job of a run that may be held (--hold-on-failure): its record says whether the
-    // run failed and its pod is held for `exec`.
-    if (!st.terminal() &&
-        items.front()["metadata"].value("annotations", json::object()).contains(kHoldAnnotation))
-      if (auto reported = results_status(id); reported && is_held(*reported, rfc3339(now_unix())))
+    // An active workload whose record has the run's verdict already (the bootstrap wrote it, then
+    // the log's last lines; the pod's exit and the Job's condition come a beat later): the record
+    // wins, so whatever saw the job end (`logs -f`, `run`, `wait`) is what `status` says next. A
+    // held run (--hold-on-failure) is such a record too, its Job active while the pod is held.
+    if (!st.terminal())
+      if (auto reported = results_status(id);
+          reported && reported->terminal() &&
+          (reported->final || is_held(*reported, rfc3339(now_unix()))))
         return reported;
     if (st.terminal() && st.state != kSucceeded) {
       if (auto reported = results_status(id)) {

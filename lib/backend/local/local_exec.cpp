@@ -102,6 +102,7 @@ int exec_beside_job(const JobStatus& st, const ExecRequest& request) {
   if (pid == 0) {
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);  // kinetic ignores it; the command must not
     if (!request.stdin_open) {
       int null = ::open("/dev/null", O_RDONLY);
       if (null >= 0) ::dup2(null, 0);
