@@ -180,6 +180,25 @@ TEST(Utf8, WellFormedOnly) {
   EXPECT_EQ(escape_non_utf8("caf\xc3\xa9\xc3"), "caf\xc3\xa9\\xC3");
 }
 
+// A pod writes its job's status.json: its error text reaches tables and summary lines, where a
+// control would act on the user's terminal (issue #28 point 8).
+TEST(Strings, EscapeForTerminalShowsWhatATerminalWouldActOn) {
+  // An OSC that retitles the window, ended by BEL, and a CR that rewinds the line.
+  EXPECT_EQ(escape_for_terminal("oops\033]0;x\a\rdone"), "oops\\x1B]0;x\\x07\\rdone");
+  EXPECT_EQ(escape_for_terminal("a\nb\tc\x7f"), "a\\nb\\tc\\x7F");
+  EXPECT_EQ(escape_for_terminal("a\nb\tc\rd", true), "a\nb\tc\\rd");
+  // C1 controls (CSI, U+009B) and the bidi overrides and isolates.
+  EXPECT_EQ(escape_for_terminal("\xc2\x9b"
+                                "2J"),
+            "\\u009B2J");
+  EXPECT_EQ(escape_for_terminal("abc\xe2\x80\xae"
+                                "cba\xe2\x81\xa6"),
+            "abc\\u202Ecba\\u2066");
+  // Text that is neither stays, UTF-8 included; bytes that are not UTF-8 show as \xNN.
+  EXPECT_EQ(escape_for_terminal("caf\xc3\xa9 \xe2\x9c\x93 ok"), "caf\xc3\xa9 \xe2\x9c\x93 ok");
+  EXPECT_EQ(escape_for_terminal("tr\xfc.py"), "tr\\xFC.py");
+}
+
 TEST(JobId, CheckedBeforeItReachesAPath) {
   EXPECT_NO_THROW(require_job_id("job-1a2b3c4d"));
   for (const char* bad : {"../../x", "job-1a2b3c4d/../x", "job-1A2B3C4D", "", "job-", "1a2b3c4d"}) {
