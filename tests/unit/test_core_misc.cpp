@@ -1,6 +1,8 @@
 // Durations, "did you mean", job environment, exit codes.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/backoff.h"
 #include "core/checksum.h"
 #include "core/duration.h"
@@ -110,6 +112,33 @@ TEST(JobEnv, AWildcardNeverTakesControlVariables) {
   EXPECT_NE(named.warnings[0].find("--capture-env GCE_METADATA_HOST"), std::string::npos);
   EXPECT_NE(named.warnings[1].find("--env STORAGE_EMULATOR_HOST"), std::string::npos);
   EXPECT_EQ(build_job_env({"A=1"}, {}, caller).warnings.size(), 0u);
+}
+
+// A laptop's proxy and CA bundle would carry (or break) the bootstrap's metadata-token request
+// and its bucket traffic, and its PYTHONHOME the image's python3 (issue #28 point 11).
+TEST(JobEnv, AWildcardNeverTakesProxyCaOrPythonHomeVariables) {
+  const std::vector<std::string> network = {
+      "ALL_PROXY",  "CURL_CA_BUNDLE",     "HTTPS_PROXY",  "HTTP_PROXY",    "NO_PROXY",
+      "PYTHONHOME", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "SSL_CERT_FILE", "all_proxy",
+      "http_proxy", "https_proxy",        "no_proxy"};
+  std::map<std::string, std::string> vars = {{"WANDB_API_KEY", "w"}};
+  for (const auto& n : network) vars[n] = "http://proxy.corp:3128";
+  const Env caller = Env::from_map(vars);
+  JobEnv all = build_job_env({}, {"*"}, caller);
+  EXPECT_EQ(all.names, (std::vector<std::string>{"WANDB_API_KEY"}));
+  ASSERT_EQ(all.warnings.size(), 1u);
+  for (const auto& n : network)
+    EXPECT_NE(all.warnings[0].find(n), std::string::npos) << n << ": " << all.warnings[0];
+  EXPECT_EQ(build_job_env({}, {"*_PROXY"}, caller).names.size(), 0u);
+  // Named exactly, one passes (a proxy the cluster does reach), said aloud.
+  JobEnv named = build_job_env({"HTTPS_PROXY"}, {"SSL_CERT_FILE"}, caller);
+  EXPECT_EQ(named.values.at("HTTPS_PROXY"), "http://proxy.corp:3128");
+  EXPECT_EQ(named.values.count("SSL_CERT_FILE"), 1u);
+  ASSERT_EQ(named.warnings.size(), 2u);
+  EXPECT_NE(named.warnings[1].find("--env HTTPS_PROXY: passing a variable that decides how the "
+                                   "job's pod reaches the network"),
+            std::string::npos)
+      << named.warnings[1];
 }
 
 TEST(JobEnv, RefusesBadNamesAndKineticsOwn) {
