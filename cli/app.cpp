@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "argv_scrub.h"
 #include "auth/adc.h"
 #include "auth/authed.h"
 #include "backend/gke/gke_backend.h"
@@ -335,42 +336,13 @@ std::string explain_extras(CLI::App* root, const std::vector<std::string>& extra
   return msg;
 }
 
-// Bytes of a user's input that are not UTF-8 show as \xNN, so the line stays readable text.
+// Bytes of a user's input that are not UTF-8 show as \xNN, so the line stays readable text, and
+// controls from a record (a job's error) are escaped so that none drives the terminal.
 void print_error(FILE* err, const std::string& message) {
-  std::fprintf(err, "error: %s\n", escape_non_utf8(message).c_str());
+  std::fprintf(err, "error: %s\n", escape_for_terminal(message, true).c_str());
 }
 
 }  // namespace
-
-// `--env K=V` values and `--notify` URLs (a webhook's token is in its path) are secrets, and
-// /proc/PID/cmdline (`ps`) shows a process's arguments to every user of the machine for as long
-// as it lives (the local backend's runner, a fork, too). Once they are copied, the values (and
-// the URLs' paths) are overwritten in place with '*'.
-static void scrub_env_values(int argc, char** argv) {
-  auto blank_after_equals = [](char* arg) {
-    if (char* eq = std::strchr(arg, '=')) std::memset(eq + 1, '*', std::strlen(eq + 1));
-  };
-  auto blank_url_path = [](char* url) {
-    char* host = std::strstr(url, "://");
-    char* path = std::strpbrk(host ? host + 3 : url, "/?#");
-    if (path) std::memset(path + 1, '*', std::strlen(path + 1));
-  };
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) return;  // the job's own arguments are its own
-    if (std::strcmp(argv[i], "--notify") == 0 && i + 1 < argc) {
-      blank_url_path(argv[++i]);
-    } else if (std::strncmp(argv[i], "--notify=", 9) == 0) {
-      blank_url_path(argv[i] + 9);
-    } else if ((std::strcmp(argv[i], "--env") == 0 || std::strcmp(argv[i], "-e") == 0) &&
-               i + 1 < argc) {
-      blank_after_equals(argv[++i]);
-    } else if (std::strncmp(argv[i], "--env=", 6) == 0) {
-      blank_after_equals(argv[i] + 6);
-    } else if (std::strncmp(argv[i], "-e", 2) == 0 && argv[i][2] != '\0') {
-      blank_after_equals(argv[i] + 2);
-    }
-  }
-}
 
 int run(Factory& f, const std::vector<std::string>& argv) {
   Action action;
@@ -448,8 +420,12 @@ int run(int argc, char** argv) {
   // clean, its exit code the job's. The processes kinetic starts get SIGPIPE back (fork sites).
   ::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
-  scrub_env_values(argc, argv);
   Factory f(Env::process());
+  {
+    // The option table read as the parse will read it: building it touches nothing.
+    Action unused;
+    scrub_secrets(argc, argv, option_shapes(*build_app(f, unused)));
+  }
   return run(f, args);
 }
 

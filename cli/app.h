@@ -150,7 +150,8 @@ std::unique_ptr<CLI::App> build_app(Factory& f, Action& action);
 // Runs kinetic with ARGS (argv without the program name) against F's environment and streams,
 // and returns the exit code: what main() does, callable in-process.
 int run(Factory& f, const std::vector<std::string>& args);
-// main(): the process's environment and streams; scrubs --env values from ARGV first.
+// main(): the process's environment and streams; overwrites the secrets in ARGV
+// first (argv_scrub.h).
 int run(int argc, char** argv);
 
 }  // namespace kinetic::cli

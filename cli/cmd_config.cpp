@@ -165,7 +165,8 @@ struct ConfigSet : CommandOptions {
     ConfigFile& cfg = f.config();
     cfg.set(context, field, value);
     cfg.save();
-    f.io().info("set " + field + " = " + value + " on context \"" + context + "\"");
+    const std::string shown = field == "notify" ? redacted_notify(value) : value;
+    f.io().info("set " + field + " = " + shown + " on context \"" + context + "\"");
     return 0;
   }
 };

@@ -116,7 +116,8 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   c->add_option("--capture-env", o->req.capture_env,
                 "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable; never host "
                 "variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, "
-                "GOOGLE_APPLICATION_CREDENTIALS unless named exactly)");
+                "GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or "
+                "PYTHONHOME unless named exactly)");
   c->add_option("--notify", o->req.notify,
                 "POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or "
                 "Google Chat webhook (repeatable; default: the context's notify setting; kept "

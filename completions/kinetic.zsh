@@ -335,7 +335,7 @@ _kinetic() {
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
         '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS unless named exactly)]:capture-env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
         '*--notify=[POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default\: the context'\''s notify setting; kept secret like --env values)]:notify: ' \
         '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
         '--grant[Grant the job'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \

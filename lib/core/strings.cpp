@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace kinetic {
 
@@ -170,7 +171,49 @@ size_t utf8_sequence(std::string_view s, size_t i) {
   return n;
 }
 
+// The code point of the well-formed N-byte sequence at S[I].
+char32_t code_point(std::string_view s, size_t i, size_t n) {
+  static const unsigned char lead_mask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t c = static_cast<unsigned char>(s[i]) & lead_mask[n];
+  for (size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+  return c;
+}
+
+// What a terminal acts on instead of showing: C0 and C1 controls (ESC starts a sequence that can
+// retitle the window or rewrite the screen; CR returns to the line's start, so a later text
+// overwrites it; C1's CSI/OSC do what ESC [ / ESC ] do) and the bidirectional overrides and
+// isolates, which reorder what follows them.
+bool acts_on_terminal(char32_t c) {
+  return c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F) || c == 0x061C || c == 0x200E ||
+         c == 0x200F || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
+}
+
 }  // namespace
+
+std::string escape_for_terminal(std::string_view s, bool keep_newlines) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    const char32_t c = n == 0 ? static_cast<unsigned char>(s[i]) : code_point(s, i, n);
+    const size_t step = n == 0 ? 1 : n;
+    if ((n != 0 && !acts_on_terminal(c)) || (keep_newlines && (c == '\n' || c == '\t'))) {
+      out.append(s.substr(i, step));
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+    } else if (n <= 1) {  // a byte that is not UTF-8, or an ASCII control
+      out += "\\x";
+      out += hex[(c >> 4) & 15];
+      out += hex[c & 15];
+    } else {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c));
+      out += buf;
+    }
+    i += step;
+  }
+  return out;
+}
 
 bool is_utf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {

@@ -41,5 +41,10 @@ std::string trim_period(std::string s);
 bool is_utf8(std::string_view s);
 // S for a message: bytes that are not part of well-formed UTF-8 shown as \xNN.
 std::string escape_non_utf8(std::string_view s);
+// S safe to print on a terminal, from a record or anything else kinetic does not control (a
+// pod writes its job's status.json): C0/C1 controls, DEL and the bidi overrides shown as \r,
+// \n, \t, \xNN or \uNNNN, bytes that are not UTF-8 as \xNN. KEEP_NEWLINES: a message's own
+// line breaks and tabs stay (the rest of the line is still escaped).
+std::string escape_for_terminal(std::string_view s, bool keep_newlines = false);
 
 }  // namespace kinetic

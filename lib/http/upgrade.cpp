@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "http/response_head.h"
+
 namespace kinetic::http {
 namespace {
 
@@ -90,24 +92,6 @@ std::pair<std::string, std::string> host_and_target(const std::string& url) {
   size_t slash = url.find('/', start);
   if (slash == std::string::npos) return {url.substr(start), "/"};
   return {url.substr(start, slash - start), url.substr(slash)};
-}
-
-// A chunked body's data, as far as it goes.
-std::string dechunk(std::string_view body) {
-  std::string out;
-  while (!body.empty()) {
-    size_t eol = body.find("\r\n");
-    if (eol == std::string_view::npos) break;
-    size_t size = std::strtoul(std::string(body.substr(0, eol)).c_str(), nullptr, 16);
-    body.remove_prefix(eol + 2);
-    if (size == 0 || body.size() < size) {
-      out.append(body.substr(0, std::min(size, body.size())));
-      break;
-    }
-    out.append(body.substr(0, size));
-    body.remove_prefix(std::min(body.size(), size + 2));
-  }
-  return out;
 }
 
 }  // namespace
@@ -190,39 +174,21 @@ UpgradeResponse open_upgrade(const Request& request, const CurlOptions& options)
       throw TransportError(display_url(request.url) + " closed the connection before answering",
                            false);
   }
-  std::string_view lines(in.data(), end);
-  size_t eol = lines.find("\r\n");
-  std::string_view status_line = lines.substr(0, eol);
-  if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12)
-    throw TransportError(display_url(request.url) + " did not answer in HTTP/1.1", false);
-  response.status = std::atoi(std::string(status_line.substr(9, 3)).c_str());
-  while (eol != std::string_view::npos) {
-    lines.remove_prefix(eol + 2);
-    eol = lines.find("\r\n");
-    std::string_view line = lines.substr(0, eol);
-    size_t colon = line.find(':');
-    if (colon != std::string_view::npos)
-      response.headers.emplace_back(trim_header(line.substr(0, colon)),
-                                    trim_header(line.substr(colon + 1)));
-  }
+  ResponseHead head_read = parse_response_head(std::string_view(in.data(), end), request.url);
+  response.status = head_read.status;
+  response.headers = std::move(head_read.headers);
   std::string rest = in.substr(end + 4);
   if (response.status == 101) {
     response.early_bytes = std::move(rest);
     response.connection = std::move(connection);
     return response;
   }
-  const auto length = response.header("Content-Length");
-  const bool chunked =
-      response.header("Transfer-Encoding").value_or("").find("chunked") != std::string::npos;
-  const size_t want = length ? std::strtoul(length->c_str(), nullptr, 10) : kUpgradeBodyLimit;
-  while (!closed && rest.size() < std::min(want, kUpgradeBodyLimit) &&
-         !(chunked && rest.find("\r\n0\r\n") != std::string::npos) &&
-         !(chunked && rest.rfind("0\r\n", 0) == 0)) {
+  while (!closed && !body_complete(rest, response.headers, kUpgradeBodyLimit)) {
     in.clear();
     read_more();
     rest += in;
   }
-  response.body = chunked ? dechunk(rest) : rest.substr(0, std::min(want, kUpgradeBodyLimit));
+  response.body = response_body(rest, response.headers, kUpgradeBodyLimit);
   return response;
 }
 

@@ -87,6 +87,35 @@ pod_name = env.get("KINETIC_POD_NAME") or env.get("HOSTNAME", "")
 notify_urls = [u for u in env.pop("KINETIC_NOTIFY", "").split("\n") if u]
 
 
+def blank_initial_environ(name):
+    # Popping a variable leaves it in /proc/PID/environ, which shows the environment this process
+    # started with, out of its own memory, to every process of its user: the job's own code
+    # reads /proc/1/environ. Its value is overwritten there (/proc/self/stat fields 50-51 say
+    # where that memory is).
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        start, end = int(fields[47]), int(fields[48])
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            block = mem.read(end - start)
+            key = b"\0" + name.encode() + b"="
+            at = (b"\0" + block).find(key)
+            if at < 0:
+                return
+            value = at + len(key) - 1
+            length = (block + b"\0").index(b"\0", value) - value
+            mem.seek(start + value)
+            mem.write(b"*" * length)
+    except (OSError, ValueError, IndexError) as e:
+        print("kinetic: could not clear %s from this process's environment: %s"
+              % (name, type(e).__name__), file=sys.stderr, flush=True)
+
+
+if notify_urls:
+    blank_initial_environ("KINETIC_NOTIFY")
+
+
 class Failure(Exception):
     # The job cannot run: args are (exit code, one-line message).
     pass
@@ -720,6 +749,72 @@ def touch_context():
     touch(env["KINETIC_CONTEXT_URI"], "context")
 
 
+def extract_safely(tar, dest, what):
+    # As the CLI's unpacker (lib/pack/archive.cpp), whatever the image's Python and its tarfile
+    # filter: names stay inside DEST (not absolute, no '..'); only files, directories, symlinks
+    # and hard links to files already unpacked; nothing is written through a symlink; a symlink
+    # may climb only as far as DEST; and once all exist, every symlink is resolved for real,
+    # since links checked one by one can escape together (a -> x/.., then x -> .).
+    def refuse(name, why):
+        raise Failure(126, "refusing to unpack the %s: %s %s" % (what, name, why))
+
+    os.makedirs(dest, exist_ok=True)
+    base = os.path.realpath(dest)
+
+    def inside(path):
+        return path == base or path.startswith(base + os.sep)
+
+    # The data filter too where the image's tarfile has it (all is checked here either way).
+    checked_too = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+    links = []
+    try:
+        for m in tar:
+            parts = [p for p in m.name.split("/") if p not in ("", ".")]
+            if m.name.startswith("/") or ".." in parts:
+                refuse(m.name, "has an absolute path or a '..' component")
+            if not parts:
+                continue
+            if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+                refuse(m.name, "is a device, fifo or socket")
+            for i in range(1, len(parts)):
+                if os.path.islink(os.path.join(base, *parts[:i])):
+                    refuse(m.name, "goes through the symlink " + "/".join(parts[:i]))
+            path = os.path.join(base, *parts)
+            if m.issym():
+                stack = parts[:-1]
+                if m.linkname.startswith("/"):
+                    refuse(m.name, "is a symlink to an absolute path")
+                for c in m.linkname.split("/"):
+                    if c == "..":
+                        if not stack:
+                            refuse(m.name, "is a symlink pointing outside the destination")
+                        stack.pop()
+                    elif c not in ("", "."):
+                        stack.append(c)
+                links.append(path)
+            elif m.islnk():
+                target = os.path.realpath(os.path.join(base, m.linkname))
+                if (m.linkname.startswith("/") or ".." in m.linkname.split("/")
+                        or not inside(target) or not os.path.isfile(target)):
+                    refuse(m.name, "is a hard link to something not unpacked here")
+            else:
+                m.mode &= 0o777
+            if os.path.islink(path):
+                os.unlink(path)
+            try:
+                tar.extract(m, base, **checked_too)
+            except getattr(tarfile, "FilterError", ()) as e:
+                refuse(m.name, "is refused by tarfile's data filter (%s)" % e)
+    finally:
+        # Refused half-way or not, no link that leads outside is left behind.
+        escaping = [p for p in sorted(set(links))
+                    if os.path.islink(p) and not inside(os.path.realpath(p))]
+        for p in escaping:
+            os.unlink(p)
+    if escaping:
+        refuse(os.path.relpath(escaping[0], base), "is a symlink resolving outside the destination")
+
+
 def unpack(uri, want, dest, what, archive):
     # Downloads the archive at URI to ARCHIVE, checks its sha256 against WANT (what kinetic
     # staged: a changed archive never runs; None for data no kinetic staged, another job's
@@ -747,25 +842,7 @@ def unpack(uri, want, dest, what, archive):
         else:
             tar = tarfile.open(archive)
 
-        def safe_members(members):
-            for m in members:
-                name_parts = m.name.split("/")
-                # As the data filter: a link may climb, as long as it stays inside.
-                resolved = os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))
-                link_escapes = m.issym() and (m.linkname.startswith("/") or resolved == ".."
-                                              or resolved.startswith("../"))
-                if (m.name.startswith("/") or ".." in name_parts
-                        or not (m.isfile() or m.isdir() or m.issym()) or link_escapes):
-                    raise Failure(126, "refusing to unpack the %s: unsafe entry %s"
-                                  % (what, m.name))
-                yield m
-
-        os.makedirs(dest, exist_ok=True)
-        with tar:
-            if hasattr(tarfile, "data_filter"):
-                tar.extractall(dest, filter="data")
-            else:
-                tar.extractall(dest, members=safe_members(tar))
+        extract_safely(tar, dest, what)
         if decompressor and decompressor.wait():
             raise Failure(126, "cannot decompress the %s (zstd exit %d)"
                           % (what, decompressor.returncode))
@@ -1223,6 +1300,16 @@ def final_facts(verdict):
                 cost_usd=price * duration / 3600 if price > 0 else None, outputs=results)
 
 
+class RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    # A hook's 3xx is a failed notify: following it would send the summary (and, across
+    # https->http, the request) wherever the answer points.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+NOTIFY_OPENER = urllib.request.build_opener(RefuseRedirects)
+
+
 def post_notifications(payload):
     # Retried with back-off on 408/429/5xx and dropped connections; a hook that still fails is a
     # line in the log, never the job's exit code.
@@ -1233,7 +1320,7 @@ def post_notifications(payload):
             try:
                 request = urllib.request.Request(url, data=body, method="POST", headers={
                     "Content-Type": "application/json", "User-Agent": "kinetic-bootstrap"})
-                with urllib.request.urlopen(request, timeout=20) as answer:
+                with NOTIFY_OPENER.open(request, timeout=20) as answer:
                     answer.read()
                 break
             except urllib.error.HTTPError as e:

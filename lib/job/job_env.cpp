@@ -51,12 +51,33 @@ bool host_specific(const std::string& n) {
 // Variables that steer kinetic, gcloud or Google's libraries: in the pod they would redirect or
 // re-credential the bootstrap (where it reads and writes the job's record, which token it
 // uses). A wildcard never takes them; named exactly they pass, with a warning.
-bool control_variable(const std::string& n) {
+bool google_control_variable(const std::string& n) {
   static const std::vector<std::string> names = {"STORAGE_EMULATOR_HOST", "GCE_METADATA_HOST",
                                                  "GCE_METADATA_IP", "GCE_METADATA_ROOT",
                                                  "GOOGLE_APPLICATION_CREDENTIALS"};
   return std::find(names.begin(), names.end(), n) != names.end() || starts_with(n, "CLOUDSDK_") ||
          starts_with(n, "KINETIC_");
+}
+
+// Variables that decide how the pod reaches the network, whom it trusts and which Python runs:
+// a laptop's proxy would carry the bootstrap's metadata-token request and the bucket's traffic
+// (or fail them: the proxy is not reachable from the cluster), its CA bundle is a path on the
+// laptop, and its PYTHONHOME breaks the image's python3, the bootstrap's included. Same rule as
+// above: never by wildcard, by exact name with a warning (a corporate proxy the cluster does
+// reach is a reason to name one).
+bool network_control_variable(const std::string& n) {
+  static const std::vector<std::string> names = {
+      "HTTP_PROXY",         "http_proxy",     "HTTPS_PROXY",
+      "https_proxy",        "NO_PROXY",       "no_proxy",
+      "ALL_PROXY",          "all_proxy",      "GRPC_PROXY",
+      "grpc_proxy",         "SSL_CERT_FILE",  "SSL_CERT_DIR",
+      "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH",
+      "PYTHONHOME",         "PYTHONUSERBASE"};
+  return std::find(names.begin(), names.end(), n) != names.end();
+}
+
+bool control_variable(const std::string& n) {
+  return google_control_variable(n) || network_control_variable(n);
 }
 
 void add(JobEnv& out, const std::string& name, const std::string& value) {
@@ -73,11 +94,16 @@ void add(JobEnv& out, const std::string& name, const std::string& value) {
 void add_named(JobEnv& out, const std::string& flag, const std::string& name,
                const std::string& value) {
   add(out, name, value);
-  if (control_variable(name)) {
+  if (google_control_variable(name)) {
     out.warnings.push_back(flag + " " + name +
                            ": passing a variable that steers Google's tools in " +
                            "the job (where its record is stored, which credentials it uses); " +
                            "drop it unless that is what you want");
+  } else if (network_control_variable(name)) {
+    out.warnings.push_back(flag + " " + name +
+                           ": passing a variable that decides how the job's pod reaches the " +
+                           "network or which Python runs (the bootstrap's requests for its " +
+                           "token and record use it too); drop it unless the cluster needs it");
   }
 }
 
@@ -108,8 +134,9 @@ JobEnv build_job_env(const std::vector<std::string>& env_flags,
       std::string list;
       for (const auto& k : skipped) list += (list.empty() ? "" : ", ") + k;
       out.warnings.push_back("--capture-env '" + glob + "' left out " + list +
-                             ": they steer kinetic or Google's tools, and a wildcard never takes "
-                             "them; name one with --env NAME to pass it");
+                             ": they steer kinetic, Google's tools, the pod's proxy, trusted CAs "
+                             "or Python, and a wildcard never takes them; name one with --env "
+                             "NAME to pass it");
     } else if (out.names.size() == before) {
       out.warnings.push_back("--capture-env '" + glob + "' matched no variable");
     }

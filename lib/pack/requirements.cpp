@@ -489,6 +489,81 @@ std::optional<std::string> without_credentials(const std::string& line) {
   return out;
 }
 
+// A query parameter of a URL whose name says it holds a credential (a signed URL, an API key or
+// an index's token).
+bool secret_parameter(std::string_view name) {
+  const std::string n = to_lower(name);
+  for (const char* word :
+       {"token", "key", "sig", "secret", "password", "passwd", "auth", "credential", "session"})
+    if (n.find(word) != std::string::npos) return true;
+  return false;
+}
+
+// A path segment shaped as a known access token (GitHub's ghp_/gho_/ghs_/ghu_/ghr_/github_pat_,
+// GitLab's glpat-): an index or archive URL that embeds one in its path.
+bool token_segment(std::string_view segment) {
+  for (const char* prefix : {"ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-"})
+    if (starts_with(segment, prefix) && segment.size() > std::string_view(prefix).size() + 8)
+      return true;
+  return false;
+}
+
+// URL with the tokens in its path (/ghp_.../) and query (?token=...) shown as "***"; ANY_QUERY:
+// every query value is one (an index URL needs no query).
+std::string mask_url_secrets(std::string_view url, bool any_query) {
+  const size_t fragment = std::min(url.find('#'), url.size());
+  const size_t query = std::min(url.find('?'), fragment);
+  std::string out;
+  const size_t host_end = std::min(url.find('/', url.find("://") + 3), query);
+  out += url.substr(0, host_end);
+  for (size_t seg = host_end; seg < query;) {
+    const size_t next = std::min(url.find('/', seg + 1), query);
+    const std::string_view segment = url.substr(seg + 1, next - seg - 1);
+    out += "/" + std::string(token_segment(segment) ? "***" : segment);
+    seg = next;
+  }
+  if (query < fragment) {
+    out += "?";
+    const auto params = split(url.substr(query + 1, fragment - query - 1), '&');
+    for (size_t i = 0; i < params.size(); ++i) {
+      const size_t eq = params[i].find('=');
+      const bool secret =
+          eq != std::string::npos &&
+          (any_query || secret_parameter(std::string_view(params[i]).substr(0, eq)));
+      out += (i ? "&" : "") + (secret ? params[i].substr(0, eq + 1) + "***" : params[i]);
+    }
+  }
+  out += url.substr(fragment);
+  return out;
+}
+
+// LINE with the credentials in its URLs' paths and queries masked (mask_url_secrets); nullopt
+// when there are none. An index option's URL (-i, --index-url, --extra-index-url, -f,
+// --find-links) takes no query at all.
+std::optional<std::string> without_query_or_path_secrets(const std::string& line) {
+  const bool index = starts_with(line, "-i") || starts_with(line, "--index-url") ||
+                     starts_with(line, "--extra-index-url") || starts_with(line, "-f") ||
+                     starts_with(line, "--find-links");
+  std::string out;
+  size_t word = 0;
+  while (word < line.size()) {
+    size_t end = std::min(line.find_first_of(" \t", word), line.size());
+    std::string_view w = std::string_view(line).substr(word, end - word);
+    // "--index-url=https://...": the URL after '='.
+    const size_t scheme = w.find("://");
+    const size_t equals = scheme == std::string_view::npos ? 0 : w.find_last_of('=', scheme);
+    const size_t start = scheme == std::string_view::npos   ? w.size()
+                         : equals == std::string_view::npos ? 0
+                                                            : equals + 1;
+    out += std::string(w.substr(0, start));
+    if (start < w.size()) out += mask_url_secrets(w.substr(start), index);
+    out += line.substr(end, end < line.size() ? 1 : 0);
+    word = end + 1;
+  }
+  if (out == line) return std::nullopt;
+  return out;
+}
+
 // The argument of an option line: "-r x", "-rx", "--requirement x", "--requirement=x".
 std::optional<std::string> option_argument(const std::string& line, std::string_view short_form,
                                            std::string_view long_form) {
@@ -515,12 +590,22 @@ const char* kLocalPathAdvice =
     "shipped with the job, so a package inside it imports as is) or publish the package and "
     "name it by version";
 
+const char* kCredentialAdvice =
+    ", which would be written into the image (its requirements.txt layer); give the job the "
+    "index as a secret instead (--env PIP_EXTRA_INDEX_URL, then pip install in the job), or "
+    "build an image with it yourself and pass --image";
+
 void check_line(const fs::path& file, const std::string& line) {
-  if (auto masked = without_credentials(line)) {
+  if (auto masked = without_credentials(line))
+    refuse(file, *masked, std::string("carries credentials in a URL") + kCredentialAdvice);
+  if (auto masked = without_query_or_path_secrets(line))
     refuse(file, *masked,
-           "carries credentials in a URL, which would be written into the image (its "
-           "requirements.txt layer); use an index that needs none, or build an image with them "
-           "yourself and pass --image");
+           std::string("carries a token in a URL's path or query") + kCredentialAdvice);
+  if (auto c = option_argument(line, "-c", "--constraint"); c && is_url(*c)) {
+    refuse(file, line,
+           "names a remote constraints file, whose content is not part of the image's tag (the "
+           "image would not change when the file does); download it and pin its versions in " +
+               file.filename().string() + " (name==version)");
   }
   if (auto c = option_argument(line, "-c", "--constraint"); c && !is_url(*c)) {
     refuse(file, line,
@@ -555,6 +640,13 @@ void expand_into(const fs::path& file, bool check, std::vector<fs::path>& chain,
   chain.push_back(file);
   for (const auto& line : normalize_requirements(*text)) {
     auto included = option_argument(line, "-r", "--requirement");
+    if (check && included && is_url(*included) && !without_credentials(line)) {
+      // docs/decisions.md "Remote requirement includes": refused, not fetched.
+      refuse(file, line,
+             "includes a remote file, whose content is not part of the image's tag (the image "
+             "would not change when the file does); download it next to " +
+                 file.filename().string() + " and include that: -r FILE");
+    }
     if (!included || is_url(*included)) {
       if (check) check_line(file, line);
       out.push_back(line);

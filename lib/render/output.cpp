@@ -48,13 +48,24 @@ IOStreams IOStreams::system() {
   return io;
 }
 
+// Messages carry values from records (a job's error, a step's name): escaped, so that none can
+// drive the terminal; a message's own line breaks stay.
 void IOStreams::info(std::string_view line) const {
   if (quiet) return;
-  std::fprintf(err, "%.*s\n", static_cast<int>(line.size()), line.data());
+  const std::string shown = escape_for_terminal(line, true);
+  std::fprintf(err, "%s\n", shown.c_str());
 }
 
 void IOStreams::warn(std::string_view line) const {
-  std::fprintf(err, "warning: %.*s\n", static_cast<int>(line.size()), line.data());
+  const std::string shown = escape_for_terminal(line, true);
+  std::fprintf(err, "warning: %s\n", shown.c_str());
+}
+
+void Table::add_row(const std::vector<std::string>& row) {
+  std::vector<std::string> shown;
+  shown.reserve(row.size());
+  for (const auto& cell : row) shown.push_back(escape_for_terminal(cell));
+  rows_.push_back(std::move(shown));
 }
 
 std::string Table::render(bool aligned) const {

@@ -38,7 +38,9 @@ struct IOStreams {
 class Table {
  public:
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
-  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Cells are shown escaped (core/strings.h escape_for_terminal): a value from a record, which a
+  // job's pod may have written, can neither drive the terminal nor break the rows.
+  void add_row(const std::vector<std::string>& row);
   bool empty() const { return rows_.empty(); }
   std::string render(bool aligned) const;
 

@@ -2,9 +2,13 @@
 
 #include <cstdio>
 
+#include "core/strings.h"
+
 namespace kinetic {
 
-void StatusLine::update(const std::string& text, bool transient) {
+void StatusLine::update(const std::string& raw, bool transient) {
+  // One line, whatever a record's value in it holds (core/strings.h escape_for_terminal).
+  const std::string text = escape_for_terminal(raw);
   std::lock_guard lock(mu_);
   if (io_.quiet || text == last_) return;
   if (io_.err_tty) {

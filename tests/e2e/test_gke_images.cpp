@@ -155,7 +155,8 @@ TEST_F(GkeImages, RequirementsNamingOtherFilesAreExpandedOrRefusedBeforeAnyUploa
   EXPECT_NE(r.out.find("jax "), std::string::npos) << r.out;
 
   for (const std::string line :
-       {"-e ./mypkg", "--index-url https://user:s3cr3t@pypi.corp/simple"}) {
+       {"-e ./mypkg", "--index-url https://user:s3cr3t@pypi.corp/simple",
+        "--index-url https://pypi.corp/simple?token=s3cr3t", "-r https://example.com/reqs.txt"}) {
     sb.write("proj/requirements.txt", line + "\n");
     const int requests = cloud_->gcs().total_requests();
     const int builds = cloud_->gcp().builds_created();

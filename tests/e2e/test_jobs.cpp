@@ -100,6 +100,37 @@ TEST_F(JobsTest, StatusListsJobsInEveryFormat) {
   EXPECT_NE(bad.err.find("did you mean json?"), std::string::npos) << bad.err;
 }
 
+// A job's pod writes its status.json (on gke through the bucket): its error text is shown
+// escaped in every table and one-line view, and exact in -o json (issue #28 point 8).
+TEST_F(JobsTest, AnErrorTextCannotDriveTheTerminal) {
+  sb.write("proj/bad.sh", "exit 4\n");
+  auto run = sb.run({"run", "bad.sh", "--detach"}, proj);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const std::string id = first_line(run.out);
+  ASSERT_TRUE(eventually([&] { return status(id)["state"] == "failed"; }));
+  const std::string hostile =
+      "boom\033]0;owned\a\rall fine\xc2\x9b"
+      "2J\xe2\x80\xae";
+  const fs::path record = sb.state() / "jobs" / id / "status.json";
+  auto doc = nlohmann::json::parse(slurp(record));
+  doc["error"] = hostile;
+  sb.write("state/jobs/" + id + "/status.json", doc.dump());
+
+  for (const auto& args : {std::vector<std::string>{"status", "-o", "wide"},
+                           std::vector<std::string>{"status", id, "-o", "wide"},
+                           std::vector<std::string>{"collect", id}}) {
+    auto r = sb.run(args, proj);
+    const std::string shown = r.out + r.err;
+    EXPECT_EQ(shown.find_first_of("\033\a\r"), std::string::npos) << args[0] << ": " << shown;
+    EXPECT_EQ(shown.find("\xc2\x9b"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("\xe2\x80\xae"), std::string::npos) << shown;
+  }
+  auto wide = sb.run({"status", "-o", "wide"}, proj);
+  EXPECT_NE(wide.out.find("boom\\x1B]0;owned\\x07\\rall fine\\u009B2J\\u202E"), std::string::npos)
+      << wide.out;
+  EXPECT_EQ(status(id)["error"], hostile) << "-o json stays exact";
+}
+
 TEST_F(JobsTest, CancelStopsADetachedJobAndItsProcesses) {
   sb.write("proj/forever.sh",
            "sleep 1000 & echo $! > \"$KINETIC_CHECKPOINT_DIR/child.pid\"\necho up\nwait\n");

@@ -32,7 +32,16 @@ class HookReceiver {
         script_.pop_front();
       }
       res.status = status;
+      // A redirect points at this same hook, over plain http: following it would be a second
+      // request, which the receiver records.
+      if (status / 100 == 3)
+        res.set_header("Location", "http://127.0.0.1:" + std::to_string(port_) + "/redirected");
       res.set_content("{}", "application/json");
+    });
+    server_.Get(".*", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      posts_.push_back({req.path, req.body, "GET"});
+      res.status = 200;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     // Bound and listening already: a POST before the accept loop starts waits in the backlog.
@@ -122,6 +131,16 @@ TEST_F(NotifyLocal, AHookThatKeepsFailingIsAWarningNotTheJobsExitCode) {
   EXPECT_EQ((r.out + r.err).find("s3cr3t"), std::string::npos) << r.out << r.err;
 }
 
+TEST_F(NotifyLocal, ARedirectIsAFailedNotifyNotFollowed) {
+  sb.write("proj/ok.py", "print('fine')\n");
+  hook.answer({302});
+  auto r = sb.run({"run", "ok.py", "--notify", hook.url()}, proj);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(hook.posts().size(), 1u);
+  EXPECT_NE(r.err.find("HTTP 302"), std::string::npos) << r.err;
+  EXPECT_EQ((r.out + r.err).find("s3cr3t"), std::string::npos) << r.out << r.err;
+}
+
 TEST_F(NotifyLocal, ARetriedHookGetsTheSummaryOnce) {
   sb.write("proj/ok.py", "print('fine')\n");
   hook.answer({503});
@@ -138,6 +157,7 @@ TEST_F(NotifyLocal, TheContextSettingNotifiesEveryRunAndIsShownRedacted) {
   sb.write("proj/ok.py", "print('fine')\n");
   auto set = sb.run({"config", "set", "notify", hook.url()}, proj);
   ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(set.err.find("s3cr3t"), std::string::npos) << "said as it was set: " << set.err;
   auto bad = sb.run({"config", "set", "notify", "http://example.com/hooks/s3cr3t"}, proj);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_EQ(bad.err.find("s3cr3t"), std::string::npos) << bad.err;
@@ -178,11 +198,16 @@ class NotifyGke : public GkeFixture {
 };
 
 TEST_F(NotifyGke, ThePodPostsTheVerdictWithItsCost) {
+  // The job's parent is the bootstrap (PID 1 in a real pod): what it started with shows in its
+  // /proc/PID/environ to the job, which must not find the URL there (issue #28 point 9).
   sb.write("proj/check.py",
-           "import os\nprint('notify in env:', 'KINETIC_NOTIFY' in os.environ, flush=True)\n");
+           "import os\nprint('notify in env:', 'KINETIC_NOTIFY' in os.environ, flush=True)\n"
+           "initial = open('/proc/%d/environ' % os.getppid(), 'rb').read()\n"
+           "print('secret in initial env:', b's3cr3t' in initial, flush=True)\n");
   auto r = kin({"run", "check.py", "--accelerator", "v5litepod-1", "--notify", hook.url()});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("notify in env: False"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("secret in initial env: False"), std::string::npos) << r.out;
   const std::string id = job_id_in(r.err);
   json p = hook.payload();
   EXPECT_EQ(p["job"], id);
@@ -195,6 +220,22 @@ TEST_F(NotifyGke, ThePodPostsTheVerdictWithItsCost) {
   const auto spec = cloud_->gcs().object_data(kGkeBucket, "jobs/" + id + "/spec.json");
   ASSERT_TRUE(spec.has_value());
   EXPECT_EQ(spec->find("s3cr3t"), std::string::npos) << *spec;
+}
+
+// A hook's redirect is a failed notify, never followed: the summary would go wherever the
+// answer points, https to http included (issue #28 point 9).
+TEST_F(NotifyGke, ARedirectIsAFailedNotifyNotFollowed) {
+  sb.write("proj/ok.py", "print('fine')\n");
+  hook.answer({302});
+  auto r = kin({"run", "ok.py", "--accelerator", "v5litepod-1", "--notify", hook.url()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto posts = hook.posts();
+  ASSERT_EQ(posts.size(), 1u) << "followed to " << posts.back().path;
+  EXPECT_EQ(posts[0].path, HookReceiver::kPath);
+  const std::string shown = "could not notify http://127.0.0.1:";
+  EXPECT_NE((r.out + r.err).find(shown), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("HTTP 302"), std::string::npos) << r.out << r.err;
+  EXPECT_EQ((r.out + r.err).find("s3cr3t"), std::string::npos) << r.out << r.err;
 }
 
 TEST_F(NotifyGke, ARetriedFailureIsPostedOnceAtTheEnd) {

@@ -222,7 +222,9 @@ TEST_F(RunTest, EnvValuesOnTheCommandLineAreClearedFromPs) {
                "        break\n"
                "    time.sleep(0.01)\n");
   const fs::path out = sb.root() / "o", err = sb.root() / "e";
-  int pid = sb.spawn({"run", "wait.py", "--env", "API_TOKEN=" + value, "-e", "OTHER=" + value},
+  // Combined with a flag, as CLI11 reads them too (issue #28 point 7): -qe K=V, -qeK=V.
+  int pid = sb.spawn({"run", "wait.py", "--env", "API_TOKEN=" + value, "-e", "OTHER=" + value,
+                      "-qe", "THIRD=" + value, "-qeFOURTH=" + value},
                      proj, out, err);
   ASSERT_TRUE(eventually([&] { return slurp(out).find("got True") != std::string::npos; }))
       << slurp(err);

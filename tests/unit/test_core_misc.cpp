@@ -1,6 +1,8 @@
 // Durations, "did you mean", job environment, exit codes.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/backoff.h"
 #include "core/checksum.h"
 #include "core/duration.h"
@@ -112,6 +114,33 @@ TEST(JobEnv, AWildcardNeverTakesControlVariables) {
   EXPECT_EQ(build_job_env({"A=1"}, {}, caller).warnings.size(), 0u);
 }
 
+// A laptop's proxy and CA bundle would carry (or break) the bootstrap's metadata-token request
+// and its bucket traffic, and its PYTHONHOME the image's python3 (issue #28 point 11).
+TEST(JobEnv, AWildcardNeverTakesProxyCaOrPythonHomeVariables) {
+  const std::vector<std::string> network = {
+      "ALL_PROXY",  "CURL_CA_BUNDLE",     "HTTPS_PROXY",  "HTTP_PROXY",    "NO_PROXY",
+      "PYTHONHOME", "REQUESTS_CA_BUNDLE", "SSL_CERT_DIR", "SSL_CERT_FILE", "all_proxy",
+      "http_proxy", "https_proxy",        "no_proxy"};
+  std::map<std::string, std::string> vars = {{"WANDB_API_KEY", "w"}};
+  for (const auto& n : network) vars[n] = "http://proxy.corp:3128";
+  const Env caller = Env::from_map(vars);
+  JobEnv all = build_job_env({}, {"*"}, caller);
+  EXPECT_EQ(all.names, (std::vector<std::string>{"WANDB_API_KEY"}));
+  ASSERT_EQ(all.warnings.size(), 1u);
+  for (const auto& n : network)
+    EXPECT_NE(all.warnings[0].find(n), std::string::npos) << n << ": " << all.warnings[0];
+  EXPECT_EQ(build_job_env({}, {"*_PROXY"}, caller).names.size(), 0u);
+  // Named exactly, one passes (a proxy the cluster does reach), said aloud.
+  JobEnv named = build_job_env({"HTTPS_PROXY"}, {"SSL_CERT_FILE"}, caller);
+  EXPECT_EQ(named.values.at("HTTPS_PROXY"), "http://proxy.corp:3128");
+  EXPECT_EQ(named.values.count("SSL_CERT_FILE"), 1u);
+  ASSERT_EQ(named.warnings.size(), 2u);
+  EXPECT_NE(named.warnings[1].find("--env HTTPS_PROXY: passing a variable that decides how the "
+                                   "job's pod reaches the network"),
+            std::string::npos)
+      << named.warnings[1];
+}
+
 TEST(JobEnv, RefusesBadNamesAndKineticsOwn) {
   Env caller = Env::from_map({});
   EXPECT_THROW(build_job_env({"1A=x"}, {}, caller), Error);
@@ -178,6 +207,25 @@ TEST(Utf8, WellFormedOnly) {
   EXPECT_FALSE(is_utf8("\xf4\x90\x80\x80"));  // past U+10FFFF
   EXPECT_EQ(escape_non_utf8("tr\xfc.py"), "tr\\xFC.py");
   EXPECT_EQ(escape_non_utf8("caf\xc3\xa9\xc3"), "caf\xc3\xa9\\xC3");
+}
+
+// A pod writes its job's status.json: its error text reaches tables and summary lines, where a
+// control would act on the user's terminal (issue #28 point 8).
+TEST(Strings, EscapeForTerminalShowsWhatATerminalWouldActOn) {
+  // An OSC that retitles the window, ended by BEL, and a CR that rewinds the line.
+  EXPECT_EQ(escape_for_terminal("oops\033]0;x\a\rdone"), "oops\\x1B]0;x\\x07\\rdone");
+  EXPECT_EQ(escape_for_terminal("a\nb\tc\x7f"), "a\\nb\\tc\\x7F");
+  EXPECT_EQ(escape_for_terminal("a\nb\tc\rd", true), "a\nb\tc\\rd");
+  // C1 controls (CSI, U+009B) and the bidi overrides and isolates.
+  EXPECT_EQ(escape_for_terminal("\xc2\x9b"
+                                "2J"),
+            "\\u009B2J");
+  EXPECT_EQ(escape_for_terminal("abc\xe2\x80\xae"
+                                "cba\xe2\x81\xa6"),
+            "abc\\u202Ecba\\u2066");
+  // Text that is neither stays, UTF-8 included; bytes that are not UTF-8 show as \xNN.
+  EXPECT_EQ(escape_for_terminal("caf\xc3\xa9 \xe2\x9c\x93 ok"), "caf\xc3\xa9 \xe2\x9c\x93 ok");
+  EXPECT_EQ(escape_for_terminal("tr\xfc.py"), "tr\\xFC.py");
 }
 
 TEST(JobId, CheckedBeforeItReachesAPath) {

@@ -225,11 +225,35 @@ TEST_F(FindRequirementsTest, MalformedPyprojectErrorNamesTheFile) {
 TEST_F(FindRequirementsTest, IncludedFilesAreExpandedRelativeToTheFileNamingThem) {
   atomic_write(root_ / "requirements.txt", "numpy\n-r deps/base.txt\n");
   atomic_write(root_ / "deps" / "base.txt", "--requirement=more/extra.txt\nJAX==0.4\n");
-  atomic_write(root_ / "deps" / "more" / "extra.txt",
-               "optax\n-r https://example.com/reqs.txt\nnumpy\n");
+  atomic_write(root_ / "deps" / "more" / "extra.txt", "optax\nnumpy\n");
   auto r = find_requirements(root_, root_, std::nullopt);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->lines, (Lines{"-r https://example.com/reqs.txt", "jax==0.4", "numpy", "optax"}));
+  EXPECT_EQ(r->lines, (Lines{"jax==0.4", "numpy", "optax"}));
+}
+
+// The image's tag is the hash of the requirements' lines: a remote include's content is not in
+// them, so the image would never change when it does (issue #28 point 12). Refused, naming the
+// way out; the local backend builds no image and takes them as they are.
+TEST_F(FindRequirementsTest, RemoteIncludesAreRefusedForTheImageBuild) {
+  for (const char* line :
+       {"-r https://example.com/reqs.txt", "--requirement=https://h/r.txt",
+        "-c https://example.com/constraints.txt", "--constraint https://h/c.txt"}) {
+    atomic_write(root_ / "deps" / "base.txt", std::string(line) + "\n");
+    atomic_write(root_ / "requirements.txt", "numpy\n-r deps/base.txt\n");
+    try {
+      find_requirements(root_, root_, std::nullopt);
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.code(), Errc::packaging);
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find((root_ / "deps" / "base.txt").string() + ": '"), std::string::npos)
+          << what;
+      EXPECT_NE(what.find("is not part of the image's tag"), std::string::npos) << what;
+      EXPECT_NE(what.find("download it"), std::string::npos) << what;
+    }
+    EXPECT_NO_THROW(find_requirements(root_, root_, std::nullopt, /*for_image_build=*/false));
+  }
 }
 
 TEST_F(FindRequirementsTest, AMissingOrCyclicIncludeIsRefused) {
@@ -268,9 +292,8 @@ TEST_F(FindRequirementsTest, LinesTheImageBuildCannotSeeAreRefused) {
     }
   }
   for (const char* line :
-       {"-e git+https://github.com/org/repo.git#egg=repo", "-c https://example.com/constraints.txt",
-        "git+ssh://git@github.com/org/repo.git", "pkg @ https://h/p-1.0.whl",
-        "torch; sys_platform == \"linux\"", "-f https://h/wheels/"}) {
+       {"-e git+https://github.com/org/repo.git#egg=repo", "git+ssh://git@github.com/org/repo.git",
+        "pkg @ https://h/p-1.0.whl", "torch; sys_platform == \"linux\"", "-f https://h/wheels/"}) {
     atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
     EXPECT_NO_THROW(find_requirements(root_, root_, std::nullopt)) << line;
   }
@@ -296,6 +319,38 @@ TEST_F(FindRequirementsTest, CredentialsInAUrlAreRefusedAndNeverShown) {
   atomic_write(root_ / "pyproject.toml",
                "[project]\ndependencies = [\"pkg @ https://tok@h/p.whl\"]\n");
   EXPECT_THROW(find_requirements(root_, root_, root_ / "pyproject.toml"), Error);
+}
+
+// A token in a URL's query or path is as much in the image as one before the '@' (issue #28
+// point 12): refused in one line, masked, naming the secure way.
+TEST_F(FindRequirementsTest, TokensInAUrlsQueryOrPathAreRefusedAndNeverShown) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--index-url https://pypi.corp/simple?token=s3cr3t", "https://pypi.corp/simple?token=***"},
+      {"--extra-index-url=https://pypi.corp/simple/?x=s3cr3t", "https://pypi.corp/simple/?x=***"},
+      {"-i https://pypi.corp/simple?a=1&s=s3cr3t", "https://pypi.corp/simple?a=***&s=***"},
+      {"pkg @ https://h/p-1.0.whl?X-Goog-Signature=s3cr3t&alt=media",
+       "https://h/p-1.0.whl?X-Goog-Signature=***&alt=media"},
+      {"git+https://h/ghp_s3cr3ts3cr3ts3cr3t/repo.git", "git+https://h/***/repo.git"},
+      {"pkg @ https://h/api/v4/glpat-s3cr3ts3cr3t/p.whl", "https://h/api/v4/***/p.whl"}};
+  for (const auto& [line, shown] : cases) {
+    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
+    try {
+      find_requirements(root_, root_, std::nullopt);
+      ADD_FAILURE() << line << " was accepted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("carries a token in a URL's path or query"), std::string::npos) << what;
+      EXPECT_NE(what.find(shown), std::string::npos) << what;
+      EXPECT_NE(what.find("--env PIP_EXTRA_INDEX_URL"), std::string::npos) << what;
+      EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
+    }
+  }
+  // A query that is no credential on a package's URL is fine, as is a plain index.
+  for (const char* line : {"pkg @ https://h/p-1.0.whl?alt=media#sha256=ab",
+                           "--extra-index-url https://download.pytorch.org/whl/cpu"}) {
+    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
+    EXPECT_NO_THROW(find_requirements(root_, root_, std::nullopt)) << line;
+  }
 }
 
 TEST_F(FindRequirementsTest, NoneFound) {
