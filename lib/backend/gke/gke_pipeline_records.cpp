@@ -122,10 +122,18 @@ std::vector<nlohmann::ordered_json> GkePipelineRecords::live_launches() {
     if (doc.value("state", "") != "running" || !runner.contains("job") || !runner_alive(doc))
       continue;
     const std::string id = doc.value("id", "");
-    const std::string object = checked_object(id, "plan.json");
-    const std::string text = session_.storage().download_string(session_.bucket(), object);
-    for (auto& launch : plan_launches(text, "gs://" + session_.bucket() + "/" + object))
-      out.push_back(std::move(launch));
+    if (!looks_like_pipeline_id(id))
+      throw Error(Errc::api, "a running pipeline's record names no pipeline id ('" + id + "')");
+    const std::string object = pipeline_object(id, "plan.json");
+    const std::string where = "gs://" + session_.bucket() + "/" + object;
+    std::string text;
+    try {
+      text = session_.storage().download_string(session_.bucket(), object);
+    } catch (const Error& e) {
+      if (e.code() != Errc::not_found) throw;
+      throw Error(Errc::api, where + " is missing; a job may have deleted it");
+    }
+    for (auto& launch : plan_launches(text, where)) out.push_back(std::move(launch));
   }
   return out;
 }

@@ -233,7 +233,10 @@ def job_status(data, what):
     # A step's status.json, when it says how the job ended in the types the bootstrap writes;
     # else None (said), and the step is judged by its workload.
     status = parse_object(data, what)
-    if status is None or status.get("state") not in JOB_ENDS:
+    if status is None:
+        return None
+    if status.get("state") not in JOB_ENDS:
+        say("%s says no final state; the step is judged by its workload" % what)
         return None
     code = status.get("exit_code")
     if ((code is not None and not (is_int(code) and 0 <= code <= 255))
@@ -276,6 +279,8 @@ def check_plan(plan, namespace):
     if plan.get("namespace") != namespace:
         raise RuntimeError("the plan is for namespace %r, and this runner runs in %r" % (
             plan.get("namespace"), namespace))
+    if not isinstance(plan.get("job_service_account", ""), str):
+        raise RuntimeError("the plan's job_service_account is not a name")
     if plan.get("job_service_account", "") == RUNNER_ACCOUNT:
         raise RuntimeError("the plan's steps would run as the runner's own service account")
     seen = set()
