@@ -9,6 +9,7 @@
 
 #include "gke_fixture.h"
 #include "http/transport.h"
+#include "pack/sha256.h"
 #include "pipeline_doc.h"
 #include "schema_check.h"
 
@@ -395,6 +396,53 @@ TEST_F(GkePipeline, ARunnerRefusesAPlanRewrittenAfterTheCliWroteIt) {
   CliResult st = kin({"status", id});
   EXPECT_NE(st.err.find("its runner refused the plan: gs://"), std::string::npos) << st.err;
   EXPECT_NE(st.out.find("prep\tskipped\t"), std::string::npos) << st.out;
+}
+
+TEST_F(GkePipeline, ALaunchAsAnotherAccountOrWithAnotherStepsSecretIsRefused) {
+  CliResult r;
+  const std::string id = detached_and_held(&r, "kinetic.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // What a CLI that wrote a bad plan would have done (the digest then matches): left runs as
+  // auto-down's account, right reads merge's Secret.
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(record_of(id, "plan.json"));
+  std::map<std::string, nlohmann::ordered_json*> steps;
+  for (auto& s : plan["steps"]) steps[s["name"]] = &s;
+  auto pod_of = [](nlohmann::ordered_json& step) -> nlohmann::ordered_json& {
+    return step["launch"]["manifest"]["spec"]["template"]["spec"];
+  };
+  pod_of(*steps["left"])["serviceAccountName"] = "kinetic-auto-down-kinetic";
+  const std::string merge_secret =
+      "kinetic-" + (*steps["merge"])["launch"]["job"].get<std::string>();
+  pod_of(*steps["right"])["containers"][0]["env"].push_back(
+      {{"name", "STOLEN"},
+       {"valueFrom", {{"secretKeyRef", {{"name", merge_secret}, {"key", "BREAK"}}}}}});
+  const std::string text = plan.dump(2) + "\n";
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", text);
+  const std::string runner = "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
+  nlohmann::json containers =
+      (*cloud_->kube().object(runner))["spec"]["template"]["spec"]["containers"];
+  containers[0]["env"][1]["value"] = sha256_hex(text);
+  ASSERT_TRUE(cloud_->kube().merge_patch(
+      runner, {{"spec", {{"template", {{"spec", {{"containers", containers}}}}}}}}));
+  cloud_->kube().reset_counters();
+  cloud_->kube().fail_pod_creates("");
+
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(
+      step_states(doc),
+      (std::map<std::string, std::string>{
+          {"prep", "succeeded"}, {"left", "failed"}, {"right", "failed"}, {"merge", "skipped"}}));
+  EXPECT_EQ(step_of(doc, "left")["error"],
+            "kinetic refused to create its workload: its pods would run as service account "
+            "kinetic-auto-down-kinetic; a step's run as default");
+  EXPECT_EQ(step_of(doc, "right")["error"],
+            "kinetic refused to create its workload: its pods would use the Secret " +
+                merge_secret + ", which is not the step's own");
+  // prep's Job alone was created; the refused steps' Secrets stay for `cleanup`, merge's went
+  // with its skip.
+  EXPECT_EQ(cloud_->kube().request_counts()["POST /apis/batch/v1/namespaces/{ns}/jobs"], 1);
+  EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + merge_secret));
 }
 
 TEST_F(GkePipeline, ARecordRewrittenBeforeTheRunnerStartsIsSetAsideForThePlans) {
