@@ -487,6 +487,17 @@ TEST_F(GkePipeline, CleanupKeepsARunningPipelinesStagedSecrets) {
         kGkeBucket, "jobs/" + s["launch"]["job"].get<std::string>() + "/spec.json"))
         << s["name"];
   }
+  // A plan a pod made unreadable: what its steps need is unknown, so every Secret stays.
+  const std::string plan_text = record_of(id, "plan.json");
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", "[]");
+  ASSERT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+  for (const auto& s : plan["steps"]) {
+    const std::string secret = s["launch"]["secret"];
+    if (!secret.empty()) {
+      EXPECT_TRUE(exists(secret)) << s["name"];
+    }
+  }
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", plan_text);
   cloud_->kube().fail_pod_creates("");
   ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
   const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
