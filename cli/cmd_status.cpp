@@ -143,7 +143,8 @@ int StatusOptions::show_pipeline(Factory& f) {
       line += " (detached, runner pid " + text_of(runner["pid"]) + ")";
     if (runner.contains("job")) line += " (detached, runner Job " + text_of(runner["job"]) + ")";
     io.info(line);
-    if (doc.value("state", "") == "lost") io.warn(doc.value("error", ""));
+    // Why a run that ended before its steps did (lost, its runner refused its plan, ...).
+    if (!doc.value("error", "").empty()) io.warn(doc.value("error", ""));
   }
   print(io, format, p);
   return 0;

@@ -410,6 +410,7 @@ class PipelineRun {
           job.spec.follower_timeout_seconds = 0;
           step["launch"] = backend.stage_step(job.spec, job.secrets);
           step["launch"]["outputs"] = store_.outputs_of(r.job, r.output_dir);
+          set_deadline(step["launch"], job.spec);
           staged.push_back(&job.spec);
           const CachedStep entry{r.key, name, r.job, id_, store_.outputs_of(r.job, r.output_dir)};
           step["cache"] = {{"uri", store_.location(StepCache::entry_name(r.key))},
@@ -459,6 +460,22 @@ class PipelineRun {
       std::fprintf(env_.io.out, "%s\n", id_.c_str());
     }
     return 0;
+  }
+
+  // How long the in-cluster runner waits for a step's workload to finish before it gives up:
+  // its --timeout and a grace for the pod to be scheduled and report, else a week
+  // (KINETIC_PIPELINE_STEP_DEADLINE_SECONDS): a step whose Secret was deleted, or whose pod can
+  // never start, must not hold the pipeline forever (docs/pipelines.md "Detached on GKE").
+  void set_deadline(nlohmann::ordered_json& launch, const JobSpec& spec) const {
+    constexpr double kGraceSeconds = 600;
+    constexpr double kNoTimeoutSeconds = 7 * 24 * 3600;
+    if (spec.timeout_seconds) {
+      launch["timeout_seconds"] = *spec.timeout_seconds;
+      launch["deadline_seconds"] = static_cast<double>(*spec.timeout_seconds) + kGraceSeconds;
+    } else {
+      launch["deadline_seconds"] =
+          seconds_from_env(env_.env, "KINETIC_PIPELINE_STEP_DEADLINE_SECONDS", kNoTimeoutSeconds);
+    }
   }
 
   // The detached runner, in the forked child: a session of its own, stdin /dev/null, stdout and

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
+#include "http/transport.h"
+#include "pack/sha256.h"
 #include "pipeline_doc.h"
 #include "schema_check.h"
 
@@ -72,6 +74,20 @@ class GkePipeline : public GkeFixture {
   // A pipeline's record (or plan) in the bucket, as its runner left it.
   std::string record_of(const std::string& id, const std::string& name = "pipeline.json") const {
     return cloud_->gcs().object_data(kGkeBucket, "pipelines/" + id + "/" + name).value_or("");
+  }
+  // A detached run of FILE whose runner's pod is held until the test calls
+  // fail_pod_creates("") (its Job exists, its pod is not created yet): what the test does in
+  // between comes before the runner's first read. Its id; the command's result in RESULT.
+  std::string detached_and_held(CliResult* result, const std::string& file,
+                                const std::map<std::string, std::string>& env = {}) {
+    cloud_->kube().fail_pod_creates("held by the test");
+    std::map<std::string, std::string> all = {{"BREAK", "0"},
+                                              {"KINETIC_PIPELINE_POLL_SECONDS", "0.1"}};
+    all.insert(env.begin(), env.end());
+    *result = kin({"pipeline", "run", "-f", file, "--detach"}, all);
+    std::string id = result->out;
+    while (!id.empty() && id.back() == '\n') id.pop_back();
+    return id;
   }
   static std::string outputs_uri(const std::string& job) {
     return std::string("gs://") + kGkeBucket + "/jobs/" + job + "/results/outputs.tar.gz";
@@ -199,15 +215,24 @@ TEST_F(GkePipeline, DetachedRunsInTheClusterWithNoCliThenStatusAndLogsFollowIt) 
   // The CLI has exited; nothing of the run is on this machine.
   EXPECT_FALSE(fs::exists(proj / "kinetic-out"));
 
-  // The runner's Role: this namespace's Jobs and JobSets, and deleting Secrets; nothing else.
+  // The runner's Roles: creating this namespace's Jobs and JobSets; reading and deleting its own
+  // steps' ones and deleting their Secrets, by name; nothing else.
   auto role = cloud_->kube().object(
       "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/kinetic-pipeline-runner");
   ASSERT_TRUE(role);
   for (const auto& rule : (*role)["rules"])
-    for (const auto& resource : rule["resources"])
-      EXPECT_TRUE(resource == "jobs" || resource == "jobsets" ||
-                  (resource == "secrets" && rule["verbs"] == nlohmann::json({"delete"})))
-          << rule.dump();
+    EXPECT_EQ(rule["verbs"], nlohmann::json({"create"})) << rule.dump();
+  auto own = cloud_->kube().object(
+      "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/kinetic-" + id);
+  ASSERT_TRUE(own);
+  for (const auto& rule : (*own)["rules"]) {
+    EXPECT_FALSE(rule["resourceNames"].empty()) << rule.dump();
+    EXPECT_TRUE(rule["resources"] == nlohmann::json({"jobs"}) ||
+                (rule["resources"] == nlohmann::json({"secrets"}) &&
+                 rule["verbs"] == nlohmann::json({"delete"})))
+        << rule.dump();
+  }
+  EXPECT_EQ((*own)["metadata"]["ownerReferences"][0]["name"], "kinetic-" + id);
   // Its principal may use the bucket's objects, as the job pods' may.
   EXPECT_NE(cloud_->gcs().bucket_iam_policy(kGkeBucket)->dump().find("sa/kinetic-pipeline-runner"),
             std::string::npos);
@@ -335,6 +360,181 @@ TEST_F(GkePipeline, CancelStopsADetachedRunsStepsInTheCluster) {
   EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/kinetic-" + hold_job));
   EXPECT_TRUE(cloud_->kube().wait_idle(30000));
   EXPECT_FALSE(fs::exists(release));
+}
+
+TEST_F(GkePipeline, ARunnerRefusesAPlanRewrittenAfterTheCliWroteIt) {
+  CliResult r;
+  const std::string id = detached_and_held(&r, "kinetic.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // A job pod may write the bucket: it gives a step another service account.
+  std::string plan = record_of(id, "plan.json");
+  const size_t at = plan.find("\"restartPolicy\"");
+  ASSERT_NE(at, std::string::npos) << plan;
+  plan.insert(at, "\"serviceAccountName\": \"kinetic-auto-down-kinetic\", ");
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", plan);
+  cloud_->kube().reset_counters();
+  cloud_->kube().fail_pod_creates("");
+
+  nlohmann::json doc;
+  ASSERT_TRUE(eventually([&] {
+    doc = nlohmann::json::parse(record_of(id), nullptr, false);
+    return doc.is_object() && doc.value("state", "") == "failed";
+  })) << record_of(id);
+  EXPECT_EQ(doc["exit_code"], 125);
+  EXPECT_NE(doc["error"].get<std::string>().find("its runner refused the plan: gs://" +
+                                                 std::string(kGkeBucket) + "/pipelines/" + id +
+                                                 "/plan.json has sha256 "),
+            std::string::npos)
+      << doc.dump(2);
+  EXPECT_NE(doc["error"].get<std::string>().find("changed after `kinetic pipeline run --detach` "
+                                                 "wrote it; nothing was launched"),
+            std::string::npos)
+      << doc.dump(2);
+  // Not one step's workload was created.
+  EXPECT_EQ(cloud_->kube().request_counts()["POST /apis/batch/v1/namespaces/{ns}/jobs"], 0);
+  // `status` says why, and that the steps never ran.
+  CliResult st = kin({"status", id});
+  EXPECT_NE(st.err.find("its runner refused the plan: gs://"), std::string::npos) << st.err;
+  EXPECT_NE(st.out.find("prep\tskipped\t"), std::string::npos) << st.out;
+}
+
+TEST_F(GkePipeline, ALaunchAsAnotherAccountOrWithAnotherStepsSecretIsRefused) {
+  CliResult r;
+  const std::string id = detached_and_held(&r, "kinetic.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // What a CLI that wrote a bad plan would have done (the digest then matches): left runs as
+  // auto-down's account, right reads merge's Secret.
+  nlohmann::ordered_json plan = nlohmann::ordered_json::parse(record_of(id, "plan.json"));
+  std::map<std::string, nlohmann::ordered_json*> steps;
+  for (auto& s : plan["steps"]) steps[s["name"]] = &s;
+  auto pod_of = [](nlohmann::ordered_json& step) -> nlohmann::ordered_json& {
+    return step["launch"]["manifest"]["spec"]["template"]["spec"];
+  };
+  pod_of(*steps["left"])["serviceAccountName"] = "kinetic-auto-down-kinetic";
+  const std::string merge_secret =
+      "kinetic-" + (*steps["merge"])["launch"]["job"].get<std::string>();
+  pod_of(*steps["right"])["containers"][0]["env"].push_back(
+      {{"name", "STOLEN"},
+       {"valueFrom", {{"secretKeyRef", {{"name", merge_secret}, {"key", "BREAK"}}}}}});
+  const std::string text = plan.dump(2) + "\n";
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", text);
+  const std::string runner = "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
+  nlohmann::json containers =
+      (*cloud_->kube().object(runner))["spec"]["template"]["spec"]["containers"];
+  containers[0]["env"][1]["value"] = sha256_hex(text);
+  ASSERT_TRUE(cloud_->kube().merge_patch(
+      runner, {{"spec", {{"template", {{"spec", {{"containers", containers}}}}}}}}));
+  cloud_->kube().reset_counters();
+  cloud_->kube().fail_pod_creates("");
+
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(
+      step_states(doc),
+      (std::map<std::string, std::string>{
+          {"prep", "succeeded"}, {"left", "failed"}, {"right", "failed"}, {"merge", "skipped"}}));
+  EXPECT_EQ(step_of(doc, "left")["error"],
+            "kinetic refused to create its workload: its pods would run as service account "
+            "kinetic-auto-down-kinetic; a step's run as default");
+  EXPECT_EQ(step_of(doc, "right")["error"],
+            "kinetic refused to create its workload: its pods would use the Secret " +
+                merge_secret + ", which is not the step's own");
+  // prep's Job alone was created; the refused steps' Secrets stay for `cleanup`, merge's went
+  // with its skip.
+  EXPECT_EQ(cloud_->kube().request_counts()["POST /apis/batch/v1/namespaces/{ns}/jobs"], 1);
+  EXPECT_FALSE(exists("/api/v1/namespaces/default/secrets/" + merge_secret));
+}
+
+TEST_F(GkePipeline, ARecordRewrittenBeforeTheRunnerStartsIsSetAsideForThePlans) {
+  CliResult r;
+  const std::string id = detached_and_held(&r, "kinetic.yaml");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/pipeline.json",
+                           R"({"id": ")" + id + R"(", "state": "running", "steps": 7})");
+  // The CLI refuses to read it, naming what is wrong; the list of runs goes on without it.
+  CliResult st = kin({"status", id});
+  EXPECT_NE(st.exit_code, 0);
+  EXPECT_NE(st.err.find("pipelines/" + id +
+                        "/pipeline.json is not a pipeline record kinetic "
+                        "wrote: steps is not an array"),
+            std::string::npos)
+      << st.err;
+  EXPECT_EQ(kin({"status"}).exit_code, 0);
+  cloud_->kube().fail_pod_creates("");
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(doc["state"], "succeeded") << doc.dump(2);
+  EXPECT_EQ(step_states(doc).size(), 4u);
+}
+
+TEST_F(GkePipeline, CleanupKeepsARunningPipelinesStagedSecrets) {
+  // right and merge take BREAK: their Secrets are staged, their Jobs not created yet when
+  // cleanup runs (the runner's pod is held). Were their Secrets deleted, their pods could never
+  // start; the short deadline makes that a quick failure rather than a hang.
+  CliResult r;
+  const std::string id =
+      detached_and_held(&r, "kinetic.yaml", {{"KINETIC_PIPELINE_STEP_DEADLINE_SECONDS", "30"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  CliResult c = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const nlohmann::json plan = nlohmann::json::parse(record_of(id, "plan.json"));
+  for (const auto& s : plan["steps"]) {
+    const std::string secret = s["launch"]["secret"];
+    if (!secret.empty()) {
+      EXPECT_TRUE(exists(secret)) << s["name"] << "\n" << c.out;
+    }
+    EXPECT_TRUE(cloud_->gcs().object_data(
+        kGkeBucket, "jobs/" + s["launch"]["job"].get<std::string>() + "/spec.json"))
+        << s["name"];
+  }
+  // A plan a pod made unreadable: what its steps need is unknown, so every Secret stays.
+  const std::string plan_text = record_of(id, "plan.json");
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", "[]");
+  ASSERT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+  for (const auto& s : plan["steps"]) {
+    const std::string secret = s["launch"]["secret"];
+    if (!secret.empty()) {
+      EXPECT_TRUE(exists(secret)) << s["name"];
+    }
+  }
+  cloud_->gcs().put_object(kGkeBucket, "pipelines/" + id + "/plan.json", plan_text);
+  cloud_->kube().fail_pod_creates("");
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(doc["state"], "succeeded") << doc.dump(2);
+}
+
+TEST_F(GkePipeline, AStepWhosePodCanNeverStartFailsAtItsDeadline) {
+  // hold needs BREAK; its Secret goes before the runner creates its Job (what a cleanup from an
+  // older kinetic did), so its pod waits for it forever; after never starts.
+  sb.write("proj/short.yaml",
+           "steps:\n  hold: {file: prep.py, env: [BREAK]}\n  after: {file: prep.py, needs: "
+           "[hold]}\n");
+  CliResult r;
+  const std::string id =
+      detached_and_held(&r, "short.yaml", {{"KINETIC_PIPELINE_STEP_DEADLINE_SECONDS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json plan = nlohmann::json::parse(record_of(id, "plan.json"));
+  const std::string secret = plan["steps"][0]["launch"]["secret"];
+  ASSERT_FALSE(secret.empty());
+  auto curl = http::make_curl_transport({.ca_pem = cloud_->kube().ca_pem()});
+  http::Request del;
+  del.method = "DELETE";
+  del.url = cloud_->kube().url() + secret;
+  del.headers.push_back({"Authorization", "Bearer fake-access-token"});
+  ASSERT_EQ(curl->send(del).status, 200);
+  cloud_->kube().fail_pod_creates("");
+
+  ASSERT_TRUE(runner_succeeded(*cloud_, id)) << record_of(id);
+  const nlohmann::json doc = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+  EXPECT_EQ(doc["state"], "failed") << doc.dump(2);
+  EXPECT_EQ(doc["exit_code"], 124);
+  EXPECT_EQ(step_of(doc, "hold")["state"], "failed");
+  EXPECT_EQ(step_of(doc, "hold")["error"],
+            "it did not finish within 1s of its start (the default for a step with no timeout); "
+            "kinetic stopped waiting and deleted its workload");
+  EXPECT_EQ(step_of(doc, "after")["error"], "needs hold, which timed out");
+  EXPECT_FALSE(exists(plan["steps"][0]["launch"]["object"]));
 }
 
 }  // namespace

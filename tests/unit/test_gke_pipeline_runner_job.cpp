@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "backend/gke/pipeline_runner_job.h"
@@ -12,6 +13,17 @@
 
 namespace kinetic::gke {
 namespace {
+
+const std::string kPlanSha256(64, 'a');
+
+// Two steps to run, one with a Secret; a third reused (nothing staged for it).
+const nlohmann::ordered_json kPlan = nlohmann::ordered_json::parse(R"({"steps": [
+  {"name": "prep", "launch": {"object": "/apis/batch/v1/namespaces/acme/jobs/kinetic-job-1",
+                              "secret": "/api/v1/namespaces/acme/secrets/kinetic-job-1"}},
+  {"name": "train", "launch": {
+     "object": "/apis/jobset.x-k8s.io/v1alpha2/namespaces/acme/jobsets/kinetic-job-2",
+     "secret": ""}},
+  {"name": "old"}]})");
 
 Target runner_target() {
   return test::acme_target();
@@ -25,8 +37,8 @@ const nlohmann::ordered_json* of_kind(const std::vector<nlohmann::ordered_json>&
 }
 
 TEST(PipelineRunnerManifests, Golden) {
-  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d",
-                                        "gs://b/pipelines/pipe-1a2b3c4d/plan.json");
+  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d", kPlan,
+                                        "gs://b/pipelines/pipe-1a2b3c4d/plan.json", kPlanSha256);
   for (auto& d : docs)
     if (d["kind"] == "Job")
       d["spec"]["template"]["spec"]["containers"][0]["command"][2] =
@@ -35,7 +47,8 @@ TEST(PipelineRunnerManifests, Golden) {
 }
 
 TEST(PipelineRunnerManifests, TheJobRunsTheEmbeddedScriptAsItsOwnAccountInTheDefaultPool) {
-  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d", "gs://b/plan.json");
+  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d", kPlan, "gs://b/plan.json",
+                                        kPlanSha256);
   const auto* job = of_kind(docs, "Job");
   ASSERT_NE(job, nullptr);
   EXPECT_EQ((*job)["metadata"]["name"], "kinetic-pipe-1a2b3c4d");
@@ -44,6 +57,10 @@ TEST(PipelineRunnerManifests, TheJobRunsTheEmbeddedScriptAsItsOwnAccountInTheDef
   EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-nodepool"], "default-pool");
   EXPECT_EQ(pod["containers"][0]["command"][2], std::string(pipeline_runner_source()));
   EXPECT_EQ(pod["containers"][0]["env"][0]["value"], "gs://b/plan.json");
+  // What the plan's bytes must hash to, in the Job's own (immutable) pod template: a pod that
+  // rewrites plan.json cannot change it.
+  EXPECT_EQ(pod["containers"][0]["env"][1]["name"], "KINETIC_PLAN_SHA256");
+  EXPECT_EQ(pod["containers"][0]["env"][1]["value"], kPlanSha256);
   // Not a job of kinetic's: status lists jobs, and auto-down counts them, by kinetic.dev/job.
   EXPECT_FALSE((*job)["metadata"]["labels"].contains("kinetic.dev/job"));
   EXPECT_FALSE((*job)["spec"]["template"]["metadata"]["labels"].contains("kinetic.dev/job"));
@@ -51,20 +68,51 @@ TEST(PipelineRunnerManifests, TheJobRunsTheEmbeddedScriptAsItsOwnAccountInTheDef
   EXPECT_FALSE((*job)["spec"].contains("activeDeadlineSeconds"));
 }
 
-TEST(PipelineRunnerManifests, TheRoleNeverReadsASecretAPodOrALog) {
-  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d", "gs://b/plan.json");
-  const auto* role = of_kind(docs, "Role");
-  ASSERT_NE(role, nullptr);
-  std::map<std::string, nlohmann::ordered_json> verbs;
-  for (const auto& rule : (*role)["rules"])
-    for (const auto& resource : rule["resources"]) verbs[resource] = rule["verbs"];
-  EXPECT_EQ(verbs.size(), 3u);
-  EXPECT_EQ(verbs["jobs"], nlohmann::ordered_json({"create", "get", "delete"}));
-  EXPECT_EQ(verbs["jobsets"], nlohmann::ordered_json({"create", "get", "delete"}));
-  EXPECT_EQ(verbs["secrets"], nlohmann::ordered_json({"delete"}));
-  const auto* binding = of_kind(docs, "RoleBinding");
-  ASSERT_NE(binding, nullptr);
-  EXPECT_EQ((*binding)["subjects"][0]["name"], kPipelineRunnerName);
+// The rules of ROLE: resource -> (verbs, resourceNames).
+std::map<std::string, std::pair<nlohmann::ordered_json, nlohmann::ordered_json>> rules_of(
+    const nlohmann::ordered_json& role) {
+  std::map<std::string, std::pair<nlohmann::ordered_json, nlohmann::ordered_json>> out;
+  for (const auto& rule : role["rules"])
+    for (const auto& resource : rule["resources"])
+      out[resource] = {rule["verbs"], rule.value("resourceNames", nlohmann::ordered_json())};
+  return out;
+}
+
+TEST(PipelineRunnerManifests, TheRolesCreateAndTouchOnlyThePipelinesStepsByName) {
+  auto docs = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d", kPlan, "gs://b/plan.json",
+                                        kPlanSha256);
+  std::vector<const nlohmann::ordered_json*> roles, bindings;
+  for (const auto& d : docs) {
+    if (d["kind"] == "Role") roles.push_back(&d);
+    if (d["kind"] == "RoleBinding") bindings.push_back(&d);
+  }
+  ASSERT_EQ(roles.size(), 2u);
+  ASSERT_EQ(bindings.size(), 2u);
+  // The namespace's: create, which RBAC cannot limit by name (the runner checks each launch).
+  const auto shared = rules_of(*roles[0]);
+  EXPECT_EQ(shared.size(), 2u);
+  EXPECT_EQ(shared.at("jobs").first, nlohmann::ordered_json({"create"}));
+  EXPECT_EQ(shared.at("jobsets").first, nlohmann::ordered_json({"create"}));
+  // The pipeline's: its steps' objects by name; never a Secret's values, a pod or a log.
+  EXPECT_EQ((*roles[1])["metadata"]["name"], "kinetic-pipe-1a2b3c4d");
+  const auto own = rules_of(*roles[1]);
+  EXPECT_EQ(own.size(), 3u);
+  EXPECT_EQ(own.at("jobs"), std::make_pair(nlohmann::ordered_json({"get", "delete"}),
+                                           nlohmann::ordered_json({"kinetic-job-1"})));
+  EXPECT_EQ(own.at("jobsets"), std::make_pair(nlohmann::ordered_json({"get", "delete"}),
+                                              nlohmann::ordered_json({"kinetic-job-2"})));
+  EXPECT_EQ(own.at("secrets"), std::make_pair(nlohmann::ordered_json({"delete"}),
+                                              nlohmann::ordered_json({"kinetic-job-1"})));
+  for (const auto* binding : bindings) {
+    EXPECT_EQ((*binding)["subjects"][0]["name"], kPipelineRunnerName);
+    EXPECT_EQ((*binding)["roleRef"]["name"], (*binding)["metadata"]["name"]);
+  }
+  // A pipeline whose steps are all reused may touch nothing: no rule at all, never a rule
+  // without names (which would cover every object).
+  auto reused = pipeline_runner_manifests(runner_target(), "pipe-1a2b3c4d",
+                                          nlohmann::ordered_json::parse(R"({"steps":[{}]})"),
+                                          "gs://b/plan.json", kPlanSha256);
+  EXPECT_EQ(reused[3]["rules"], nlohmann::ordered_json::array());
 }
 
 TEST(PipelineRunnerObjects, LiveUnderTheBucketsPipelinesFolder) {

@@ -1022,9 +1022,25 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
       }
     }
   }
+  // The steps of a detached pipeline still running are live before their workloads exist: the
+  // runner has yet to create them from their staged Secrets and specs. A running pipeline whose
+  // plan cannot be read keeps every Secret and staging object: what its steps need is unknown.
+  bool pipelines_known = true;
+  try {
+    for (const auto& launch : GkePipelineRecords(session_, [this]() -> k8s::Client& {
+                                return kube();
+                              }).live_launches()) {
+      live.insert(launch["job"].get<std::string>());
+      staging_refs(json::parse(launch.value("manifest", nlohmann::ordered_json::object()).dump()),
+                   in_use, tags);
+    }
+  } catch (const Error& e) {
+    if (e.code() != Errc::api) throw;
+    pipelines_known = false;
+  }
   for (const auto& s : k.list(k8s::secrets_path(ns), managed_selector()).items) {
     const std::string id = s["metadata"].value("labels", json::object()).value(kJobLabel, "");
-    if (live.count(id)) continue;
+    if (live.count(id) || !pipelines_known) continue;
     items.push_back({"secret", s["metadata"].value("name", ""), 0, "its job is gone"});
     if (!dry_run) k.remove(k8s::secret_path(ns, s["metadata"].value("name", "")));
   }
@@ -1049,6 +1065,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
   }
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
     if (!contexts_known && std::string(prefix) == kContextsPrefix) continue;
+    if (!pipelines_known) continue;  // what a running pipeline's steps need is not known
     for (const auto& o : storage.list(bucket, prefix).objects) {
       if (parse_rfc3339(o.updated) > cutoff) continue;
       // What a pending or running job needs: its context, and its image's build source.

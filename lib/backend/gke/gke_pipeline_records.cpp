@@ -5,6 +5,7 @@
 #include "backend/gke/gke_pipeline_store.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/pipeline_runner_job.h"
+#include "backend/pipeline_document.h"
 #include "backend/process_identity.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -31,9 +32,8 @@ std::optional<PipelineDocument> GkePipelineRecords::load(const std::string& id) 
     if (e.code() == Errc::not_found) return std::nullopt;
     throw;
   }
-  auto doc = PipelineDocument::parse(text, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
-  return doc;
+  return read_pipeline_document(
+      text, "gs://" + session_.bucket() + "/" + pipeline_object(id, "pipeline.json"));
 }
 
 void GkePipelineRecords::save(const std::string& id, const PipelineDocument& doc) {
@@ -51,7 +51,11 @@ std::vector<PipelineDocument> GkePipelineRecords::list() {
                                          o.name.size() - std::string(kPipelinesPrefix).size() -
                                              std::string("/pipeline.json").size());
     if (!looks_like_pipeline_id(id)) continue;
-    if (auto doc = load(id)) out.push_back(std::move(*doc));
+    try {
+      if (auto doc = load(id)) out.push_back(std::move(*doc));
+    } catch (const Error& e) {
+      if (e.code() != Errc::api) throw;  // not a record: `status ID` says why; the list goes on
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.value("created", "") > b.value("created", "");
@@ -88,6 +92,50 @@ bool GkePipelineRecords::runner_alive(const PipelineDocument& doc) {
   // A foreground run's CLI: knowable on the machine (and boot) it runs on only.
   if (runner.value("boot_id", "") != current_boot_id()) return true;
   return process_runner_alive(runner);
+}
+
+std::vector<nlohmann::ordered_json> plan_launches(std::string_view plan_text,
+                                                  const std::string& where) {
+  const auto plan = nlohmann::ordered_json::parse(plan_text, nullptr, false);
+  const auto bad = [&where](const std::string& what) {
+    return Error(Errc::api, where + " is not a pipeline plan kinetic wrote (" + what +
+                                "); a job may have overwritten it");
+  };
+  if (!plan.is_object() || !plan.contains("steps") || !plan["steps"].is_array())
+    throw bad("no steps");
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& step : plan["steps"]) {
+    if (!step.is_object()) throw bad("a step is not an object");
+    const auto launch = step.find("launch");
+    if (launch == step.end()) continue;  // reused: nothing staged
+    if (!launch->is_object() || !launch->contains("job") || !(*launch)["job"].is_string())
+      throw bad("a step's launch names no job");
+    out.push_back(*launch);
+  }
+  return out;
+}
+
+std::vector<nlohmann::ordered_json> GkePipelineRecords::live_launches() {
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& doc : list()) {
+    const auto runner = doc.value("runner", nlohmann::ordered_json::object());
+    if (doc.value("state", "") != "running" || !runner.contains("job") || !runner_alive(doc))
+      continue;
+    const std::string id = doc.value("id", "");
+    if (!looks_like_pipeline_id(id))
+      throw Error(Errc::api, "a running pipeline's record names no pipeline id ('" + id + "')");
+    const std::string object = pipeline_object(id, "plan.json");
+    const std::string where = "gs://" + session_.bucket() + "/" + object;
+    std::string text;
+    try {
+      text = session_.storage().download_string(session_.bucket(), object);
+    } catch (const Error& e) {
+      if (e.code() != Errc::not_found) throw;
+      throw Error(Errc::api, where + " is missing; a job may have deleted it");
+    }
+    for (auto& launch : plan_launches(text, where)) out.push_back(std::move(launch));
+  }
+  return out;
 }
 
 bool GkePipelineRecords::wake_runner(const PipelineDocument& doc) {

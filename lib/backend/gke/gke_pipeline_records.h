@@ -11,11 +11,19 @@
 // told, and is taken to be).
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include "backend/gke/session.h"
 #include "backend/pipeline_records.h"
 #include "k8s/client.h"
 
 namespace kinetic::gke {
+
+// The launches of a plan's steps to run (each an object naming its `job`), from plan.json's
+// TEXT; Error(Errc::api) naming WHERE when it is not a plan kinetic wrote.
+std::vector<nlohmann::ordered_json> plan_launches(std::string_view plan_text,
+                                                  const std::string& where);
 
 class GkePipelineRecords final : public PipelineRecords {
  public:
@@ -31,6 +39,11 @@ class GkePipelineRecords final : public PipelineRecords {
   nlohmann::ordered_json this_runner() override;
   bool runner_alive(const PipelineDocument& doc) override;
   bool wake_runner(const PipelineDocument& doc) override;
+  // The launches (Backend::stage_step) of every step to run of each detached pipeline still
+  // running: its record says running and its runner Job exists and has not finished. Their
+  // workloads may not exist yet; their Secrets and specs are the runner's to use, and `cleanup`
+  // keeps them. Error(Errc::api) when such a pipeline's plan cannot be read.
+  std::vector<nlohmann::ordered_json> live_launches();
 
  private:
   const Session& session_;
