@@ -9,7 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/sources.h"
+#include "auth/token_cache.h"
+#include "backend/gke/auto_down.h"
+#include "gcp/project_iam.h"
 #include "gke_fixture.h"
+#include "http/transport.h"
+#include "k8s/client.h"
 
 namespace kinetic::test {
 namespace {
@@ -201,6 +207,66 @@ TEST_F(GkeAutoDown, AJobOfAnotherNamespaceKeepsTheCluster) {
         return j.is_object() && j["status"].value("succeeded", 0) > 0;
       },
       30000));
+}
+
+// An older kinetic ran auto-down in the job namespace, where whatever may create pods there (a
+// pipeline's runner) could run one as its account. The next `up --auto-down` moves it: the old
+// CronJob goes, and the grant names the kinetic-system account alone.
+TEST_F(GkeAutoDown, AnAutoDownInTheJobNamespaceMovesToItsOwn) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  auto cron = cloud_->kube().object("/apis/batch/v1/namespaces/kinetic-system/cronjobs/" +
+                                    std::string(kCronJob));
+  ASSERT_TRUE(cron.has_value());
+  // What the older kinetic left: the CronJob in default, and its principal in the grant.
+  nlohmann::json legacy = {{"apiVersion", "batch/v1"},
+                           {"kind", "CronJob"},
+                           {"metadata", {{"name", kCronJob}, {"namespace", "default"}}},
+                           {"spec", (*cron)["spec"]}};
+  auto transport = http::make_curl_transport();
+  struct WithToken : http::Transport {
+    http::Transport& inner;
+    explicit WithToken(http::Transport& t) : inner(t) {}
+    http::Response send(const http::Request& request) override {
+      http::Request r = request;
+      r.headers.emplace_back("Authorization", "Bearer fake-access-token");
+      return inner.send(r);
+    }
+  } authed(*transport);
+  auto kube_transport = k8s::make_kube_transport(
+      cloud_->kube().ca_pem(),
+      std::make_shared<auth::TokenCache>(auth::fixed_token_source("fake-access-token", "test")), 0);
+  k8s::Client kube(*kube_transport, cloud_->kube().url());
+  kube.create("/apis/batch/v1/namespaces/default/cronjobs", legacy);
+  const std::string old_principal = fakes::FakeGcp::workload_identity_principal(
+      "acme-ml", "default", "kinetic-auto-down-kinetic");
+  gcp::PollOptions poll;
+  poll.initial = poll.max = std::chrono::milliseconds(1);
+  gcp::ProjectIamClient iam(authed, cloud_->gcp().url("cloudresourcemanager"),
+                            cloud_->gcp().url("iam"), poll);
+  gke::Target t;
+  t.project = "acme-ml";
+  t.location = "us-central1-a";
+  t.cluster = "kinetic";
+  ASSERT_TRUE(iam.grant("acme-ml", {kRole,
+                                    old_principal,
+                                    {gke::auto_down_condition_title(t), "older kinetic",
+                                     gke::auto_down_condition(t)}}));
+
+  auto up = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+  EXPECT_TRUE(exists("/apis/batch/v1/namespaces/kinetic-system/cronjobs/kinetic-auto-down"));
+  nlohmann::json members = nlohmann::json::array();
+  for (const auto& b :
+       cloud_->gcp().project_iam_policy("acme-ml").value("bindings", nlohmann::json::array()))
+    if (b.value("role", "") == kRole)
+      for (const auto& m : b["members"]) members.push_back(m);
+  EXPECT_EQ(members, nlohmann::json::array({fakes::FakeGcp::workload_identity_principal(
+                         "acme-ml", "kinetic-system", "kinetic-auto-down-kinetic")}));
+  check();  // and it runs, from its own namespace
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
 }
 
 TEST_F(GkeAutoDown, AShortJobBetweenTwoChecksRestartsTheClock) {
