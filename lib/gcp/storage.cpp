@@ -239,31 +239,16 @@ nlohmann::json StorageClient::get_bucket_iam_policy(const std::string& bucket) {
   return read_iam_policy(transport_, endpoint_, bucket, "reading the IAM policy of gs://" + bucket);
 }
 
-bool StorageClient::add_bucket_iam_member(const std::string& bucket, const std::string& role,
-                                          const std::string& member) {
-  const std::string what = "granting " + role + " on gs://" + bucket + " to " + member;
+bool StorageClient::update_bucket_iam_policy(
+    const std::string& bucket, const std::string& what,
+    const std::function<bool(nlohmann::json& bindings)>& edit) {
   for (int attempt = 1;; ++attempt) {
     nlohmann::json policy = read_iam_policy(transport_, endpoint_, bucket, what);
     auto& bindings = policy["bindings"];
     if (!bindings.is_array()) bindings = nlohmann::json::array();
-    nlohmann::json* target = nullptr;
+    if (!edit(bindings)) return false;
     bool conditional = false;
-    for (auto& b : bindings) {
-      if (b.contains("condition")) {
-        conditional = true;
-        continue;  // a conditional grant of ROLE is not the grant asked for
-      }
-      if (b.value("role", "") != role) continue;
-      auto& members = b["members"];
-      if (!members.is_array()) members = nlohmann::json::array();
-      for (const auto& m : members)
-        if (m.is_string() && m.get<std::string>() == member) return false;
-      if (!target) target = &b;
-    }
-    if (target)
-      (*target)["members"].push_back(member);
-    else
-      bindings.push_back({{"role", role}, {"members", nlohmann::json::array({member})}});
+    for (const auto& b : bindings) conditional = conditional || b.contains("condition");
     nlohmann::json body = {{"bindings", bindings}};
     if (policy.contains("etag")) body["etag"] = policy["etag"];
     // Version 3 is required when writing conditional bindings; 1 otherwise, as read.
@@ -274,7 +259,7 @@ bool StorageClient::add_bucket_iam_member(const std::string& bucket, const std::
     req.headers = {{"Content-Type", "application/json"}};
     req.body = body.dump();
     // Replaying the PUT is safe: it carries the etag, so a replay after a success fails 412 and
-    // the re-read below finds the member.
+    // the re-read finds the change made.
     auto r = transport_.send(req);
     if (ok(r.status)) return true;
     if (r.status == 412 && attempt < kIamAttempts) continue;  // changed since read: redo
@@ -283,6 +268,54 @@ bool StorageClient::add_bucket_iam_member(const std::string& bucket, const std::
                                  std::to_string(kIamAttempts) + " attempts); try again");
     fail(r, what);
   }
+}
+
+bool StorageClient::add_bucket_iam_member(const std::string& bucket, const std::string& role,
+                                          const std::string& member) {
+  const std::string what = "granting " + role + " on gs://" + bucket + " to " + member;
+  return update_bucket_iam_policy(bucket, what, [&](nlohmann::json& bindings) {
+    nlohmann::json* target = nullptr;
+    for (auto& b : bindings) {
+      // A conditional grant of ROLE is not the grant asked for.
+      if (b.contains("condition") || b.value("role", "") != role) continue;
+      auto& members = b["members"];
+      if (!members.is_array()) members = nlohmann::json::array();
+      for (const auto& m : members)
+        if (m.is_string() && m.get<std::string>() == member) return false;
+      if (!target) target = &b;
+    }
+    if (target)
+      (*target)["members"].push_back(member);
+    else
+      bindings.push_back({{"role", role}, {"members", nlohmann::json::array({member})}});
+    return true;
+  });
+}
+
+std::vector<std::pair<std::string, std::string>> StorageClient::remove_bucket_iam_members(
+    const std::string& bucket, const std::function<bool(const std::string& member)>& which) {
+  std::vector<std::pair<std::string, std::string>> removed;
+  update_bucket_iam_policy(
+      bucket, "revoking access to gs://" + bucket, [&](nlohmann::json& bindings) {
+        removed.clear();  // a redone round starts again
+        nlohmann::json kept = nlohmann::json::array();
+        for (auto& b : bindings) {
+          nlohmann::json members = nlohmann::json::array();
+          for (const auto& m : b.value("members", nlohmann::json::array())) {
+            if (m.is_string() && !b.contains("condition") && which(m.get<std::string>()))
+              removed.emplace_back(b.value("role", ""), m.get<std::string>());
+            else
+              members.push_back(m);
+          }
+          // A binding left with no member goes, as gcloud leaves it.
+          if (members.empty() && !b.value("members", nlohmann::json::array()).empty()) continue;
+          b["members"] = members;
+          kept.push_back(b);
+        }
+        bindings = kept;
+        return !removed.empty();
+      });
+  return removed;
 }
 
 ObjectInfo StorageClient::upload_string(const std::string& bucket, const std::string& name,

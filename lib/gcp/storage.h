@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,6 +94,11 @@ class StorageClient {
   // write) when MEMBER already holds ROLE unconditionally, true when the policy was changed.
   bool add_bucket_iam_member(const std::string& bucket, const std::string& role,
                              const std::string& member);
+  // Removes every member for which WHICH holds from BUCKET's unconditional bindings (a binding
+  // left empty goes), by the same read-modify-write. Returns the (role, member) pairs removed;
+  // none: nothing was written. A missing bucket is an Errc::not_found error.
+  std::vector<std::pair<std::string, std::string>> remove_bucket_iam_members(
+      const std::string& bucket, const std::function<bool(const std::string& member)>& which);
 
   ObjectInfo upload_file(const std::string& bucket, const std::string& name, const fs::path& file,
                          const UploadOptions& options = {});
@@ -115,6 +121,11 @@ class StorageClient {
   bool delete_object(const std::string& bucket, const std::string& name);
 
  private:
+  // One read-modify-write of BUCKET's IAM policy conditioned on its etag: EDIT changes the
+  // bindings and says whether anything changed (false: nothing is written, and this returns
+  // false); a write that loses a race (412) is redone on a fresh read, a few times.
+  bool update_bucket_iam_policy(const std::string& bucket, const std::string& what,
+                                const std::function<bool(nlohmann::json& bindings)>& edit);
   ObjectInfo upload_single(const std::string& bucket, const std::string& name,
                            const std::string& data, const UploadOptions& options, uint32_t crc);
   ObjectInfo upload_resumable(const std::string& bucket, const std::string& name,

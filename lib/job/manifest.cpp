@@ -189,6 +189,7 @@ json pod_template(const ManifestInput& in) {
   json spec = json::object();
   spec["restartPolicy"] = "Never";
   spec["terminationGracePeriodSeconds"] = kTerminationGracePeriodSeconds;
+  if (!in.service_account.empty()) spec["serviceAccountName"] = in.service_account;
 
   json selector = json::object();
   for (const auto& [key, value] : acc.node_selector) selector[key] = value;

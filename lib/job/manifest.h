@@ -19,6 +19,9 @@ namespace kinetic {
 struct ManifestInput {
   std::string job_id;  // "job-1a2b3c4d"; objects are named kinetic-JOBID
   std::string namespace_ = "default";
+  // The Kubernetes service account the pods run as (its Workload Identity principal is what the
+  // job may do on Google's APIs); empty: the namespace's `default`.
+  std::string service_account;
   Accelerator accelerator;
   std::string image;                 // full image reference
   std::vector<std::string> command;  // the container command (the in-pod bootstrap)

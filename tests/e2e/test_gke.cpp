@@ -58,12 +58,14 @@ TEST(GkeUpDown, UpAndDownEachTwice) {
                            "while it exists"),
             std::string::npos)
       << first.err;
-  // Pods (Workload Identity, namespace default, service account default) may use the bucket.
+  // The job pods (Workload Identity, namespace default, service account kinetic-job) may use
+  // the bucket; the namespace's other pods (service account default) may not.
   auto policy = cloud.gcs().bucket_iam_policy("acme-ml-kinetic-kinetic");
   ASSERT_TRUE(policy.has_value());
-  EXPECT_NE(policy->dump().find("acme-ml.svc.id.goog/subject/ns/default/sa/default"),
+  EXPECT_NE(policy->dump().find("acme-ml.svc.id.goog/subject/ns/default/sa/kinetic-job"),
             std::string::npos)
       << policy->dump();
+  EXPECT_EQ(policy->dump().find("/sa/default"), std::string::npos) << policy->dump();
   // The context is written and current.
   auto ctx = sb.run({"config", "get-contexts", "-o", "json"}, {}, env);
   EXPECT_NE(ctx.out.find("acme-ml"), std::string::npos) << ctx.out;

@@ -9,13 +9,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auth/sources.h"
+#include "auth/token_cache.h"
+#include "backend/gke/auto_down.h"
+#include "gcp/project_iam.h"
 #include "gke_fixture.h"
+#include "http/transport.h"
+#include "k8s/client.h"
 
 namespace kinetic::test {
 namespace {
 
 constexpr const char* kCronJob = "kinetic-auto-down";
-constexpr const char* kState = "/api/v1/namespaces/default/configmaps/kinetic-auto-down";
+constexpr const char* kState = "/api/v1/namespaces/kinetic-system/configmaps/kinetic-auto-down";
 constexpr const char* kRole = "projects/acme-ml/roles/kineticAutoDown";
 
 // RFC 3339 (whole seconds, UTC) of now + OFFSET seconds.
@@ -32,17 +38,17 @@ class GkeAutoDown : public GkeFixture {
  protected:
   // One check: the CronJob's next Job, run to its end. Its pod's log on failure.
   void check() {
-    const std::string job = cloud_->kube().trigger_cronjob("default", kCronJob);
+    const std::string job = cloud_->kube().trigger_cronjob("kinetic-system", kCronJob);
     ASSERT_FALSE(job.empty()) << "the CronJob did not start a Job";
     const bool ended = cloud_->kube().wait_for_object(
-        "/apis/batch/v1/namespaces/default/jobs/" + job,
+        "/apis/batch/v1/namespaces/kinetic-system/jobs/" + job,
         [](const nlohmann::json& j) {
           return j.is_object() &&
                  (j["status"].value("succeeded", 0) > 0 || j["status"].value("failed", 0) > 0);
         },
         60000);
     ASSERT_TRUE(ended) << "the check's Job " << job << " never ended";
-    auto j = cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/" + job);
+    auto j = cloud_->kube().object("/apis/batch/v1/namespaces/kinetic-system/jobs/" + job);
     ASSERT_TRUE(j.has_value());
     EXPECT_EQ((*j)["status"].value("succeeded", 0), 1) << j->dump();
   }
@@ -74,8 +80,9 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
       << up.err;
   EXPECT_NE(up.err.find("may delete cluster kinetic and nothing else"), std::string::npos)
       << up.err;
-  EXPECT_NE(up.err.find("deletes the cluster after 10m with no job pending or running"),
-            std::string::npos)
+  EXPECT_NE(
+      up.err.find("deletes the cluster after 10m with no pod, Job or JobSet pending or running"),
+      std::string::npos)
       << up.err;
   // The grant: the custom role with one permission, to this cluster's principal, on a condition
   // naming this cluster.
@@ -99,7 +106,7 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
   // goes with the cluster.
   idle_for(11 * 60);
   const int tokens = cloud_->gcp().workload_identity_tokens();
-  ASSERT_FALSE(cloud_->kube().trigger_cronjob("default", kCronJob).empty());
+  ASSERT_FALSE(cloud_->kube().trigger_cronjob("kinetic-system", kCronJob).empty());
   ASSERT_TRUE(eventually([&] { return !cluster_up(); }, 60)) << "the cluster is still up";
   EXPECT_GT(cloud_->gcp().workload_identity_tokens(), tokens);
   EXPECT_EQ(cloud_->gcp().request_counts(
@@ -166,6 +173,102 @@ TEST_F(GkeAutoDown, AJobRunningOrPendingKeepsTheCluster) {
   EXPECT_TRUE(cluster_up());
 }
 
+// Deleting the cluster deletes everything in it: another context's job (another namespace of the
+// same cluster) keeps it as much as this one's. The check lists it cluster-wide, as its
+// ClusterRole lets it (the fake holds its token to RBAC).
+TEST_F(GkeAutoDown, AJobOfAnotherNamespaceKeepsTheCluster) {
+  auto up = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("in any namespace but kube-*, gke-*, gmp-*, jobset-system, "
+                        "kinetic-system"),
+            std::string::npos)
+      << up.err;
+  const fs::path flag = sb.root() / "go";
+  sb.write("proj/wait.py", "import os, time\nwhile not os.path.exists('" + flag.string() +
+                               "'):\n    time.sleep(0.05)\n");
+  auto detached =
+      kin({"--namespace", "team-b", "run", "wait.py", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  const std::string job =
+      "/apis/batch/v1/namespaces/team-b/jobs/kinetic-" + first_line(detached.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job,
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  check();
+  idle_for(3600);
+  check();
+  EXPECT_EQ(recorded()["state"], "active") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
+  sb.write("go", "");
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job,
+      [](const nlohmann::json& j) {
+        return j.is_object() && j["status"].value("succeeded", 0) > 0;
+      },
+      30000));
+}
+
+// An older kinetic ran auto-down in the job namespace, where whatever may create pods there (a
+// pipeline's runner) could run one as its account. The next `up --auto-down` moves it: the old
+// CronJob goes, and the grant names the kinetic-system account alone.
+TEST_F(GkeAutoDown, AnAutoDownInTheJobNamespaceMovesToItsOwn) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  auto cron = cloud_->kube().object("/apis/batch/v1/namespaces/kinetic-system/cronjobs/" +
+                                    std::string(kCronJob));
+  ASSERT_TRUE(cron.has_value());
+  // What the older kinetic left: the CronJob in default, and its principal in the grant.
+  nlohmann::json legacy = {{"apiVersion", "batch/v1"},
+                           {"kind", "CronJob"},
+                           {"metadata", {{"name", kCronJob}, {"namespace", "default"}}},
+                           {"spec", (*cron)["spec"]}};
+  auto transport = http::make_curl_transport();
+  struct WithToken : http::Transport {
+    http::Transport& inner;
+    explicit WithToken(http::Transport& t) : inner(t) {}
+    http::Response send(const http::Request& request) override {
+      http::Request r = request;
+      r.headers.emplace_back("Authorization", "Bearer fake-access-token");
+      return inner.send(r);
+    }
+  } authed(*transport);
+  auto kube_transport = k8s::make_kube_transport(
+      cloud_->kube().ca_pem(),
+      std::make_shared<auth::TokenCache>(auth::fixed_token_source("fake-access-token", "test")), 0);
+  k8s::Client kube(*kube_transport, cloud_->kube().url());
+  kube.create("/apis/batch/v1/namespaces/default/cronjobs", legacy);
+  const std::string old_principal = fakes::FakeGcp::workload_identity_principal(
+      "acme-ml", "default", "kinetic-auto-down-kinetic");
+  gcp::PollOptions poll;
+  poll.initial = poll.max = std::chrono::milliseconds(1);
+  gcp::ProjectIamClient iam(authed, cloud_->gcp().url("cloudresourcemanager"),
+                            cloud_->gcp().url("iam"), poll);
+  gke::Target t;
+  t.project = "acme-ml";
+  t.location = "us-central1-a";
+  t.cluster = "kinetic";
+  ASSERT_TRUE(iam.grant("acme-ml", {kRole,
+                                    old_principal,
+                                    {gke::auto_down_condition_title(t), "older kinetic",
+                                     gke::auto_down_condition(t)}}));
+
+  auto up = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+  EXPECT_TRUE(exists("/apis/batch/v1/namespaces/kinetic-system/cronjobs/kinetic-auto-down"));
+  nlohmann::json members = nlohmann::json::array();
+  for (const auto& b :
+       cloud_->gcp().project_iam_policy("acme-ml").value("bindings", nlohmann::json::array()))
+    if (b.value("role", "") == kRole)
+      for (const auto& m : b["members"]) members.push_back(m);
+  EXPECT_EQ(members, nlohmann::json::array({fakes::FakeGcp::workload_identity_principal(
+                         "acme-ml", "kinetic-system", "kinetic-auto-down-kinetic")}));
+  check();  // and it runs, from its own namespace
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+}
+
 TEST_F(GkeAutoDown, AShortJobBetweenTwoChecksRestartsTheClock) {
   ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
                 .exit_code,
@@ -218,12 +321,12 @@ TEST_F(GkeAutoDown, OffRemovesItAndRevokesTheGrant) {
   auto again = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.err.find("auto-down access"), std::string::npos) << again.err;
-  EXPECT_TRUE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+  EXPECT_TRUE(exists("/apis/batch/v1/namespaces/kinetic-system/cronjobs/kinetic-auto-down"));
 
   auto off = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "off"});
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_NE(off.err.find("revoked"), std::string::npos) << off.err;
-  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/default/cronjobs/kinetic-auto-down"));
+  EXPECT_FALSE(exists("/apis/batch/v1/namespaces/kinetic-system/cronjobs/kinetic-auto-down"));
   EXPECT_FALSE(exists(kState));
   EXPECT_FALSE(granted());
   auto st = kin({"status"});

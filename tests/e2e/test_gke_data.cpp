@@ -104,7 +104,7 @@ TEST_F(GkeData, AnotherBucketNeedsAGrantWhichGrantGives) {
   auto refused = kin(run);
   EXPECT_EQ(refused.exit_code, 126) << refused.err;
   const std::string member =
-      fakes::FakeGcp::workload_identity_principal("acme-ml", "default", "default");
+      fakes::FakeGcp::workload_identity_principal("acme-ml", "default", "kinetic-job");
   EXPECT_NE(refused.err.find(std::string("grant it with `gcloud storage buckets "
                                          "add-iam-policy-binding gs://") +
                              kDataBucket + " --member=" + member +

@@ -124,6 +124,8 @@ TEST(AutoDownRule, AnEndInTheFutureIsNotBelieved) {
 
 // ---- activity(): what counts
 
+const json kIgnored = {"kube-*", "gke-*", "gmp-*", "jobset-system", "kinetic-system"};
+
 json job(const std::string& name, const std::string& condition, const std::string& end) {
   json j = {{"metadata", {{"name", name}}}, {"status", json::object()}};
   if (!condition.empty()) {
@@ -154,21 +156,52 @@ TEST(AutoDownActivity, UnfinishedJobsJobSetsAndPodsAreActivityFinishedOnesGiveTh
 }
 
 TEST(AutoDownActivity, AJobCleanedUpSinceTheLastCheckStillCountsByItsEvents) {
-  // Its Job and pods are gone (run's clean-up), its events are not; the check's own Job and
-  // anything not kinetic's do not count.
-  json events = {
-      {{"involvedObject", {{"kind", "Job"}, {"name", "kinetic-job-1a2b3c4d"}}},
-       {"lastTimestamp", at(kT0 + 30)}},
-      {{"involvedObject", {{"kind", "Pod"}, {"name", "kinetic-job-1a2b3c4d-x7k2p"}}},
-       {"lastTimestamp", nullptr},
-       {"eventTime", at(kT0 + 40)}},
-      {{"involvedObject", {{"kind", "Job"}, {"name", "kinetic-auto-down-29926298"}}},
-       {"lastTimestamp", at(kT0 + 90)}},
-      {{"involvedObject", {{"kind", "Pod"}, {"name", "web-0"}}}, {"lastTimestamp", at(kT0 + 99)}}};
-  json seen = python("activity(args[0], args[1], args[2], args[3])",
-                     {json::array(), json::array(), json::array(), events});
+  // Its Job and pods are gone (run's clean-up), its events are not; the check's own Job (in its
+  // namespace), the system's pods and a Node's events (recorded in "default") do not count.
+  auto event = [](const std::string& ns, const std::string& kind, const std::string& name,
+                  double when) {
+    return json{{"metadata", {{"namespace", ns}}},
+                {"involvedObject", {{"kind", kind}, {"name", name}, {"namespace", ns}}},
+                {"lastTimestamp", at(when)}};
+  };
+  json events = {event("default", "Job", "kinetic-job-1a2b3c4d", kT0 + 30),
+                 event("default", "Pod", "kinetic-job-1a2b3c4d-x7k2p", kT0 + 40),
+                 event("kinetic-system", "Job", "kinetic-auto-down-29926298", kT0 + 90),
+                 event("kube-system", "Pod", "kube-dns-5d7c9", kT0 + 95),
+                 event("default", "Node", "gke-kinetic-default-pool-1", kT0 + 99)};
+  events[1]["lastTimestamp"] = nullptr;
+  events[1]["eventTime"] = at(kT0 + 40);
+  json seen = python("activity(args[0], args[1], args[2], args[3], args[4])",
+                     {json::array(), json::array(), json::array(), events, kIgnored});
   EXPECT_TRUE(seen["active"].empty());
   EXPECT_EQ(seen["last_end"], kT0 + 40);
+}
+
+// Deleting the cluster deletes whatever runs in it: another context's jobs (another namespace),
+// anything not kinetic's; only the system's namespaces and auto-down's own are left out.
+TEST(AutoDownActivity, WhatRunsInAnyNamespaceButTheIgnoredOnesKeepsTheCluster) {
+  auto pod = [](const std::string& ns, const std::string& name) {
+    return json{{"metadata", {{"name", name}, {"namespace", ns}}},
+                {"status", {{"phase", "Running"}}}};
+  };
+  json pods = {pod("team-b", "kinetic-job-9f8e7d6c-abcde"),
+               pod("default", "web-0"),
+               pod("kube-system", "kube-dns-5d7c9"),
+               pod("gke-managed-system", "agent-1"),
+               pod("gmp-system", "collector-x"),
+               pod("jobset-system", "controller-0"),
+               pod("kinetic-system", "kinetic-auto-down-29926298-q")};
+  json jobs = {
+      {{"metadata", {{"name", "nightly"}, {"namespace", "etl"}}}, {"status", json::object()}}};
+  json seen = python("activity(args[0], args[1], args[2], [], args[3])",
+                     {jobs, json::array(), pods, kIgnored});
+  EXPECT_EQ(seen["active"], json({"job/nightly", "pod/kinetic-job-9f8e7d6c-abcde", "pod/web-0"}));
+  // As the CronJob passes them, its own namespace last (ignored_namespaces()).
+  json env = {{"KINETIC_IGNORED_NAMESPACES", gke::kAutoDownIgnored},
+              {"KINETIC_NAMESPACE", gke::kAutoDownNamespace}};
+  EXPECT_EQ(
+      python("ignored_namespaces(args)", env),
+      json({"kube-*", "gke-*", "gmp-*", "jobset-system", "kinetic-system", "kinetic-system"}));
 }
 
 TEST(AutoDownActivity, NothingListedIsNoActivityAndNoEnd) {

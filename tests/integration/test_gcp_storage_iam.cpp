@@ -22,7 +22,7 @@ class StorageIamTest : public ::testing::Test {
                     http::RetryEnv{[](std::chrono::milliseconds) {}, nullptr, [] { return 0.5; }});
   StorageClient client{*transport, fake.url()};
 
-  // What `kinetic up` grants: the pods' KSA default/default through Workload Identity Federation.
+  // A Workload Identity Federation principal (a KSA default/default), as `kinetic up` grants one.
   static std::string ksa_principal(const std::string& number, const std::string& project) {
     return "principal://iam.googleapis.com/projects/" + number +
            "/locations/global/workloadIdentityPools/" + project +
@@ -185,6 +185,33 @@ TEST_F(StorageIamTest, ConditionalBindingsAreKeptAndNotMistakenForTheGrant) {
   EXPECT_EQ(std::count_if(after["bindings"].begin(), after["bindings"].end(),
                           [](const nlohmann::json& b) { return b.contains("condition"); }),
             1);
+}
+
+// What `down` does to a bucket it keeps (#28 point 4): the members it names leave their
+// bindings, a binding left empty goes, everyone else's grants stay, and a write that loses a race
+// with another change is redone on a fresh read without undoing that change.
+TEST_F(StorageIamTest, RevokingRemovesOnlyTheMembersNamedAndSurvivesARace) {
+  fake.create_bucket("b", "acme");
+  const std::string job = ksa_principal("1", "acme");
+  ASSERT_TRUE(client.add_bucket_iam_member("b", kStorageRole, job));
+  ASSERT_TRUE(client.add_bucket_iam_member("b", "roles/storage.objectViewer", job));
+  ASSERT_TRUE(
+      client.add_bucket_iam_member("b", "roles/storage.objectViewer", "user:a@example.com"));
+  fake.change_iam_policy_after_next_read("b", "roles/storage.objectViewer", "user:b@example.com");
+  const auto removed =
+      client.remove_bucket_iam_members("b", [&](const std::string& m) { return m == job; });
+  EXPECT_EQ(removed.size(), 2u);
+  auto after = *fake.bucket_iam_policy("b");
+  EXPECT_FALSE(has(members_of(after, kStorageRole), job)) << after.dump();
+  EXPECT_FALSE(has(members_of(after, "roles/storage.objectViewer"), job)) << after.dump();
+  EXPECT_TRUE(has(members_of(after, "roles/storage.objectViewer"), "user:a@example.com"));
+  EXPECT_TRUE(has(members_of(after, "roles/storage.objectViewer"), "user:b@example.com"));
+  for (const auto& b : after["bindings"]) EXPECT_FALSE(b["members"].empty()) << after.dump();
+  // Nothing left to remove: nothing is written.
+  fake.reset_counters();
+  EXPECT_TRUE(client.remove_bucket_iam_members("b", [&](const std::string& m) { return m == job; })
+                  .empty());
+  EXPECT_EQ(fake.request_count("buckets.setIamPolicy"), 0);
 }
 
 TEST_F(StorageIamTest, AStaleEtagIsRefusedWith412) {

@@ -36,20 +36,45 @@ TEST(AutoDownManifests, TheCronJobRunsTheEmbeddedScriptAsItsOwnServiceAccount) {
   const auto& pod = (*cron)["spec"]["jobTemplate"]["spec"]["template"]["spec"];
   EXPECT_EQ(pod["serviceAccountName"], "kinetic-auto-down-kinetic");
   EXPECT_EQ(pod["containers"][0]["command"][2], std::string(auto_down_source()));
-  // The script selects kinetic's jobs by kinetic.dev/job: its own Job must not carry it, or it
-  // would count as activity and the cluster would never go.
-  EXPECT_FALSE((*cron)["spec"]["jobTemplate"]["metadata"]["labels"].contains("kinetic.dev/job"));
-  EXPECT_FALSE(pod.contains("labels"));
-  EXPECT_EQ(docs.size(), 5u) << "no Namespace object for the default namespace";
+  // Everything in kinetic-system, whatever the job namespace: nothing that may create pods in
+  // the jobs' namespace can run one as this account.
   Target other = target();
   other.ns = "ml";
-  EXPECT_EQ(auto_down_manifests(other, 600).front()["kind"], "Namespace");
+  for (const auto& d : auto_down_manifests(other, 600)) {
+    const auto& md = d["metadata"];
+    if (d["kind"] == "Namespace" || d["kind"] == "ClusterRole" || d["kind"] == "ClusterRoleBinding")
+      EXPECT_FALSE(md.contains("namespace")) << d.dump();
+    else
+      EXPECT_EQ(md["namespace"], "kinetic-system") << d.dump();
+  }
+  EXPECT_EQ(docs.front()["kind"], "Namespace");
+  EXPECT_EQ(docs.front()["metadata"]["name"], "kinetic-system");
+}
+
+// It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log, no write)
+// and reads and patches its own ConfigMap (a Role in its namespace).
+TEST(AutoDownManifests, ItMayListWorkloadsClusterWideAndPatchOnlyItsRecord) {
+  auto docs = auto_down_manifests(target(), 600);
+  for (const auto& d : docs) {
+    if (d["kind"] == "ClusterRole") {
+      for (const auto& rule : d["rules"]) {
+        EXPECT_EQ(rule["verbs"], nlohmann::ordered_json({"list"})) << rule.dump();
+        for (const auto& r : rule["resources"]) EXPECT_NE(r, "secrets");
+      }
+    } else if (d["kind"] == "ClusterRoleBinding" || d["kind"] == "RoleBinding") {
+      EXPECT_EQ(d["subjects"][0]["name"], "kinetic-auto-down-kinetic");
+      EXPECT_EQ(d["subjects"][0]["namespace"], "kinetic-system");
+    } else if (d["kind"] == "Role") {
+      EXPECT_EQ(d["rules"].size(), 1u);
+      EXPECT_EQ(d["rules"][0]["resourceNames"], nlohmann::ordered_json({"kinetic-auto-down"}));
+    }
+  }
 }
 
 TEST(AutoDownGrant, ThePrincipalAndConditionNameThisClusterOnly) {
   EXPECT_EQ(auto_down_principal(target(), "123456789012"),
             "principal://iam.googleapis.com/projects/123456789012/locations/global/"
-            "workloadIdentityPools/acme-ml.svc.id.goog/subject/ns/default/sa/"
+            "workloadIdentityPools/acme-ml.svc.id.goog/subject/ns/kinetic-system/sa/"
             "kinetic-auto-down-kinetic");
   EXPECT_EQ(auto_down_condition(target()),
             "resource.name == \"projects/acme-ml/locations/us-central1-a/clusters/kinetic\"");

@@ -61,12 +61,13 @@ TEST(GkeRequests, ClusterHasTheCloudStorageFuseCsiDriver) {
       has_gcs_fuse_addon({{"addonsConfig", {{"gcsFuseCsiDriverConfig", {{"enabled", false}}}}}}));
 }
 
-// Who reads a --data bucket: the pods' Workload Identity principal, granted the least role.
+// Who reads a --data bucket: the job pods' Workload Identity principal (their own service
+// account, not the namespace's `default`), granted the least role.
 TEST(GkeDataAccess, ThePodsPrincipalAndTheRoleAMountNeeds) {
   const std::string member = pods_principal("123456789012", "acme", "ml");
   EXPECT_EQ(member,
             "principal://iam.googleapis.com/projects/123456789012/locations/global/"
-            "workloadIdentityPools/acme.svc.id.goog/subject/ns/ml/sa/default");
+            "workloadIdentityPools/acme.svc.id.goog/subject/ns/ml/sa/kinetic-job");
   EXPECT_EQ(data_role(false), "roles/storage.objectViewer");
   EXPECT_EQ(data_role(true), "roles/storage.objectUser");
   EXPECT_EQ(grant_command("b1", member, "roles/storage.objectViewer"),

@@ -91,6 +91,7 @@ const char* const kBootstrap =
 ManifestInput input_for(const Accelerator& accelerator) {
   ManifestInput in;
   in.job_id = "job-1a2b3c4d";
+  in.service_account = "kinetic-job";  // gke::kJobServiceAccount, as the gke backend sets it
   in.accelerator = accelerator;
   in.image = "us-central1-docker.pkg.dev/acme-ml/kinetic/base:" +
              std::string(accelerator.family == AcceleratorFamily::tpu   ? "tpu"

@@ -71,6 +71,32 @@ std::string configmap_path(const std::string& ns) {
   return "/api/v1/namespaces/" + ns + "/configmaps/" + kAutoDownName;
 }
 
+// "kube-*, gke-*, ...": what the check leaves out, as `up` says it.
+std::string ignored_namespaces_text() {
+  std::string text = kAutoDownIgnored;
+  for (size_t at = text.find(','); at != std::string::npos; at = text.find(',', at + 2))
+    text.replace(at, 1, ", ");
+  return text;
+}
+
+// Deletes auto-down's objects in NS (the CronJob first, so no new run starts while its access
+// goes), and with CLUSTER_WIDE its ClusterRole and binding. True when the CronJob was there.
+bool remove_auto_down_objects(k8s::Client& kube, const std::string& ns, const std::string& cluster,
+                              bool cluster_wide) {
+  const std::string rbac = "/apis/rbac.authorization.k8s.io/v1/";
+  const bool had = kube.remove("/apis/batch/v1/namespaces/" + ns + "/cronjobs/" + kAutoDownName);
+  kube.remove("/api/v1/namespaces/" + ns + "/configmaps/" + kAutoDownName);
+  kube.remove(rbac + "namespaces/" + ns + "/rolebindings/" + kAutoDownName);
+  kube.remove(rbac + "namespaces/" + ns + "/roles/" + kAutoDownName);
+  kube.remove("/api/v1/namespaces/" + ns + "/serviceaccounts/" +
+              auto_down_service_account(cluster));
+  if (cluster_wide) {
+    kube.remove(rbac + "clusterrolebindings/" + kAutoDownName);
+    kube.remove(rbac + "clusterroles/" + kAutoDownName);
+  }
+  return had;
+}
+
 }  // namespace
 
 std::string_view auto_down_source() {
@@ -85,7 +111,7 @@ std::string auto_down_service_account(const std::string& cluster) {
 }
 
 std::string auto_down_principal(const Target& t, const std::string& project_number) {
-  return service_account_principal(project_number, t.project, t.ns,
+  return service_account_principal(project_number, t.project, kAutoDownNamespace,
                                    auto_down_service_account(t.cluster));
 }
 
@@ -100,47 +126,62 @@ std::string auto_down_condition(const Target& t) {
 
 std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
   std::vector<ojson> out;
-  if (t.ns != "default")
-    out.push_back({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", t.ns}}}});
+  const std::string ns = kAutoDownNamespace;
   const std::string sa = auto_down_service_account(t.cluster);
-  out.push_back(
-      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", metadata(sa, t.ns)}});
-  // What the script reads and writes, and nothing else: list (never read a Secret or a log),
-  // and get/patch its own ConfigMap by name.
+  const ojson role_ref_group = "rbac.authorization.k8s.io";
+  const ojson subjects =
+      ojson::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", ns}}});
+  // A namespace of its own: whoever may create pods in the jobs' namespace (a pipeline's runner)
+  // cannot run one as this account, which may delete the cluster.
+  out.push_back({{"apiVersion", "v1"},
+                 {"kind", "Namespace"},
+                 {"metadata", {{"name", ns}, {"labels", labels()}}}});
+  out.push_back({{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", metadata(sa, ns)}});
+  // What runs anywhere in the cluster (another context's jobs, anything else) keeps it: list
+  // workloads in every namespace, never read a Secret or a log.
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-       {"kind", "Role"},
-       {"metadata", metadata(kAutoDownName, t.ns)},
+       {"kind", "ClusterRole"},
+       {"metadata", {{"name", kAutoDownName}, {"labels", labels()}}},
        {"rules",
         ojson::array(
             {{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"list"}}},
              {{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"list"}}},
-             {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}},
-             {{"apiGroups", {""}},
-              {"resources", {"configmaps"}},
-              {"resourceNames", {kAutoDownName}},
-              {"verbs", {"get", "patch"}}}})}});
+             {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}}})}});
+  out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                 {"kind", "ClusterRoleBinding"},
+                 {"metadata", {{"name", kAutoDownName}, {"labels", labels()}}},
+                 {"roleRef",
+                  {{"apiGroup", role_ref_group}, {"kind", "ClusterRole"}, {"name", kAutoDownName}}},
+                 {"subjects", subjects}});
+  // Its record: get and patch one ConfigMap by name, in its own namespace.
+  out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                 {"kind", "Role"},
+                 {"metadata", metadata(kAutoDownName, ns)},
+                 {"rules", ojson::array({{{"apiGroups", {""}},
+                                          {"resources", {"configmaps"}},
+                                          {"resourceNames", {kAutoDownName}},
+                                          {"verbs", {"get", "patch"}}}})}});
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "RoleBinding"},
-       {"metadata", metadata(kAutoDownName, t.ns)},
-       {"roleRef",
-        {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", kAutoDownName}}},
-       {"subjects",
-        ojson::array({{{"kind", "ServiceAccount"}, {"name", sa}, {"namespace", t.ns}}})}});
+       {"metadata", metadata(kAutoDownName, ns)},
+       {"roleRef", {{"apiGroup", role_ref_group}, {"kind", "Role"}, {"name", kAutoDownName}}},
+       {"subjects", subjects}});
   out.push_back({{"apiVersion", "v1"},
                  {"kind", "ConfigMap"},
-                 {"metadata", metadata(kAutoDownName, t.ns)},
+                 {"metadata", metadata(kAutoDownName, ns)},
                  {"data", {{"idle_after", std::to_string(idle_seconds)}}}});
   ojson env = ojson::array({{{"name", "KINETIC_PROJECT"}, {"value", t.project}},
                             {{"name", "KINETIC_LOCATION"}, {"value", t.location}},
                             {{"name", "KINETIC_CLUSTER"}, {"value", t.cluster}},
-                            {{"name", "KINETIC_NAMESPACE"}, {"value", t.ns}},
-                            {{"name", "KINETIC_STATE"}, {"value", kAutoDownName}}});
+                            {{"name", "KINETIC_NAMESPACE"}, {"value", ns}},
+                            {{"name", "KINETIC_STATE"}, {"value", kAutoDownName}},
+                            {{"name", "KINETIC_IGNORED_NAMESPACES"}, {"value", kAutoDownIgnored}}});
   const ojson pod = script_pod_spec("auto-down", auto_down_source(), env, sa);
   out.push_back({{"apiVersion", "batch/v1"},
                  {"kind", "CronJob"},
-                 {"metadata", metadata(kAutoDownName, t.ns)},
+                 {"metadata", metadata(kAutoDownName, ns)},
                  {"spec",
                   {{"schedule", kAutoDownSchedule},
                    {"concurrencyPolicy", "Forbid"},
@@ -176,6 +217,10 @@ void install_auto_down(const Session& session, k8s::Client& kube, const std::str
                                  "Deletes an idle GKE cluster made by kinetic (kinetic up "
                                  "--auto-down); granted on a condition naming the cluster",
                                  {"container.clusters.delete"})});
+  // An older kinetic ran auto-down in the job namespace, as a principal of that namespace: its
+  // objects go, and so does its grant, given again below to the account in kinetic-system.
+  if (remove_auto_down_objects(kube, t.ns, t.cluster, false))
+    iam.revoke(t.project, role, auto_down_condition_title(t));
   // The grant first: the CronJob must not run before its principal may do its one thing.
   const bool granted = iam.grant(
       t.project,
@@ -187,18 +232,18 @@ void install_auto_down(const Session& session, k8s::Client& kube, const std::str
           granted ? "granted" : "exists"});
 
   std::string action = "installed";
-  if (auto existing = kube.get(configmap_path(t.ns))) {
+  if (auto existing = kube.get(configmap_path(kAutoDownNamespace))) {
     const auto data = existing->value("data", nlohmann::json::object());
     action = data.value("idle_after", "") == std::to_string(idle_seconds) ? "exists" : "updated";
   }
   for (const auto& object : auto_down_manifests(t, idle_seconds)) {
     const nlohmann::json plain = nlohmann::json::parse(object.dump());
-    kube.apply(k8s::object_path(plain, t.ns), plain, "kinetic");
+    kube.apply(k8s::object_path(plain, kAutoDownNamespace), plain, "kinetic");
   }
   record({"auto-down",
           "deletes the cluster after " + period_text(idle_seconds) +
-              " with no job pending or running (checked every 5 minutes; jobs bucket and images "
-              "kept)",
+              " with no pod, Job or JobSet pending or running in any namespace but " +
+              ignored_namespaces_text() + " (checked every 5 minutes; jobs bucket and images kept)",
           action});
 }
 
@@ -206,17 +251,12 @@ void remove_auto_down(const Session& session, k8s::Client* kube,
                       const std::function<void(Change)>& record) {
   const Target& t = session.target;
   if (kube) {
-    // The CronJob first, so no new run starts while its access goes.
-    const bool had =
-        kube->remove("/apis/batch/v1/namespaces/" + t.ns + "/cronjobs/" + kAutoDownName);
-    kube->remove("/api/v1/namespaces/" + t.ns + "/configmaps/" + kAutoDownName);
-    kube->remove("/apis/rbac.authorization.k8s.io/v1/namespaces/" + t.ns + "/rolebindings/" +
-                 kAutoDownName);
-    kube->remove("/apis/rbac.authorization.k8s.io/v1/namespaces/" + t.ns + "/roles/" +
-                 kAutoDownName);
-    kube->remove("/api/v1/namespaces/" + t.ns + "/serviceaccounts/" +
-                 auto_down_service_account(t.cluster));
-    if (had) record({"auto-down", "CronJob " + t.ns + "/" + kAutoDownName, "removed"});
+    const bool had = remove_auto_down_objects(*kube, kAutoDownNamespace, t.cluster, true);
+    const bool legacy = remove_auto_down_objects(*kube, t.ns, t.cluster, false);
+    if (had || legacy)
+      record({"auto-down",
+              "CronJob " + std::string(had ? kAutoDownNamespace : t.ns) + "/" + kAutoDownName,
+              "removed"});
   }
   // Without Resource Manager on, auto-down was never granted (up enables it first): nothing to
   // read, and reading would fail.
@@ -229,8 +269,9 @@ void remove_auto_down(const Session& session, k8s::Client* kube,
     record({"auto-down access", "to delete cluster " + t.cluster, "revoked"});
 }
 
-std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& ns) {
-  auto cm = kube.get(configmap_path(ns));
+std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& legacy_ns) {
+  auto cm = kube.get(configmap_path(kAutoDownNamespace));
+  if (!cm) cm = kube.get(configmap_path(legacy_ns));  // installed by an older kinetic
   if (!cm) return std::nullopt;
   const auto data = cm->value("data", nlohmann::json::object());
   AutoDownState s;

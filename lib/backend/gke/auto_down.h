@@ -1,10 +1,11 @@
 // Idle auto-down (docs/cost.md): `kinetic up --auto-down 2h` makes the cluster delete itself once
 // no kinetic job has been pending or running for two hours, with the user's laptop closed.
 //
-// In the cluster, in the job namespace: a CronJob (every 5 minutes, in the default pool) runs
-// lib/backend/gke/auto_down.py, embedded, as a ServiceAccount of its own whose Role lets it list
-// Jobs, JobSets and pods and read and patch one ConfigMap, where the script records what it
-// decided (state, idle_since, deletes_at) and `status` reads it. In the project: a custom role
+// In the cluster, in its own namespace (kAutoDownNamespace): a CronJob (every 5 minutes, in the
+// default pool) runs lib/backend/gke/auto_down.py, embedded, as a ServiceAccount of its own whose
+// ClusterRole lets it list Jobs, JobSets, pods and events in every namespace and whose Role lets
+// it read and patch one ConfigMap, where the script records what it decided (state, idle_since,
+// deletes_at) and `status` reads it. In the project: a custom role
 // holding only container.clusters.delete, granted to that ServiceAccount's Workload Identity
 // principal on a condition naming this cluster, so it may delete this cluster and nothing else.
 // `up` installs and grants; `up --auto-down off` and `down` remove and revoke.
@@ -22,8 +23,17 @@
 
 namespace kinetic::gke {
 
-// The CronJob, Role, RoleBinding and ConfigMap; the ServiceAccount is per cluster (below).
+// The CronJob, ClusterRole, Role, their bindings and the ConfigMap; the ServiceAccount is per
+// cluster (below).
 inline constexpr const char* kAutoDownName = "kinetic-auto-down";
+// Where they live (made by `up --auto-down`): a namespace of their own, where nothing else of
+// kinetic's creates pods, so no one able to create pods in the jobs' namespace (a pipeline's
+// runner) can run one as auto-down's account.
+inline constexpr const char* kAutoDownNamespace = "kinetic-system";
+// The namespaces whose pods, Jobs and JobSets do not keep the cluster up, as the script reads them
+// (a trailing '*' matches any rest): Kubernetes' and GKE's own (kube-system, gke-managed-*,
+// gmp-system, ...: always running), the JobSet controller kinetic installs, and auto-down's own.
+inline constexpr const char* kAutoDownIgnored = "kube-*,gke-*,gmp-*,jobset-system,kinetic-system";
 inline constexpr const char* kAutoDownRoleId = "kineticAutoDown";
 inline constexpr const char* kResourceManagerService = "cloudresourcemanager.googleapis.com";
 inline constexpr const char* kAutoDownSchedule = "*/5 * * * *";
@@ -69,8 +79,9 @@ struct AutoDownState {
   std::optional<double> idle_since, deletes_at, checked_at;  // Unix seconds
   std::string message;
 };
-// Null when auto-down is not installed.
-std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& ns);
+// Null when auto-down is not installed (in kAutoDownNamespace, or by an older kinetic in the job
+// namespace LEGACY_NS).
+std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& legacy_ns);
 std::optional<AutoDownState> read_auto_down(const Session& session);
 // "auto-down in 1h12m (idle since 14:03)", "auto-down after 2h idle (1 job active)", ... NOW
 // in Unix seconds; times shown in the local time zone.

@@ -1,13 +1,15 @@
 # kinetic's idle auto-down (docs/cost.md): run every few minutes by a CronJob in the cluster's
-# default pool, it deletes the cluster once no kinetic job has been pending or running for the
+# default pool, it deletes the cluster once nothing has been pending or running in it for the
 # idle period, so a forgotten cluster stops costing money with the user's laptop closed.
 #
 # Standard library only (the CronJob's image is a plain python:3.X-slim), like the bootstrap;
 # no triple-quoted strings (cmake/embed_python.cmake drops comment lines). Each run:
-#   1. lists this namespace's kinetic Jobs, JobSets and pods (label kinetic.dev/job), and its
-#      events, with the pod's service-account token (RBAC: list those, get and patch one
-#      ConfigMap). Events outlive the objects they are about (an hour by default), so a job that
-#      ran and was cleaned up between two checks still counts;
+#   1. lists the Jobs, JobSets, pods and events of every namespace but the ignored ones
+#      (KINETIC_IGNORED_NAMESPACES: Kubernetes' and GKE's own, the JobSet controller, its own),
+#      with the pod's service-account token (RBAC: a ClusterRole to list those, a Role to get and
+#      patch one ConfigMap). Any workload counts, kinetic's or not, whichever context submitted
+#      it: deleting the cluster deletes them all. Events outlive the objects they are about (an
+#      hour by default), so a job that ran and was cleaned up between two checks still counts;
 #   2. decides (decide(), a pure function of the clock, what it saw and what it recorded last
 #      time: the only place the idle rule lives; `kinetic status` only reads what it recorded);
 #   3. records the decision in the ConfigMap (state, idle_since, deletes_at, checked_at, active);
@@ -17,7 +19,8 @@
 # The jobs bucket and the image repository are not the cluster's: they stay.
 #
 # Environment (set by the CronJob): KINETIC_PROJECT, KINETIC_LOCATION, KINETIC_CLUSTER,
-# KINETIC_NAMESPACE, KINETIC_STATE (the ConfigMap's name). GCE_METADATA_HOST and
+# KINETIC_NAMESPACE (its own), KINETIC_STATE (the ConfigMap's name), KINETIC_IGNORED_NAMESPACES
+# (comma-separated; a trailing '*' matches any rest). GCE_METADATA_HOST and
 # CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER redirect the metadata server and the GKE API as
 # Google's own clients honour them. The service-account token is read where Kubernetes mounts
 # it, or from KINETIC_SERVICEACCOUNT_DIR (a fake kubelet cannot mount: docs/fakes.md).
@@ -30,9 +33,8 @@ import time
 import urllib.error
 import urllib.request
 
-JOB_LABEL = "kinetic.dev/job"
-# Every kinetic workload's name, and its pods': "kinetic-job-1a2b3c4d..." (job/manifest.h).
-WORKLOAD_PREFIX = "kinetic-job-"
+# The kinds whose events say a workload was there (a Node's events, in "default", do not).
+WORKLOAD_KINDS = ("Job", "JobSet", "Pod")
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
@@ -60,13 +62,30 @@ def condition_true(obj, kinds):
     return None
 
 
-def activity(jobs, jobsets, pods, events=()):
-    # What counts as activity: kinetic workloads not finished (pending on a scale-up, running,
-    # detached or not), and the latest time one finished or had an event (a job cleaned up since
-    # the last check is gone, but its events are not). Pure: lists of API objects in, a dict out
-    # ({"active": [names], "last_end": epoch or None}).
+def ignored_namespace(ns, ignored):
+    # IGNORED: names, or prefixes ending in '*' ("kube-*").
+    for pattern in ignored:
+        if pattern.endswith("*") and ns.startswith(pattern[:-1]):
+            return True
+        if ns == pattern:
+            return True
+    return False
+
+
+def counted(objects, ignored, namespace_of=lambda o: (o.get("metadata") or {}).get("namespace")):
+    return [o for o in objects if not ignored_namespace(namespace_of(o) or "", ignored)]
+
+
+def activity(jobs, jobsets, pods, events=(), ignored=()):
+    # What counts as activity: workloads not finished (pending on a scale-up, running, detached
+    # or not) in a namespace not IGNORED, and the latest time one finished or had an event (a job
+    # cleaned up since the last check is gone, but its events are not). Pure: lists of API
+    # objects in, a dict out ({"active": [names], "last_end": epoch or None}).
     active = []
     ends = []
+    jobs, jobsets, pods = counted(jobs, ignored), counted(jobsets, ignored), counted(pods, ignored)
+    events = counted(events, ignored, lambda e: (e.get("involvedObject") or {}).get("namespace") or
+                     (e.get("metadata") or {}).get("namespace"))
     for job in jobs:
         name = job.get("metadata", {}).get("name", "?")
         done = condition_true(job, ("Complete", "Failed"))
@@ -87,7 +106,7 @@ def activity(jobs, jobsets, pods, events=()):
         if phase not in ("Succeeded", "Failed"):
             active.append("pod/" + pod.get("metadata", {}).get("name", "?"))
     for event in events:
-        if (event.get("involvedObject") or {}).get("name", "").startswith(WORKLOAD_PREFIX):
+        if (event.get("involvedObject") or {}).get("kind") in WORKLOAD_KINDS:
             ends.append(parse_time(event.get("lastTimestamp")) or
                         parse_time(event.get("eventTime")) or
                         parse_time((event.get("metadata") or {}).get("creationTimestamp")))
@@ -149,10 +168,9 @@ class Kube:
         except urllib.error.HTTPError as e:
             raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, e.code, status_message(e)))
 
-    def items(self, path, optional=False, selector=JOB_LABEL):
+    def items(self, path, optional=False):
         try:
-            query = "?labelSelector=" + selector if selector else ""
-            return self.call("GET", path + query).get("items") or []
+            return self.call("GET", path).get("items") or []
         except RuntimeError as e:
             # A cluster without JobSet (its API group absent) has no JobSets to count.
             if optional and "HTTP 404" in str(e):
@@ -168,12 +186,17 @@ def status_message(error):
         return error.reason
 
 
-def look(kube, ns):
-    return activity(kube.items("/apis/batch/v1/namespaces/%s/jobs" % ns),
-                    kube.items("/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % ns,
-                               optional=True),
-                    kube.items("/api/v1/namespaces/%s/pods" % ns),
-                    kube.items("/api/v1/namespaces/%s/events" % ns, selector=""))
+def ignored_namespaces(env):
+    names = [n.strip() for n in env.get("KINETIC_IGNORED_NAMESPACES", "").split(",")]
+    return [n for n in names if n] + [env["KINETIC_NAMESPACE"]]
+
+
+def look(kube, ignored):
+    # Every namespace at once (the ClusterRole's list), the ignored ones left out here.
+    return activity(kube.items("/apis/batch/v1/jobs"),
+                    kube.items("/apis/jobset.x-k8s.io/v1alpha2/jobsets", optional=True),
+                    kube.items("/api/v1/pods"),
+                    kube.items("/api/v1/events"), ignored)
 
 
 def delete_cluster(env):
@@ -209,16 +232,17 @@ def main(env):
     except ValueError:
         print("kinetic auto-down: %s has no idle_after; nothing to do" % state_path)
         return 0
-    record, delete = decide(time.time(), look(kube, ns), state, idle_seconds)
+    ignored = ignored_namespaces(env)
+    record, delete = decide(time.time(), look(kube, ignored), state, idle_seconds)
     if delete:
         # A job submitted since the first look keeps the cluster: look once more, just before.
-        record, delete = decide(time.time(), look(kube, ns), state, idle_seconds)
+        record, delete = decide(time.time(), look(kube, ignored), state, idle_seconds)
     record["message"] = ""
     patch = "application/merge-patch+json"
     kube.call("PATCH", state_path, {"data": record}, patch)
     if not delete:
         if record["state"] == "active":
-            print("kinetic auto-down: %s kinetic workload(s) active; the cluster stays" %
+            print("kinetic auto-down: %s workload(s) active; the cluster stays" %
                   record["active"])
         else:
             print("kinetic auto-down: idle since %s; the cluster is deleted at %s" %

@@ -1,5 +1,7 @@
 #include "backend/gke/data_access.h"
 
+#include "backend/gke/names.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -14,7 +16,7 @@ std::string service_account_principal(const std::string& project_number, const s
 
 std::string pods_principal(const std::string& project_number, const std::string& project,
                            const std::string& ns) {
-  return service_account_principal(project_number, project, ns, "default");
+  return service_account_principal(project_number, project, ns, kJobServiceAccount);
 }
 
 std::string data_role(bool writable) {

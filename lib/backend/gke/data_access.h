@@ -1,5 +1,6 @@
 // Who reads a `run --data gs://BUCKET` mount on GKE: the Cloud Storage FUSE CSI driver mounts it
-// as the job's pods, i.e. the namespace's Kubernetes service account through Workload Identity
+// as the job's pods, i.e. their Kubernetes service account (kJobServiceAccount) through Workload
+// Identity
 // (docs/security.md "Who can read what"). Pure helpers: the principal, the role a mount needs,
 // whether a bucket policy already grants it, and the one command that grants it.
 #pragma once
@@ -15,7 +16,7 @@ namespace kinetic::gke {
 // Kubernetes service account SA of namespace NS, through Workload Identity.
 std::string service_account_principal(const std::string& project_number, const std::string& project,
                                       const std::string& ns, const std::string& sa);
-// The job pods' principal (they run as the namespace's `default`).
+// The job pods' principal: they run as kJobServiceAccount ("kinetic-job") of namespace NS.
 std::string pods_principal(const std::string& project_number, const std::string& project,
                            const std::string& ns);
 

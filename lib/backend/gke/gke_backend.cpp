@@ -16,6 +16,7 @@
 #include "backend/gke/gke_pipeline_records.h"
 #include "backend/gke/gke_pipeline_store.h"
 #include "backend/gke/image_builder.h"
+#include "backend/gke/job_identity.h"
 #include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
@@ -331,6 +332,12 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
   const std::string ns = session_.target.ns;
+  // The pods run as kinetic-job: the ServiceAccount admission plugin refuses a pod naming an
+  // account that does not exist, so the Job would never start one.
+  if (!job_account_ready_) {
+    ensure_job_service_account(kube(), ns);
+    job_account_ready_ = true;
+  }
   if (auto secret = build_secret(in, secrets)) {
     posted.push_back(k8s::secret_path(ns, k8s_object_name(spec.id)));
     create_or_adopt(kube(), k8s::secrets_path(ns), json::parse(secret->dump()));

@@ -80,8 +80,9 @@ class GkeBackend : public Backend {
   Session session_;
   std::unique_ptr<PipelineStore> pipeline_store_;
   std::optional<KubeConnection> kube_;
-  bool gcs_fuse_checked_ = false;  // the cluster has the CSI driver (checked once)
-  std::string pods_member_;        // the job pods' principal, once read
+  bool gcs_fuse_checked_ = false;   // the cluster has the CSI driver (checked once)
+  std::string pods_member_;         // the job pods' principal, once read
+  bool job_account_ready_ = false;  // kinetic-job exists in the namespace (checked once)
   // The job's spec: as submitted by this process, else from the bucket.
   std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the

@@ -4,6 +4,7 @@
 #include "backend/gke/cluster_requests.h"
 #include "backend/gke/data_access.h"
 #include "backend/gke/gke_backend.h"
+#include "backend/gke/job_identity.h"
 #include "core/error.h"
 #include "gcp/gke.h"
 
@@ -40,6 +41,8 @@ DataMount GkeBackend::stage_data(const DataMount& mount, bool grant) {
   const std::string role = data_role(mount.writable);
   if (grant) {
     const bool changed = storage.add_bucket_iam_member(bucket, role, pods_member_);
+    // So that `down` takes it back; a grant found in place is someone else's to take back.
+    if (changed) remember_data_grant(session_, bucket, pods_member_);
     session_.io->info("kinetic: gs://" + bucket + ": " + role + " for the job's pods " +
                       (changed ? "granted" : "held already"));
     return mount;

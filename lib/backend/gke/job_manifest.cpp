@@ -12,6 +12,7 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   ManifestInput in;
   in.job_id = spec.id;
   in.namespace_ = ns;
+  in.service_account = kJobServiceAccount;
   in.accelerator = resolve_accelerator(spec.accelerator);
   in.image = spec.image;
   in.command = bootstrap_command();

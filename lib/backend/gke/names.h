@@ -12,6 +12,11 @@ inline constexpr const char* kDefaultCluster = "kinetic";
 inline constexpr const char* kRepository = "kinetic";
 inline constexpr const char* kImagePackage = "base";
 inline constexpr const char* kNamespace = "default";
+// The Kubernetes service account every job pod (Job and JobSet) runs as, created in the job
+// namespace before a submit: its Workload Identity principal, not the namespace's `default`
+// (which every other pod of the namespace shares), holds the jobs bucket and the --grant data
+// buckets (docs/security.md "Every identity kinetic creates holds the least it needs").
+inline constexpr const char* kJobServiceAccount = "kinetic-job";
 inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr const char* kJobLabel = "kinetic.dev/job";
 inline constexpr const char* kPoolLabel = "kinetic.dev/pool";

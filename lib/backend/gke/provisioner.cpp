@@ -6,7 +6,7 @@
 
 #include "backend/gke/auto_down.h"
 #include "backend/gke/cluster_access.h"
-#include "backend/gke/data_access.h"
+#include "backend/gke/job_identity.h"
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/gke/node_service_account.h"
@@ -154,14 +154,11 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
                          std::to_string(kStagingDays) + " days after the build",
                      "updated"});
 
-  // Pods run as the namespace's `default` Kubernetes service account through Workload Identity:
-  // it reads contexts and writes results in the bucket, nothing else.
-  if (!info.project_number.empty()) {
-    const std::string member = pods_principal(info.project_number, t.project, t.ns);
-    const bool granted = storage.add_bucket_iam_member(bucket, "roles/storage.objectUser", member);
-    record(changes, {"bucket access", "roles/storage.objectUser for pods in namespace " + t.ns,
-                     granted ? "granted" : "exists"});
-  }
+  // Pods run as kinetic-job through Workload Identity (job_identity.h): it reads contexts and
+  // writes results in the bucket, nothing else.
+  if (!info.project_number.empty())
+    grant_jobs_bucket(session_, info.project_number,
+                      [&](Change c) { record(changes, std::move(c)); });
 
   if (options.auto_down) {
     auto conn = connect_kube(session_, cluster_access(session_));
@@ -367,6 +364,9 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
       record(changes, {"repository", repo_name, "deleted"});
   }
 
+  // What kinetic granted its jobs goes before the bucket that records it.
+  revoke_job_grants(session_, options.keep_bucket,
+                    [&](Change c) { record(changes, std::move(c)); });
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   if (options.keep_bucket) {
