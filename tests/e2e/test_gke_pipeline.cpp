@@ -435,7 +435,7 @@ TEST_F(GkePipeline, ALaunchAsAnotherAccountOrWithAnotherStepsSecretIsRefused) {
           {"prep", "succeeded"}, {"left", "failed"}, {"right", "failed"}, {"merge", "skipped"}}));
   EXPECT_EQ(step_of(doc, "left")["error"],
             "kinetic refused to create its workload: its pods would run as service account "
-            "kinetic-auto-down-kinetic; a step's run as default");
+            "kinetic-auto-down-kinetic; a step's run as kinetic-job");
   EXPECT_EQ(step_of(doc, "right")["error"],
             "kinetic refused to create its workload: its pods would use the Secret " +
                 merge_secret + ", which is not the step's own");
