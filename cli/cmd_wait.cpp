@@ -103,7 +103,8 @@ bool WaitOptions::look(Factory& f, Waited& w, bool first) const {
   }
   Backend& b = f.backend("wait");
   std::optional<JobStatus> st = first ? require_job(b, w.id) : b.get(w.id);
-  if (!st) throw Error(Errc::not_found, "the record of " + w.id + " is gone (removed while waiting)");
+  if (!st)
+    throw Error(Errc::not_found, "the record of " + w.id + " is gone (removed while waiting)");
   if (!job_ended(*st)) return false;
   w.job = std::move(*st);
   return true;
@@ -165,9 +166,9 @@ int WaitOptions::run(Factory& f) {
       all.push_back({.id = id});
   }
   using clock = std::chrono::steady_clock;
-  const auto deadline = timeout.empty()
-                            ? clock::time_point::max()
-                            : clock::now() + std::chrono::seconds(parse_duration(timeout, "--timeout"));
+  const auto deadline =
+      timeout.empty() ? clock::time_point::max()
+                      : clock::now() + std::chrono::seconds(parse_duration(timeout, "--timeout"));
   double pause_seconds = 0.5;
   for (bool first = true;; first = false) {
     bool pending = false;
@@ -183,8 +184,8 @@ int WaitOptions::run(Factory& f) {
     if (!pending) return finish(f, all, false);
     const auto now = clock::now();
     if (now >= deadline) return finish(f, all, true);
-    const auto pause = std::chrono::duration_cast<clock::duration>(
-        std::chrono::duration<double>(pause_seconds));
+    const auto pause =
+        std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(pause_seconds));
     std::this_thread::sleep_for(std::min(pause, deadline - now));
     pause_seconds = std::min(pause_seconds * 1.5, 5.0);
   }

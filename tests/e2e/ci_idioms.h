@@ -64,7 +64,10 @@ inline std::vector<CiIdiom> ci_idioms(bool gke) {
          EXPECT_EQ(st["exit_code"], 0);
        }},
       {"set -e stops at a failing run with its exit code",
-       "set -e\nkinetic run fail3.py > /dev/null 2>&1\necho unreachable\n", 3, "", {}},
+       "set -e\nkinetic run fail3.py > /dev/null 2>&1\necho unreachable\n",
+       3,
+       "",
+       {}},
       {"timeout", "timeout 300 kinetic run ok.py", 0, "hello\n", {}},
       {"closed stdin", "kinetic run ok.py <&-", 0, "hello\n", {}},
       {"> file holds the job's stdout alone",
@@ -85,10 +88,11 @@ inline std::vector<CiIdiom> ci_idioms(bool gke) {
          EXPECT_EQ(all.find('\033'), std::string::npos) << all;
        }},
       {"| head -1 ends the output, not the run",
-       "kinetic run many.py 2> /dev/null | head -1; echo \"kinetic=${PIPESTATUS[0]}\"", 0,
-       "1\nkinetic=4\n", {}},
-      {"--quiet prints only data and errors", "kinetic --quiet run ok.py 2> err.txt", 0,
-       "hello\n",
+       "kinetic run many.py 2> /dev/null | head -1; echo \"kinetic=${PIPESTATUS[0]}\"",
+       0,
+       "1\nkinetic=4\n",
+       {}},
+      {"--quiet prints only data and errors", "kinetic --quiet run ok.py 2> err.txt", 0, "hello\n",
        [](const CliResult&, const fs::path& dir) { EXPECT_EQ(slurp(dir / "err.txt"), ""); }},
       {"no prompt without a TTY: the flag to pass", "kinetic down", 2, "",
        [](const CliResult& r, const fs::path&) {

@@ -95,8 +95,8 @@ TEST_F(CiContractTest, WaitForAPipeline) {
 // `kinetic run … | head -1`: the reader goes away after one line; kinetic neither dies of
 // SIGPIPE nor stops following: the job's outputs are collected and its exit code is kinetic's.
 TEST_F(CiContractTest, AClosedStdoutEndsTheOutputNotTheRun) {
-  auto r = sb.shell("kinetic run many.py 2>run.err | head -1; echo \"kinetic=${PIPESTATUS[0]}\"",
-                    proj);
+  auto r =
+      sb.shell("kinetic run many.py 2>run.err | head -1; echo \"kinetic=${PIPESTATUS[0]}\"", proj);
   EXPECT_EQ(r.out, "1\nkinetic=4\n") << slurp(proj / "run.err");
   const std::string id = job_id_in(slurp(proj / "run.err"));
   ASSERT_FALSE(id.empty()) << slurp(proj / "run.err");

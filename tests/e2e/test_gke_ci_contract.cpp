@@ -88,8 +88,8 @@ TEST_F(GkeCiContract, AFailedAttemptThatIsRetriedIsNotAnEnd) {
     auto data = cloud_->gcs().object_data(kGkeBucket, record);
     return data && nlohmann::json::parse(*data)["state"] == "failed";
   }));
-  EXPECT_FALSE(nlohmann::json::parse(*cloud_->gcs().object_data(kGkeBucket, record))
-                   .value("final", false));
+  EXPECT_FALSE(
+      nlohmann::json::parse(*cloud_->gcs().object_data(kGkeBucket, record)).value("final", false));
   auto st = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
   EXPECT_EQ(st["state"], "running");
   auto early = kin({"wait", id, "--timeout", "1s"});
