@@ -427,6 +427,7 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
     put.method = "PUT";
     put.url = *session;
     put.idempotent = false;  // after a failure the session, not a blind replay, says what landed
+    put.fresh_connection = true;  // nor libcurl's own replay after a kept-alive connection died
     put.headers = {{"Content-Range", "bytes " + std::to_string(offset) + "-" +
                                          std::to_string(offset + len - 1) + "/" +
                                          std::to_string(size)}};
