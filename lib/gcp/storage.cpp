@@ -369,6 +369,43 @@ ObjectInfo StorageClient::upload_file(const std::string& bucket, const std::stri
   return upload_resumable(bucket, name, file, size, options);
 }
 
+namespace {
+
+// The CRC32C of FILE's first LENGTH bytes, read through FD.
+uint32_t crc32c_of_prefix(int fd, const fs::path& file, uint64_t length) {
+  uint32_t crc = 0;
+  std::string rb(kQuantum * 16, '\0');
+  for (uint64_t done = 0; done < length;) {
+    uint64_t n = std::min<uint64_t>(rb.size(), length - done);
+    if (::pread(fd, rb.data(), n, static_cast<off_t>(done)) != static_cast<ssize_t>(n))
+      throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
+    crc = crc32c_extend(crc, rb.data(), n);
+    done += n;
+  }
+  return crc;
+}
+
+// The POST that opens a resumable session for SIZE bytes.
+http::Request session_start_request(const std::string& endpoint, const std::string& bucket,
+                                    const std::string& name, uint64_t size,
+                                    const UploadOptions& options) {
+  http::Request start;
+  start.method = "POST";
+  start.url = endpoint + "/upload/storage/v1/b/" + encode_object_name(bucket) +
+              "/o?uploadType=resumable&name=" + encode_object_name(name);
+  if (options.if_generation_match)
+    start.url += "&ifGenerationMatch=" + std::to_string(*options.if_generation_match);
+  start.headers = {{"Content-Type", "application/json; charset=UTF-8"},
+                   {"X-Upload-Content-Type", options.content_type},
+                   {"X-Upload-Content-Length", std::to_string(size)}};
+  nlohmann::json meta = {{"name", name}, {"contentType", options.content_type}};
+  if (!options.custom_time.empty()) meta["customTime"] = options.custom_time;
+  start.body = meta.dump();
+  return start;
+}
+
+}  // namespace
+
 ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std::string& name,
                                            const fs::path& file, uint64_t size,
                                            const UploadOptions& options) {
@@ -379,19 +416,7 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
   const uint64_t chunk = std::max(kQuantum, options.chunk_size / kQuantum * kQuantum);
 
   // 1. Open the session.
-  http::Request start;
-  start.method = "POST";
-  start.url = endpoint_ + "/upload/storage/v1/b/" + encode_object_name(bucket) +
-              "/o?uploadType=resumable&name=" + encode_object_name(name);
-  if (options.if_generation_match)
-    start.url += "&ifGenerationMatch=" + std::to_string(*options.if_generation_match);
-  start.headers = {{"Content-Type", "application/json; charset=UTF-8"},
-                   {"X-Upload-Content-Type", options.content_type},
-                   {"X-Upload-Content-Length", std::to_string(size)}};
-  nlohmann::json start_meta = {{"name", name}, {"contentType", options.content_type}};
-  if (!options.custom_time.empty()) start_meta["customTime"] = options.custom_time;
-  start.body = start_meta.dump();
-  auto r = transport_.send(start);
+  auto r = transport_.send(session_start_request(endpoint_, bucket, name, size, options));
   if (!ok(r.status)) fail(r, what);
   auto session = r.header("Location");
   if (!session) throw Error(Errc::api, what + ": the upload session has no Location");
@@ -427,6 +452,7 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
     put.method = "PUT";
     put.url = *session;
     put.idempotent = false;  // after a failure the session, not a blind replay, says what landed
+    put.fresh_connection = true;  // nor libcurl's own replay after a kept-alive connection died
     put.headers = {{"Content-Range", "bytes " + std::to_string(offset) + "-" +
                                          std::to_string(offset + len - 1) + "/" +
                                          std::to_string(size)}};
@@ -468,17 +494,8 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
                                  " attempts; check the network and try again");
     if (offset < crc_upto) {
       // The server kept less than we hashed: rehash from the start up to what it has.
-      crc = 0;
-      crc_upto = 0;
-      std::string rb(kQuantum * 16, '\0');
-      while (crc_upto < offset) {
-        uint64_t n = std::min<uint64_t>(rb.size(), offset - crc_upto);
-        if (::pread(fd.get(), rb.data(), n, static_cast<off_t>(crc_upto)) !=
-            static_cast<ssize_t>(n))
-          throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
-        crc = crc32c_extend(crc, rb.data(), n);
-        crc_upto += n;
-      }
+      crc = crc32c_of_prefix(fd.get(), file, offset);
+      crc_upto = offset;
     }
   }
 }

@@ -175,6 +175,9 @@ class CurlTransport final : public Transport {
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
     }
 
+    // libcurl's own resend needs a reused connection; a fresh one has none to lose.
+    if (request.fresh_connection) curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+
     // Method and body.
     const std::string& method = request.method;
     bool streamed = static_cast<bool>(request.body_source);

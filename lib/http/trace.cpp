@@ -163,16 +163,42 @@ bool redact_secret_data(nlohmann::json& j) {
   return changed;
 }
 
+bool blank(std::string_view line) {
+  return std::all_of(line.begin(), line.end(), is_space);
+}
+
+// A body that may carry a Secret, with every Secret value REDACTED. It is one JSON document, or a
+// watch stream: one JSON event a line, each parsed and redacted on its own (parsed as one
+// document the stream is invalid JSON, and its Secrets would pass through). A line that is not
+// JSON (a cut stream, protobuf) is withheld whole: it may be a Secret we cannot see into.
+std::string redact_secrets_in(std::string_view body) {
+  auto whole = nlohmann::json::parse(body, nullptr, false);
+  if (!whole.is_discarded()) return redact_secret_data(whole) ? whole.dump() : std::string(body);
+  std::string out;
+  for (size_t start = 0; start <= body.size();) {
+    size_t end = std::min(body.find('\n', start), body.size());
+    std::string_view line = body.substr(start, end - start);
+    auto event = nlohmann::json::parse(line, nullptr, false);
+    if (blank(line)) {
+      out += line;
+    } else if (event.is_discarded()) {
+      out += "<" + std::to_string(line.size()) + " bytes withheld: not JSON, may hold a Secret>";
+    } else {
+      out += redact_secret_data(event) ? event.dump() : std::string(line);
+    }
+    if (end < body.size()) out += '\n';
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string body_text(std::string_view body) {
   // A Secret's values, wherever they sit in the body (the whole body is read: a Secret may come
   // after the part that is shown).
   std::string structured;
   if (body.find("Secret") != std::string_view::npos) {
-    auto j = nlohmann::json::parse(body, nullptr, false);
-    if (!j.is_discarded() && redact_secret_data(j)) {
-      structured = j.dump();
-      body = structured;
-    }
+    structured = redact_secrets_in(body);
+    body = structured;
   }
   // Redact a generous prefix before cutting, so a secret straddling the cut is still caught.
   std::string text = redact(body.substr(0, std::min(body.size(), kBodyLimit * 16)));

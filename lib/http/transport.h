@@ -39,6 +39,10 @@ struct Request {
   // Whether sending it twice does no harm (GET, PUT with preconditions, DELETE...). Only such
   // requests are retried after a dropped connection or a retryable status.
   bool idempotent = true;
+  // Sent on a new connection, never a kept-alive one: when a reused connection dies before any
+  // answer, libcurl silently sends the request again on a fresh one, which a request whose
+  // retry must be decided by the caller (a resumable upload's chunk) must not allow.
+  bool fresh_connection = false;
 };
 
 struct Response {

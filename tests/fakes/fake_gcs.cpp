@@ -209,6 +209,7 @@ struct FakeGcs::Impl {
   };
   std::deque<Failure> failures;
   std::optional<std::size_t> drop_after;
+  std::optional<std::size_t> persist_limit;  // persist_at_most_next
   bool precondition_next = false;
   int corrupt_downloads = 0;  // corrupt_next_download
   struct IamInterleave {
@@ -218,6 +219,9 @@ struct FakeGcs::Impl {
 
   std::map<std::string, int> counters;
   int total = 0;
+  // Every request to a resumable session, in arrival order, so tests can assert the offsets a
+  // client resumes at (an overlap is accepted as GCS does, so only this log shows it).
+  std::vector<FakeGcs::ResumableRequest> resumable_log;
 
   std::string base_url() const { return "http://" + host + ":" + std::to_string(port); }
 
@@ -679,6 +683,7 @@ struct FakeGcs::Impl {
     auto it = sessions.find(req.get_param_value("upload_id"));
     if (it == sessions.end() || it->second.result) return;
     auto cr = req.get_header_value("Content-Range");
+    resumable_log.push_back({trim_gcs(cr), it->second.data.size(), body.size(), true});
     unsigned long long start = 0;
     if (std::sscanf(cr.c_str(), "bytes %llu-", &start) != 1) start = 0;
     auto& s = it->second;
@@ -1216,14 +1221,29 @@ struct FakeGcs::Impl {
     send_json(res, 200, resource);
   }
 
+  // Cloud Storage ignores bytes sent again at offsets it already persisted ("resent data" in its
+  // resumable-uploads page; Google's storage-testbench skips them the same way). They are counted
+  // so a test can assert a fault-free upload resends nothing. Resent bytes that differ from the
+  // persisted ones are refused: no document says what GCS does then (docs/fakes.md, Differs).
+  void check_resent_bytes(const Session& s, std::uint64_t first, const std::string& body) {
+    if (first >= s.data.size()) return;
+    std::size_t overlap = std::min<std::uint64_t>(body.size(), s.data.size() - first);
+    if (s.data.compare(first, overlap, body, 0, overlap) != 0)
+      throw invalid("Invalid request: bytes " + std::to_string(first) + "-" +
+                    std::to_string(first + overlap - 1) +
+                    " were already persisted with different content.");
+    counters["resent_bytes"] += static_cast<int>(overlap);
+  }
+
   void resumable_put(const httplib::Request& req, httplib::Response& res, const std::string& body) {
     auto it = sessions.find(req.get_param_value("upload_id"));
     if (it == sessions.end()) throw not_found("No such upload session.");
     auto& s = it->second;
+    auto cr = trim_gcs(req.get_header_value("Content-Range"));
+    resumable_log.push_back({cr, s.data.size(), body.size(), false});
     if (s.result) return send_json(res, 200, *s.result);
     if (!buckets.count(s.bucket)) throw bucket_not_found();
     auto hash = req.get_header_value("X-Goog-Hash");
-    auto cr = trim_gcs(req.get_header_value("Content-Range"));
     if (cr.empty()) {
       // Whole object in one request.
       if (!s.data.empty()) throw invalid("Missing Content-Range for a partially uploaded session.");
@@ -1287,8 +1307,15 @@ struct FakeGcs::Impl {
           " bytes, which does not meet this "
           "requirement.");
     }
+    check_resent_bytes(s, first, body);
     if (total) s.total = total;
-    if (end_excl > s.data.size()) s.data.append(body, s.data.size() - first, std::string::npos);
+    std::uint64_t keep_end = end_excl;  // GCS may persist less of a chunk than it received
+    if (persist_limit && !is_last) {
+      keep_end = std::min<std::uint64_t>(end_excl, first + *persist_limit);
+      persist_limit.reset();
+    }
+    if (keep_end > s.data.size())
+      s.data.append(body, s.data.size() - first, keep_end - s.data.size());
     if (is_last) {
       if (open_end && !total) s.total = s.data.size();
       return finalize(res, s, hash);
@@ -1351,6 +1378,10 @@ void FakeGcs::drop_connection_after(std::size_t bytes) {
   std::lock_guard lock(impl_->mu);
   impl_->drop_after = bytes;
 }
+void FakeGcs::persist_at_most_next(std::size_t bytes) {
+  std::lock_guard lock(impl_->mu);
+  impl_->persist_limit = bytes;
+}
 void FakeGcs::fail_precondition_next() {
   std::lock_guard lock(impl_->mu);
   impl_->precondition_next = true;
@@ -1367,13 +1398,15 @@ void FakeGcs::corrupt_next_download(int n) {
 int FakeGcs::pending_faults() const {
   std::lock_guard lock(impl_->mu);
   return static_cast<int>(impl_->failures.size()) + (impl_->drop_after ? 1 : 0) +
-         impl_->corrupt_downloads + (impl_->precondition_next ? 1 : 0);
+         (impl_->persist_limit ? 1 : 0) + impl_->corrupt_downloads +
+         (impl_->precondition_next ? 1 : 0);
 }
 void FakeGcs::clear_faults() {
   std::lock_guard lock(impl_->mu);
   impl_->corrupt_downloads = 0;
   impl_->failures.clear();
   impl_->drop_after.reset();
+  impl_->persist_limit.reset();
   impl_->precondition_next = false;
   impl_->iam_interleaves.clear();
 }
@@ -1395,6 +1428,7 @@ void FakeGcs::reset_counters() {
   std::lock_guard lock(impl_->mu);
   impl_->counters.clear();
   impl_->total = 0;
+  impl_->resumable_log.clear();
 }
 
 void FakeGcs::create_bucket(const std::string& name, const std::string& project) {
@@ -1453,6 +1487,11 @@ std::optional<json> FakeGcs::object_resource(const std::string& bucket,
   if (o == b->second.objects.end()) return std::nullopt;
   return impl_->object_resource(bucket, o->second);
 }
+std::vector<FakeGcs::ResumableRequest> FakeGcs::resumable_requests() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->resumable_log;
+}
+
 std::size_t FakeGcs::open_resumable_sessions() const {
   std::lock_guard lock(impl_->mu);
   std::size_t n = 0;

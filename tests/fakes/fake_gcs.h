@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,9 @@ class FakeGcs {
   // connection shut down after `bytes` body bytes were read, without any answer. For a resumable
   // chunk the largest multiple of 256 KiB of what was read is persisted (as GCS may do).
   void drop_connection_after(std::size_t bytes);
+  // The next non-final resumable chunk has only its first `bytes` (a multiple of 256 KiB)
+  // persisted, and its 308's Range says so, as GCS documents it may do.
+  void persist_at_most_next(std::size_t bytes);
   // The next object mutation (upload finalisation, delete, patch) or bucket setIamPolicy answers
   // 412 conditionNotMet regardless of the real state.
   void fail_precondition_next();
@@ -55,9 +59,10 @@ class FakeGcs {
   // buckets.getIamPolicy buckets.setIamPolicy objects.get objects.download objects.list
   // objects.delete objects.patch upload.media upload.multipart upload.resumable.start
   // upload.resumable.put upload.resumable.cancel not_found; "injected_failures" and
-  // "dropped_connections" count faults; "with_authorization" counts requests that carried an
-  // Authorization header. The same map is served as JSON at GET /_fake/counters (for
-  // out-of-process clients).
+  // "dropped_connections" count faults; "resent_bytes" counts chunk bytes at offsets a session
+  // had already persisted (accepted and ignored, as GCS does); "with_authorization" counts requests
+  // that carried an Authorization header. The same map is served as JSON at GET /_fake/counters
+  // (for out-of-process clients).
   int request_count(const std::string& route) const;
   int total_requests() const;
   std::map<std::string, int> request_counts() const;
@@ -82,6 +87,16 @@ class FakeGcs {
   std::optional<nlohmann::json> object_resource(const std::string& bucket,
                                                 const std::string& name) const;
   std::size_t open_resumable_sessions() const;
+  // One request to a resumable session (a chunk, a "bytes */N" status query, or a chunk whose
+  // connection was dropped), as the fake received it.
+  struct ResumableRequest {
+    std::string content_range;           // the header as sent, "" when absent
+    std::uint64_t persisted_before = 0;  // the session's persisted size when it arrived
+    std::uint64_t body_bytes = 0;        // bytes read (up to the drop for a dropped one)
+    bool dropped = false;                // drop_connection_after cut it
+  };
+  // Every request to a resumable session since the start or reset_counters(), in arrival order.
+  std::vector<ResumableRequest> resumable_requests() const;
 
   // ---- helpers (exposed for tests) ----------------------------------------------------------
   static std::uint32_t crc32c(std::string_view data);

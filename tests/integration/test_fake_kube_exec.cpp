@@ -22,6 +22,12 @@ using nlohmann::json;
 const std::string kExecPods = "/api/v1/namespaces/default/pods";
 constexpr int kExecWait = 20000;
 
+// The sleeper pod's command: it runs until `finish` names a process, then until that process is
+// gone (see finish()).
+constexpr const char* kEndsAfterTheFinishingExec =
+    "while [ ! -e finish ]; do sleep 0.02; done; "
+    "while [ -e /proc/$(cat finish) ]; do sleep 0.02; done";
+
 class StaticToken : public auth::TokenProvider {
  public:
   explicit StaticToken(std::string token) : token_(std::move(token)) {}
@@ -61,7 +67,7 @@ class FakeKubeExecTest : public FakeKubeFixture {
                    {{{"name", "main"},
                      {"image", "app:1"},
                      {"env", {{{"name", "GREETING"}, {"value", "hello-from-the-pod"}}}},
-                     {"command", {"sh", "-c", "while [ ! -e finish ]; do sleep 0.02; done"}}}}}}}};
+                     {"command", {"sh", "-c", kEndsAfterTheFinishingExec}}}}}}}};
     ASSERT_EQ(call("POST", kExecPods, pod).status, 201);
     ASSERT_TRUE(kube_->wait_for_object(
         kExecPods + "/" + name,
@@ -96,12 +102,14 @@ class FakeKubeExecTest : public FakeKubeFixture {
     }
     return "(no error)";
   }
-  // The pod ends as soon as `finish` exists, and a container that ends takes its exec'd
-  // processes with it (as a real kubelet's PID namespace does): `touch` may be killed after it
-  // made the file, before it exited. Either order ends the pod; Succeeded is what is asserted.
+  // A container that ends takes its exec'd processes with it (as a real kubelet's PID namespace
+  // does), so a pod that ended as soon as `finish` exists could kill the exec that made it before
+  // it exited (exit 137). The exec writes its own pid there and the pod waits for that process to
+  // be gone (kEndsAfterTheFinishingExec): the exec always exits 0 first.
   void finish(const std::string& pod = "sleeper") {
-    const int code = exec({"touch", "finish"}, nullptr, nullptr, -1, pod);
-    ASSERT_TRUE(code == 0 || code == 128 + SIGKILL) << "touch finish: exit " << code;
+    const int code = exec({"sh", "-c", "echo $$ >finish.tmp && mv finish.tmp finish"}, nullptr,
+                          nullptr, -1, pod);
+    ASSERT_EQ(code, 0) << "the finishing exec";
     ASSERT_TRUE(kube_->wait_for_object(
         kExecPods + "/" + pod,
         [](const json& p) { return p["status"].value("phase", "") == "Succeeded"; }, kExecWait));

@@ -309,7 +309,11 @@ spec:
       containers:
       - name: main
         image: busybox
-        command: ["sh", "-c", "while [ ! -e finish ]; do sleep 0.05; done"]
+        # A container that ends takes its exec'd processes with it (SIGKILL, as a real kubelet's
+        # PID namespace does), so ending as soon as `finish` exists could kill the exec that made
+        # it before it exits (kubectl then exits 137). The exec writes its own pid there, and the
+        # pod ends only once that process is gone: the order is fixed, not left to the scheduler.
+        command: ["sh", "-c", "while [ ! -e finish ]; do sleep 0.05; done; while [ -e /proc/$(cat finish) ]; do sleep 0.05; done"]
         env:
         - name: GREETING
           value: hello-from-the-pod
@@ -340,7 +344,7 @@ esac
 out=$(k exec "$pod" -c nope -- true 2>&1 || true)
 contains "exec into a container the pod lacks" "container nope is not valid for pod ${pod#pod/}" \
   "$out"
-k exec "$pod" -- touch finish
+k exec "$pod" -- sh -c 'echo $$ >finish.tmp && mv finish.tmp finish'
 out=$(k wait --for=condition=complete job/sleeper --timeout=30s)
 contains "touch finish ends the pod" "condition met" "$out"
 out=$(k exec "$pod" -- true 2>&1 || true)

@@ -262,6 +262,25 @@ TEST_F(FakeGcsTest, ResumableUploadInChunksWithStatusQueriesAndDroppedChunk) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 308);
   EXPECT_EQ(r->get_header_value("Range"), "bytes=0-1048575");
+  EXPECT_EQ(gcs.request_count("resent_bytes"), static_cast<int>(kChunk));
+  // Resent bytes that differ from the persisted ones are refused, and nothing changes.
+  auto altered = data.substr(3 * kChunk, 2 * kChunk);
+  altered[0] ^= 1;
+  expect_error(fresh.Put(session, httplib::Headers{{"Content-Range", "bytes 786432-1310719/*"}},
+                         altered, "application/octet-stream"),
+               400, "invalid");
+  r = fresh.Put(session, httplib::Headers{{"Content-Range", "bytes */*"}}, "",
+                "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->get_header_value("Range"), "bytes=0-1048575");
+  // The log holds each request's Content-Range and the persisted size it met.
+  auto log = gcs.resumable_requests();
+  ASSERT_GE(log.size(), 5u);
+  EXPECT_EQ(log[3].content_range, "bytes 262144-786431/*");
+  EXPECT_TRUE(log[3].dropped);
+  EXPECT_EQ(log[3].persisted_before, static_cast<std::uint64_t>(kChunk));
+  EXPECT_EQ(log[5].content_range, "bytes 262144-1048575/*");
+  EXPECT_EQ(log[5].persisted_before, static_cast<std::uint64_t>(2 * kChunk));
 
   // A gap is refused.
   r = fresh.Put(session, httplib::Headers{{"Content-Range", "bytes 2000000-2000999/2001000"}},

@@ -167,6 +167,35 @@ TEST(TraceTransport, SecretValuesAreNeverTraced) {
   EXPECT_EQ(all.find("c2VjcmV0"), std::string::npos) << all;
 }
 
+// A watch stream is one JSON event a line, not one document: each event is redacted on its own,
+// and a line that is not JSON (a cut event) is withheld, never printed as it came.
+TEST(TraceTransport, SecretValuesInAWatchStreamOfSeveralEventsAreNeverTraced) {
+  Request watch;
+  watch.url = "https://k/api/v1/namespaces/default/secrets?watch=1";
+  Response stream{
+      200,
+      {{"Content-Type", "application/json"}},
+      R"({"type":"ADDED","object":{"kind":"Secret","metadata":{"name":"a"},)"
+      R"("data":{"K":"Zmlyc3Qtc2VjcmV0"}}})"
+      "\n"
+      R"({"type":"MODIFIED","object":{"kind":"Secret","metadata":{"name":"b"},)"
+      R"("stringData":{"K":"second-secret"}}})"
+      "\n"
+      R"({"type":"BOOKMARK","object":{"kind":"Secret","metadata":{"resourceVersion":"7"}}})"
+      "\n"
+      R"({"type":"DELETED","object":{"kind":"Secret","metadata":{"name":"c"},)"
+      R"("data":{"K":"dGhpcmQtc2VjcmV0"}}})"
+      "\n"
+      R"({"type":"ADDED","object":{"kind":"Secret","data":{"K":"Y3V0LXNlY3JldA)"};
+  std::string all = joined(run(8, watch, stream));
+  for (const char* value :
+       {"Zmlyc3Qtc2VjcmV0", "second-secret", "dGhpcmQtc2VjcmV0", "Y3V0LXNlY3JldA"})
+    EXPECT_EQ(all.find(value), std::string::npos) << value << " leaked in:\n" << all;
+  EXPECT_NE(all.find(R"("name":"a")"), std::string::npos) << "the events stay readable: " << all;
+  EXPECT_NE(all.find(R"("resourceVersion":"7")"), std::string::npos) << all;
+  EXPECT_NE(all.find("bytes withheld: not JSON, may hold a Secret"), std::string::npos) << all;
+}
+
 TEST(TraceTransport, LongAndStreamedBodies) {
   Request upload;
   upload.method = "PUT";
