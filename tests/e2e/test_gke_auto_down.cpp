@@ -36,8 +36,8 @@ std::string at_offset(long offset) {
 
 class GkeAutoDown : public GkeFixture {
  protected:
-  // One check: the CronJob's next Job, run to its end. Its pod's log on failure.
-  void check() {
+  // One check: the CronJob's next Job, run to its end, which must be SUCCEEDED (else failed).
+  void check(bool succeeded = true) {
     const std::string job = cloud_->kube().trigger_cronjob("kinetic-system", kCronJob);
     ASSERT_FALSE(job.empty()) << "the CronJob did not start a Job";
     const bool ended = cloud_->kube().wait_for_object(
@@ -50,7 +50,7 @@ class GkeAutoDown : public GkeFixture {
     ASSERT_TRUE(ended) << "the check's Job " << job << " never ended";
     auto j = cloud_->kube().object("/apis/batch/v1/namespaces/kinetic-system/jobs/" + job);
     ASSERT_TRUE(j.has_value());
-    EXPECT_EQ((*j)["status"].value("succeeded", 0), 1) << j->dump();
+    EXPECT_EQ((*j)["status"].value(succeeded ? "succeeded" : "failed", 0), 1) << j->dump();
   }
   nlohmann::json recorded() const {
     auto cm = cloud_->kube().object(kState);
@@ -131,6 +131,45 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
   ASSERT_EQ(down.exit_code, 0) << down.err;
   EXPECT_NE(down.err.find("auto-down access"), std::string::npos) << down.err;
   EXPECT_FALSE(granted());
+}
+
+// A DELETE that fails (GKE unavailable) is recorded as "error" and retried at the very next
+// check: the idle time already counted is kept, so the cluster does not bill for another period.
+TEST_F(GkeAutoDown, AfterAFailedDeleteTheNextCheckDeletesTheCluster) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  check();
+  idle_for(11 * 60);
+  const std::string idle_since = recorded()["idle_since"];
+  const std::string kDelete = "DELETE /v1/projects/{name}/locations/{name}/clusters/{name}";
+  // The fake cloud is shared by the suite's tests: count from here.
+  const int deletes = cloud_->gcp().request_counts("container")[kDelete];
+  const int injected = cloud_->gcp().request_counts("container")["injected_failures"];
+  cloud_->gcp().fail_next("container", 1, 503, "DELETE");
+  check(/*succeeded=*/false);
+  EXPECT_TRUE(cluster_up());
+  EXPECT_EQ(recorded()["state"], "error") << recorded().dump();
+  EXPECT_NE(recorded()["message"].get<std::string>().find("HTTP 503"), std::string::npos)
+      << recorded().dump();
+  EXPECT_EQ(recorded()["idle_since"], idle_since) << recorded().dump();
+  auto st = kin({"status"});
+  EXPECT_NE(st.err.find("auto-down failed at its last check: deleting cluster kinetic: HTTP 503"),
+            std::string::npos)
+      << st.err;
+
+  ASSERT_FALSE(cloud_->kube().trigger_cronjob("kinetic-system", kCronJob).empty());
+  // Either the cluster goes, or the check records it idle again (the clock restarted).
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto r = recorded();
+        return !cluster_up() || (r.is_object() && r.value("state", "") == "idle");
+      },
+      60));
+  EXPECT_FALSE(cluster_up()) << "the check after a failed delete kept the cluster: "
+                             << recorded().dump();
+  EXPECT_EQ(cloud_->gcp().request_counts("container")[kDelete], deletes + 2);
+  EXPECT_EQ(cloud_->gcp().request_counts("container")["injected_failures"], injected + 1);
 }
 
 TEST_F(GkeAutoDown, AJobRunningOrPendingKeepsTheCluster) {

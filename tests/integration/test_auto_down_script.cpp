@@ -114,6 +114,61 @@ TEST(AutoDownRule, AJobThatEndedSinceTheLastCheckRestartsTheClockAtItsEnd) {
   EXPECT_FALSE(r[1]) << "the cluster went 60 s after a job ended";
 }
 
+// Every state the script records (auto_down.h's AutoDownState lists them: none yet, "active",
+// "idle", "deleting", and "error" when the DELETE failed) and what the next idle check does with
+// the recorded idle_since. "deleting" and "error" come only after the cluster was found idle for
+// the period, so that time must not be counted again: a delete that failed once must be retried
+// at the next check, not after another whole idle period the user pays for.
+struct RecordedState {
+  const char* state;
+  bool keeps_idle_since;
+};
+
+class AutoDownRecordedState : public ::testing::TestWithParam<RecordedState> {};
+
+TEST_P(AutoDownRecordedState, KeepsOrRestartsTheIdleClockAsItsStateSays) {
+  const RecordedState& c = GetParam();
+  json state = {{"idle_since", at(kT0)}, {"idle_after", "7200"}, {"checked_at", at(kT0)}};
+  if (*c.state) state["state"] = c.state;
+  if (std::string(c.state) == "error") state["message"] = "deleting cluster kinetic: HTTP 503";
+
+  // Not yet idle for the period: nobody deletes; the clock is kept or starts now.
+  json early = decide(kT0 + kHour, idle_seen(), state, 2 * kHour);
+  EXPECT_EQ(early[0]["state"], "idle");
+  EXPECT_EQ(early[0]["idle_since"], c.keeps_idle_since ? at(kT0) : at(kT0 + kHour));
+  EXPECT_FALSE(early[1]);
+
+  // Idle for the period counted from the recorded idle_since: a kept clock deletes now.
+  json due = decide(kT0 + 2 * kHour, idle_seen(), state, 2 * kHour);
+  EXPECT_EQ(due[1], c.keeps_idle_since) << due.dump();
+  EXPECT_EQ(due[0]["state"], c.keeps_idle_since ? "deleting" : "idle");
+  EXPECT_EQ(due[0]["idle_since"], c.keeps_idle_since ? at(kT0) : at(kT0 + 2 * kHour));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryState, AutoDownRecordedState,
+                         ::testing::Values(RecordedState{"", false}, RecordedState{"active", false},
+                                           RecordedState{"idle", true},
+                                           RecordedState{"deleting", true},
+                                           RecordedState{"error", true}),
+                         [](const auto& info) {
+                           return *info.param.state ? std::string(info.param.state)
+                                                    : std::string("none");
+                         });
+
+TEST(AutoDownRule, AfterAFailedDeleteTheNextCheckDeletesAgain) {
+  // What main() leaves after the DELETE failed: decide()'s "deleting" record, then state
+  // "error" and the message merged over it. The next check, five minutes later, deletes.
+  json first = decide(kT0 + 2 * kHour, idle_seen(), {{"state", "idle"}, {"idle_since", at(kT0)}},
+                      2 * kHour)[0];
+  ASSERT_EQ(first["state"], "deleting");
+  first["state"] = "error";
+  first["message"] = "deleting cluster kinetic: HTTP 503: unavailable";
+  json next = decide(kT0 + 2 * kHour + 300, idle_seen(), first, 2 * kHour);
+  EXPECT_TRUE(next[1]) << "a failed delete waited for another idle period: " << next.dump();
+  EXPECT_EQ(next[0]["state"], "deleting");
+  EXPECT_EQ(next[0]["idle_since"], at(kT0));
+}
+
 TEST(AutoDownRule, AnEndInTheFutureIsNotBelieved) {
   // A node's clock ahead of ours must not push the deletion out indefinitely, nor date the
   // idle time after now.

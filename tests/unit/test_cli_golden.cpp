@@ -71,6 +71,9 @@ const CliCase kCases[] = {
     {"job_args_without_dashdash", {"run", "train.py", "--epochs", "3"}},
     {"args_after_dashdash_for_status", {"status", "--", "x"}},
     {"accelerators_names", {"accelerators", "-o", "name"}},
+    // Every catalog entry, every field: a changed topology, machine type, host count or price
+    // shows in review as a diff of this file.
+    {"accelerators_json", {"accelerators", "-o", "json"}},
     {"config_get_contexts", {"config", "get-contexts"}},
     {"config_set_unknown_key", {"config", "set", "zon", "us-central1-a"}},
     {"config_use_unknown_context", {"config", "use-context", "acme"}},
