@@ -75,7 +75,9 @@ inline std::vector<CiIdiom> ci_idioms(bool gke) {
        [job_stdout, gke](const CliResult&, const fs::path& dir) {
          EXPECT_EQ(slurp(dir / "out.txt"), job_stdout);
          const std::string err = slurp(dir / "err.txt");
-         if (!gke) EXPECT_NE(err.find("err\n"), std::string::npos) << err;
+         if (!gke) {
+           EXPECT_NE(err.find("err\n"), std::string::npos) << err;
+         }
          EXPECT_NE(err.find(" failed (exit 3)"), std::string::npos) << err;
        }},
       {"2>&1 | tee: no redraws, no colour",
