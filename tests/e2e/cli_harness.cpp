@@ -213,7 +213,14 @@ bool eventually(const std::function<bool()>& cond, double limit_seconds) {
 
 bool process_alive(int pid) {
   if (::kill(pid, 0) != 0) return false;
-  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  // It may be reaped between the two looks: its /proc entry then answers ESRCH, which read_file
+  // reports as an error rather than as a missing file. Gone is not alive.
+  std::string stat;
+  try {
+    stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  } catch (const std::exception&) {
+    return ::kill(pid, 0) == 0;
+  }
   auto close = stat.rfind(')');
   return close == std::string::npos || stat.size() < close + 3 || stat[close + 2] != 'Z';
 }
