@@ -48,7 +48,7 @@ struct Waited {
 
   // "job-1a2b3c4d failed (exit 3) after 12s: ...", "pipeline pipe-… succeeded (exit 0)".
   std::string line() const {
-    if (job) return verdict_line(*job);
+    if (job) return verdict_line(*job, job->id);
     std::string text = "pipeline " + id + " " + pipeline_run->value("state", "") + " (exit " +
                        std::to_string(exit_code()) + ")";
     const std::string error = pipeline_run->value("error", "");
@@ -85,14 +85,17 @@ struct WaitOptions : PrintingOptions {
  private:
   // Whether W has ended now (and then its record is in W). FIRST: the first look, where an
   // unknown id is an error rather than a wait.
-  bool look(Factory& f, Waited& w, bool first) const;
+  bool look(Factory& f, Waited& w, bool first);
   void report(Factory& f, const Waited& w) const;
+  std::unique_ptr<PipelineRecords> records_;  // where pipelines are kept, once asked
   int finish(Factory& f, const std::vector<Waited>& all, bool timed_out) const;
 };
 
-bool WaitOptions::look(Factory& f, Waited& w, bool first) const {
+bool WaitOptions::look(Factory& f, Waited& w, bool first) {
   if (w.is_pipeline()) {
-    auto records = pipeline_records(f.backend("wait"));
+    // Made once, on the first pipeline looked at, not at every look of the loop.
+    if (!records_) records_ = pipeline_records(f.backend("wait"));
+    PipelineRecords* records = records_.get();
     const ojson doc =
         first ? require_pipeline(*records, w.id) : pipeline_view(*records, w.id).value_or(ojson());
     if (doc.is_null())

@@ -865,9 +865,9 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
 // line when it failed: backend/failure_cause.h), and where its outputs are.
 //   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
 //   kinetic: job-5c7cbd62 failed (exit 1) after 3m02s: AttributeError: ...; outputs in ...
-std::string verdict_line(const JobStatus& st) {
+std::string verdict_line(const JobStatus& st, const std::string& id) {
   const bool failed = st.state == kFailed;
-  std::string verdict = st.id + " " + st.state;
+  std::string verdict = id + " " + st.state;
   if (failed && st.exit_code) verdict += " (exit " + std::to_string(*st.exit_code) + ")";
   verdict += (failed ? " after " : " in ") + format_duration(st.duration_seconds);
   if (st.attempts > 1) {
@@ -885,10 +885,8 @@ std::string verdict_line(const JobStatus& st) {
 }
 
 std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd) {
-  JobStatus named = st;
-  named.id = spec.id;
-  return "kinetic: " + verdict_line(named) + "; outputs in " + display_path(spec.output_dir, cwd) +
-         "/";
+  return "kinetic: " + verdict_line(st, spec.id) + "; outputs in " +
+         display_path(spec.output_dir, cwd) + "/";
 }
 
 namespace {

@@ -110,8 +110,8 @@ int exit_code_of(const JobStatus& st);
 //   kinetic: job-5c7cbd62 succeeded in 3m02s; outputs in kinetic-out/job-5c7cbd62/
 std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::path& cwd);
 
-// How job ST ended, its attempts and why, without where its outputs are (`kinetic wait`):
+// How job ID ended (ST), its attempts and why, without where its outputs are (`kinetic wait`):
 //   job-5c7cbd62 failed (exit 3) after 12s: ValueError: bad shape
-std::string verdict_line(const JobStatus& st);
+std::string verdict_line(const JobStatus& st, const std::string& id);
 
 }  // namespace kinetic

@@ -148,6 +148,18 @@ class FindRequirementsTest : public ::testing::Test {
  protected:
   void SetUp() override { root_ = make_temp_dir(fs::temp_directory_path(), "kinetic-req-"); }
   void TearDown() override { remove_all_quiet(root_); }
+  // The error a requirements.txt of LINE alone is refused with; "" (and a failure) when it is
+  // accepted.
+  std::string refusal_of(const std::string& line) {
+    atomic_write(root_ / "requirements.txt", line + "\n");
+    try {
+      find_requirements(root_, root_, std::nullopt);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << line << " was accepted";
+    return "";
+  }
   fs::path root_;
 };
 
@@ -305,16 +317,10 @@ TEST_F(FindRequirementsTest, CredentialsInAUrlAreRefusedAndNeverShown) {
         "--extra-index-url=https://user:s3cr3t@pypi.corp/simple",
         "git+https://s3cr3t@github.com/org/private.git", "pkg @ https://user:s3cr3t@h/pkg-1.0.whl",
         "git+ssh://git:s3cr3t@github.com/org/repo.git"}) {
-    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
-    try {
-      find_requirements(root_, root_, std::nullopt);
-      ADD_FAILURE() << line << " was accepted";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("carries credentials"), std::string::npos) << what;
-      EXPECT_NE(what.find("***@"), std::string::npos) << what;
-      EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
-    }
+    const std::string what = refusal_of(line);
+    EXPECT_NE(what.find("carries credentials"), std::string::npos) << what;
+    EXPECT_NE(what.find("***@"), std::string::npos) << what;
+    EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
   }
   atomic_write(root_ / "pyproject.toml",
                "[project]\ndependencies = [\"pkg @ https://tok@h/p.whl\"]\n");
@@ -333,17 +339,11 @@ TEST_F(FindRequirementsTest, TokensInAUrlsQueryOrPathAreRefusedAndNeverShown) {
       {"git+https://h/ghp_s3cr3ts3cr3ts3cr3t/repo.git", "git+https://h/***/repo.git"},
       {"pkg @ https://h/api/v4/glpat-s3cr3ts3cr3t/p.whl", "https://h/api/v4/***/p.whl"}};
   for (const auto& [line, shown] : cases) {
-    atomic_write(root_ / "requirements.txt", std::string(line) + "\n");
-    try {
-      find_requirements(root_, root_, std::nullopt);
-      ADD_FAILURE() << line << " was accepted";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("carries a token in a URL's path or query"), std::string::npos) << what;
-      EXPECT_NE(what.find(shown), std::string::npos) << what;
-      EXPECT_NE(what.find("--env PIP_EXTRA_INDEX_URL"), std::string::npos) << what;
-      EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
-    }
+    const std::string what = refusal_of(line);
+    EXPECT_NE(what.find("carries a token in a URL's path or query"), std::string::npos) << what;
+    EXPECT_NE(what.find(shown), std::string::npos) << what;
+    EXPECT_NE(what.find("--env PIP_EXTRA_INDEX_URL"), std::string::npos) << what;
+    EXPECT_EQ(what.find("s3cr3t"), std::string::npos) << what;
   }
   // A query that is no credential on a package's URL is fine, as is a plain index.
   for (const char* line : {"pkg @ https://h/p-1.0.whl?alt=media#sha256=ab",
