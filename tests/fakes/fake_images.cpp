@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -415,8 +416,34 @@ std::string canonical_image_ref(const std::string& ref) {
   return r + digest;
 }
 
+namespace {
+
+// The image indexes Docker's official images published under a tag, as docker-library/repo-info
+// records them (repos/python/remote/3.12-slim.md): the digests kinetic pins. A registry serves a
+// reference with a digest by the digest alone, so a digest the fake does not know is not found.
+std::optional<std::string> tag_of_published_digest(const std::string& repository,
+                                                   const std::string& digest) {
+  static const std::map<std::pair<std::string, std::string>, std::string> kPublished = {
+      {{"docker.io/library/python",
+        "sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36"},
+       "3.12-slim"}};
+  auto it = kPublished.find({repository, digest});
+  if (it == kPublished.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
 std::optional<FakeImage> FakeImageStore::public_image(const std::string& ref) {
-  const std::string c = canonical_image_ref(ref);
+  std::string c = canonical_image_ref(ref);
+  if (const auto at = c.find('@'); at != std::string::npos) {
+    std::string repository = c.substr(0, at);
+    if (const auto colon = repository.find(':', repository.rfind('/')); colon != std::string::npos)
+      repository.resize(colon);  // `name:tag@digest`: the tag is a comment; the digest decides
+    const auto tag = tag_of_published_digest(repository, c.substr(at + 1));
+    if (!tag) return std::nullopt;
+    c = repository + ":" + *tag;
+  }
   std::smatch m;
   static const std::regex python_re(
       R"(^docker\.io/library/python:(3\.\d+)(\.\d+)?(-slim)?(-bookworm)?$)");

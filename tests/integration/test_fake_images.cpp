@@ -66,6 +66,20 @@ TEST_F(FakeImages, PublicImagesHoldWhatTheRealOnesDo) {
   EXPECT_FALSE(FakeImageStore::public_image("example.com/nobody/knows:1"));
 }
 
+// A reference with a digest resolves by the digest alone, as a registry does: the digest Docker's
+// official images published for a tag is that image whatever tag is written beside it, and a
+// digest nobody published is not found.
+TEST_F(FakeImages, ADigestResolvesOnlyWhenItWasPublished) {
+  const std::string published =
+      "sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36";
+  auto pinned = FakeImageStore::public_image("python:3.12-slim@" + published);
+  ASSERT_TRUE(pinned);
+  EXPECT_EQ(pinned->python, "3.12");
+  EXPECT_TRUE(FakeImageStore::public_image("docker.io/library/python@" + published));
+  EXPECT_FALSE(FakeImageStore::public_image("python:3.12-slim@sha256:" + std::string(64, '0')));
+  EXPECT_FALSE(FakeImageStore::public_image("debian:12@" + published));
+}
+
 TEST_F(FakeImages, AptNeedsItsListsAndKnowsItsPackages) {
   auto no_update = build("FROM python:3.11-slim\nRUN apt-get install -y g++\n");
   EXPECT_TRUE(no_update.failed);

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "backend/gke/auto_down.h"
+#include "backend/gke/script_pod.h"
 #include "core/error.h"
 #include "manifest_golden.h"
 #include "render/yaml.h"
@@ -49,6 +51,19 @@ TEST(AutoDownManifests, TheCronJobRunsTheEmbeddedScriptAsItsOwnServiceAccount) {
   }
   EXPECT_EQ(docs.front()["kind"], "Namespace");
   EXPECT_EQ(docs.front()["metadata"]["name"], "kinetic-system");
+}
+
+// What runs as the account that may delete the cluster is the image kinetic names, whatever
+// Docker Hub later moves the tag to: a reference pinned by digest (issue #28 point 6).
+TEST(AutoDownManifests, TheScriptsImageIsPinnedByDigest) {
+  const std::regex pinned(R"(^python:3\.12-slim@sha256:[0-9a-f]{64}$)");
+  for (const auto& d : auto_down_manifests(target(), 600))
+    if (d["kind"] == "CronJob") {
+      const auto& pod = d["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+      EXPECT_TRUE(std::regex_match(pod["containers"][0]["image"].get<std::string>(), pinned))
+          << pod["containers"][0]["image"];
+    }
+  EXPECT_TRUE(std::regex_match(std::string(kScriptImage), pinned)) << kScriptImage;
 }
 
 // It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log, no write)

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backend/gke/pipeline_runner_job.h"
+#include "backend/gke/script_pod.h"
 #include "manifest_golden.h"
 #include "render/yaml.h"
 
@@ -56,6 +57,9 @@ TEST(PipelineRunnerManifests, TheJobRunsTheEmbeddedScriptAsItsOwnAccountInTheDef
   EXPECT_EQ(pod["serviceAccountName"], kPipelineRunnerName);
   EXPECT_EQ(pod["nodeSelector"]["cloud.google.com/gke-nodepool"], "default-pool");
   EXPECT_EQ(pod["containers"][0]["command"][2], std::string(pipeline_runner_source()));
+  // It launches jobs: the image is the one kinetic names, pinned by digest, not a movable tag.
+  EXPECT_EQ(pod["containers"][0]["image"], kScriptImage);
+  EXPECT_NE(std::string(kScriptImage).find("@sha256:"), std::string::npos);
   EXPECT_EQ(pod["containers"][0]["env"][0]["value"], "gs://b/plan.json");
   // What the plan's bytes must hash to, in the Job's own (immutable) pod template: a pod that
   // rewrites plan.json cannot change it.

@@ -10,8 +10,13 @@
 
 namespace kinetic::gke {
 
-// The image the scripts run in: Python's standard library is all they need.
-inline constexpr const char* kScriptImage = "python:3.12-slim";
+// The image the scripts run in: Python's standard library is all they need. Pinned by digest,
+// not by the tag alone: the auto-down script may delete the cluster and the runner launches
+// jobs, so what runs as them must not change when Docker Hub moves `3.12-slim`. The digest is
+// the image index `python:3.12-slim` named on 2026-08-05 (Python 3.12.13), as Docker's official
+// images publish it (docs/gke-conformance.md "Images kinetic runs"). Bump it deliberately.
+inline constexpr const char* kScriptImage =
+    "python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36";
 
 // The labels of every object of script APP ("kinetic-auto-down"): managed by kinetic, named APP.
 nlohmann::ordered_json script_labels(const std::string& app);
