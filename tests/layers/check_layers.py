@@ -41,11 +41,57 @@ def read_layers(cmake_file):
     return may_use
 
 
+# The Python API (python/kinetic) is the layer above the CLI: it drives the engine by running
+# the kinetic binary and reading what it prints (-o json, docs/schemas.md), never a second copy
+# of the journey. So it imports the standard library, cloudpickle and itself; only _engine.py
+# starts processes, which makes it the one door to the engine.
+PY_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+(\.*[\w.]*)\s+import)",
+                       re.M)
+PY_THIRD_PARTY = {"cloudpickle"}
+PY_ENGINE_DOOR = "_engine.py"
+PY_PROCESS_CALLS = re.compile(r"\bos\.(?:system|popen|exec\w*|spawn\w*|posix_spawn\w*|fork)\b")
+
+
+def python_layer_problems(package):
+    """What in PACKAGE (python/kinetic) breaks the Python API's layer rule."""
+    problems = []
+    for name in sorted(os.listdir(package)):
+        if not name.endswith(".py"):
+            continue
+        path = os.path.join(package, name)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        where = os.path.relpath(path, os.path.dirname(os.path.dirname(package)))
+        for m in PY_IMPORT.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            modules = [x.strip() for x in m.group(1).split(",")] if m.group(1) else [m.group(2)]
+            for module in modules:
+                top = module.split(".")[0]
+                if module.startswith(".") or top == "__future__":
+                    continue
+                if top == "subprocess" and name != PY_ENGINE_DOOR:
+                    problems.append(f"{where}:{line}: imports subprocess; only {PY_ENGINE_DOOR} "
+                                    "runs the kinetic binary (docs/architecture.md \"Layers\")")
+                elif top not in sys.stdlib_module_names and top not in PY_THIRD_PARTY and \
+                        top != "kinetic":
+                    problems.append(f"{where}:{line}: imports {top}, which is neither the standard "
+                                    "library nor cloudpickle (docs/python.md: no other dependency)")
+        if name != PY_ENGINE_DOOR:
+            for m in PY_PROCESS_CALLS.finditer(text):
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{where}:{line}: {m.group(0)} starts a process; only "
+                                f"{PY_ENGINE_DOOR} runs the kinetic binary")
+    return problems
+
+
 def main():
     lib = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..",
                                                               "..", "lib")
     may_use = read_layers(os.path.join(lib, "CMakeLists.txt"))
     problems = []
+    package = os.path.join(lib, "..", "python", "kinetic")
+    if os.path.isdir(package):
+        problems += python_layer_problems(os.path.normpath(package))
     for folder, uses in sorted(may_use.items()):
         for used in sorted(uses - set(may_use)):
             problems.append(f"lib/CMakeLists.txt: lib/{folder}/ uses {used}/, which has no "
@@ -76,7 +122,7 @@ def main():
         print(p)
     if problems:
         return 1
-    print(f"layers ok: {len(may_use)} folders")
+    print(f"layers ok: {len(may_use)} folders and the Python API")
     return 0
 
 
