@@ -279,6 +279,165 @@ std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compr
   return sha.hex_digest();
 }
 
+namespace {
+
+// A file descriptor, closed when it goes.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// The archive is written to a temporary file beside OUT and renamed over it only once whole: no
+// reader sees half an archive, and a failure leaves nothing behind.
+class TempArchiveFile {
+ public:
+  explicit TempArchiveFile(const fs::path& out) : out_(out) {
+    const fs::path parent = out.parent_path();
+    if (!parent.empty()) make_dirs(parent, 0755);
+    const std::string pattern = (parent / ("." + out.filename().string() + ".XXXXXX")).string();
+    std::string tmpl = pattern;  // mkstemp fills in the X's
+    fd_.reset(::mkstemp(tmpl.data()));
+    if (fd_.get() < 0) {
+      throw Error(Errc::packaging, "cannot create " + pattern + ": " + errno_text(errno) +
+                                       "; check that " + parent.string() + " is writable");
+    }
+    tmp_ = tmpl;
+    ::fchmod(fd_.get(), 0644);
+  }
+  ~TempArchiveFile() {
+    fd_.reset();
+    if (!committed_) ::unlink(tmp_.c_str());
+  }
+  TempArchiveFile(const TempArchiveFile&) = delete;
+  TempArchiveFile& operator=(const TempArchiveFile&) = delete;
+
+  int fd() const { return fd_.get(); }
+  // No fsync here: the store that keeps the archive syncs it (a cached copy is dropped unused).
+  void commit() {
+    fd_.reset();
+    if (::rename(tmp_.c_str(), out_.c_str()) != 0) {
+      throw Error(Errc::packaging, "cannot write " + out_.string() + ": " + errno_text(errno) +
+                                       "; check that its directory is writable");
+    }
+    committed_ = true;
+  }
+
+ private:
+  fs::path out_;
+  std::string tmp_;
+  Fd fd_;
+  bool committed_ = false;
+};
+
+Error write_error(struct archive* a, const fs::path& out_file) {
+  const char* msg = archive_error_string(a);
+  return Error(Errc::packaging, "cannot write " + out_file.string() + ": " +
+                                    (msg ? msg : "libarchive error") +
+                                    "; check free space and permissions");
+}
+
+// A pax writer into SINK, compressed as COMPRESSION, reproducibly: no timestamps, no blocking.
+WriteHandle open_writer(Compression compression, Sink* sink, const fs::path& out_file) {
+  WriteHandle a(archive_write_new());
+  if (!a) throw Error(Errc::internal, "cannot allocate a libarchive writer");
+  archive_write_set_format(a.get(), ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
+  if (compression == Compression::gzip) {
+    if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK ||
+        archive_write_set_filter_option(a.get(), "gzip", "compression-level",
+                                        std::to_string(kGzipLevel).c_str()) != ARCHIVE_OK ||
+        // No mtime in the header ("!timestamp"); libarchive never stores a file name by default.
+        archive_write_set_filter_option(a.get(), "gzip", "timestamp", nullptr) != ARCHIVE_OK)
+      throw write_error(a.get(), out_file);
+  } else {
+    if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) throw write_error(a.get(), out_file);
+    archive_write_set_filter_option(a.get(), "zstd", "compression-level",
+                                    std::to_string(kZstdLevel).c_str());
+    // Optional: older libarchive has no "threads" option and then compresses single-threaded.
+    archive_write_set_filter_option(a.get(), "zstd", "threads",
+                                    std::to_string(zstd_workers()).c_str());
+  }
+  archive_write_set_bytes_per_block(a.get(), 0);  // no tar blocking, no padding after the frame
+  if (archive_write_open2(a.get(), sink, nullptr, sink_write, nullptr, nullptr) != ARCHIVE_OK)
+    throw write_error(a.get(), out_file);
+  return a;
+}
+
+// Fills E with ITEM (at FULL) as it is now, owner root and time 0 so that the archive depends on
+// the content alone; a regular file is opened into FD and its size put in SIZE. False when the
+// entry was removed since the walk; throws when it changed kind or cannot be read.
+bool describe_entry(archive_entry* e, const WalkEntry& item, const std::string& full, Fd& fd,
+                    uint64_t* size) {
+  archive_entry_clear(e);
+  archive_entry_copy_pathname(e, item.rel.c_str());
+  archive_entry_set_uid(e, 0);
+  archive_entry_set_gid(e, 0);
+  archive_entry_set_mtime(e, 0, 0);
+  *size = 0;
+  struct stat st;
+  if (item.kind == Kind::file) {
+    fd.reset(::open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.get() < 0) {
+      if (errno == ENOENT) return false;
+      if (errno == ELOOP) changed(full);
+      unreadable(full, errno);
+    }
+    if (::fstat(fd.get(), &st) != 0) unreadable(full, errno);
+    if (!S_ISREG(st.st_mode)) changed(full);
+    *size = static_cast<uint64_t>(st.st_size);
+    archive_entry_set_filetype(e, AE_IFREG);
+    archive_entry_set_size(e, static_cast<la_int64_t>(*size));
+    if (*size > kBlock) ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  } else {
+    if (::lstat(full.c_str(), &st) != 0) {
+      if (errno == ENOENT) return false;
+      unreadable(full, errno);
+    }
+    if (item.kind == Kind::dir) {
+      if (!S_ISDIR(st.st_mode)) changed(full);
+      archive_entry_set_filetype(e, AE_IFDIR);
+    } else {
+      if (!S_ISLNK(st.st_mode)) changed(full);
+      const std::string target = read_link(full, static_cast<size_t>(st.st_size));
+      archive_entry_set_filetype(e, AE_IFLNK);
+      archive_entry_copy_symlink(e, target.c_str());
+    }
+    archive_entry_set_size(e, 0);
+  }
+  archive_entry_set_perm(e, st.st_mode & 0777);
+  return true;
+}
+
+// Copies SIZE bytes of FD (the file FULL) into the archive: exactly the size its header
+// promised, or the file changed while it was read.
+void copy_contents(struct archive* a, int fd, uint64_t size, const std::string& full,
+                   std::vector<char>& buf, const fs::path& out_file) {
+  uint64_t left = size;
+  while (left > 0) {
+    ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(left, buf.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      unreadable(full, errno);
+    }
+    if (n == 0) changed(full);  // shrank while we read it
+    if (archive_write_data(a, buf.data(), static_cast<size_t>(n)) != n)
+      throw write_error(a, out_file);
+    left -= static_cast<uint64_t>(n);
+  }
+}
+
+}  // namespace
+
 PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const fs::path& out_file,
                           Compression compression, const PackProgress& progress) {
   struct stat root_st;
@@ -294,155 +453,33 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
   std::sort(entries.begin(), entries.end(),
             [](const WalkEntry& a, const WalkEntry& b) { return a.rel < b.rel; });
 
-  fs::path parent = out_file.parent_path();
-  if (!parent.empty()) make_dirs(parent, 0755);
-  std::string tmpl = (parent / ("." + out_file.filename().string() + ".XXXXXX")).string();
-  std::vector<char> tmpbuf(tmpl.begin(), tmpl.end());
-  tmpbuf.push_back('\0');
+  TempArchiveFile out(out_file);
   Sink sink;
-  sink.fd = ::mkstemp(tmpbuf.data());
-  if (sink.fd < 0) {
-    throw Error(Errc::packaging, "cannot create " + tmpl + ": " + errno_text(errno) +
-                                     "; check that " + parent.string() + " is writable");
-  }
-  const std::string tmp(tmpbuf.data());
-  struct TempGuard {
-    int& fd;
-    const std::string& path;
-    bool keep = false;
-    ~TempGuard() {
-      if (fd >= 0) ::close(fd);
-      if (!keep) ::unlink(path.c_str());
-    }
-  } guard{sink.fd, tmp};
-  ::fchmod(sink.fd, 0644);
-
-  auto write_error = [&](struct archive* a) {
-    const char* msg = archive_error_string(a);
-    return Error(Errc::packaging, "cannot write " + out_file.string() + ": " +
-                                      (msg ? msg : "libarchive error") +
-                                      "; check free space and permissions");
-  };
-
+  sink.fd = out.fd();
   ScopedUtf8Locale utf8;  // before the writer exists: it picks its converters up at open
-  WriteHandle a(archive_write_new());
-  if (!a) throw Error(Errc::internal, "cannot allocate a libarchive writer");
-  archive_write_set_format(a.get(), ARCHIVE_FORMAT_TAR_PAX_RESTRICTED);
-  if (compression == Compression::gzip) {
-    if (archive_write_add_filter_gzip(a.get()) != ARCHIVE_OK) throw write_error(a.get());
-    if (archive_write_set_filter_option(a.get(), "gzip", "compression-level",
-                                        std::to_string(kGzipLevel).c_str()) != ARCHIVE_OK)
-      throw write_error(a.get());
-    // No mtime in the header ("!timestamp"); libarchive never stores a file name by default.
-    if (archive_write_set_filter_option(a.get(), "gzip", "timestamp", nullptr) != ARCHIVE_OK)
-      throw write_error(a.get());
-  } else {
-    if (archive_write_add_filter_zstd(a.get()) != ARCHIVE_OK) throw write_error(a.get());
-    archive_write_set_filter_option(a.get(), "zstd", "compression-level",
-                                    std::to_string(kZstdLevel).c_str());
-    // Optional: older libarchive has no "threads" option and then compresses single-threaded.
-    archive_write_set_filter_option(a.get(), "zstd", "threads",
-                                    std::to_string(zstd_workers()).c_str());
-  }
-  archive_write_set_bytes_per_block(a.get(), 0);  // no tar blocking, no padding after the frame
-  if (archive_write_open2(a.get(), &sink, nullptr, sink_write, nullptr, nullptr) != ARCHIVE_OK)
-    throw write_error(a.get());
+  WriteHandle a = open_writer(compression, &sink, out_file);
 
   PackResult result;
   std::vector<char> buf(kBlock);
   EntryHandle entry(archive_entry_new());
-  archive_entry* e = entry.get();
-  std::string full;
   for (const auto& item : entries) {
-    full = root_str + "/" + item.rel;
-    archive_entry_clear(e);
-    archive_entry_copy_pathname(e, item.rel.c_str());
-    archive_entry_set_uid(e, 0);
-    archive_entry_set_gid(e, 0);
-    archive_entry_set_mtime(e, 0, 0);
-    int fd = -1;
+    const std::string full = root_str + "/" + item.rel;
+    Fd fd;
     uint64_t size = 0;
-    struct stat st;
-    if (item.kind == Kind::file) {
-      fd = ::open(full.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0) {
-        if (errno == ENOENT) continue;  // removed since the walk
-        if (errno == ELOOP) changed(full);
-        unreadable(full, errno);
-      }
-      if (::fstat(fd, &st) != 0) {
-        int err = errno;
-        ::close(fd);
-        unreadable(full, err);
-      }
-      if (!S_ISREG(st.st_mode)) {
-        ::close(fd);
-        changed(full);
-      }
-      size = static_cast<uint64_t>(st.st_size);
-      archive_entry_set_filetype(e, AE_IFREG);
-      archive_entry_set_size(e, static_cast<la_int64_t>(size));
-      if (size > kBlock) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    } else {
-      if (::lstat(full.c_str(), &st) != 0) {
-        if (errno == ENOENT) continue;
-        unreadable(full, errno);
-      }
-      if (item.kind == Kind::dir) {
-        if (!S_ISDIR(st.st_mode)) changed(full);
-        archive_entry_set_filetype(e, AE_IFDIR);
-      } else {
-        if (!S_ISLNK(st.st_mode)) changed(full);
-        const std::string target = read_link(full, static_cast<size_t>(st.st_size));
-        archive_entry_set_filetype(e, AE_IFLNK);
-        archive_entry_copy_symlink(e, target.c_str());
-      }
-      archive_entry_set_size(e, 0);
-    }
-    archive_entry_set_perm(e, st.st_mode & 0777);
-
-    if (archive_write_header(a.get(), e) < ARCHIVE_WARN) {
-      if (fd >= 0) ::close(fd);
-      throw write_error(a.get());
-    }
-    if (fd >= 0) {
-      uint64_t left = size;
-      while (left > 0) {
-        ssize_t n = ::read(fd, buf.data(), std::min<uint64_t>(left, buf.size()));
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          int err = errno;
-          ::close(fd);
-          unreadable(full, err);
-        }
-        if (n == 0) {
-          ::close(fd);
-          changed(full);  // shrank while we read it
-        }
-        if (archive_write_data(a.get(), buf.data(), static_cast<size_t>(n)) != n) {
-          ::close(fd);
-          throw write_error(a.get());
-        }
-        left -= static_cast<uint64_t>(n);
-      }
-      ::close(fd);
+    if (!describe_entry(entry.get(), item, full, fd, &size)) continue;  // removed since the walk
+    if (archive_write_header(a.get(), entry.get()) < ARCHIVE_WARN)
+      throw write_error(a.get(), out_file);
+    if (fd.get() >= 0) {
+      copy_contents(a.get(), fd.get(), size, full, buf, out_file);
       result.input_bytes += size;
       note_size(result.largest, item.rel, size);
     }
     ++result.files;
     if (progress) progress(result.files, result.input_bytes);
   }
-  if (archive_write_close(a.get()) != ARCHIVE_OK) throw write_error(a.get());
+  if (archive_write_close(a.get()) != ARCHIVE_OK) throw write_error(a.get(), out_file);
   a.reset();
-
-  // No fsync here: the store that keeps the archive syncs it (a cached copy is dropped unused).
-  ::close(sink.fd);
-  sink.fd = -1;
-  if (::rename(tmp.c_str(), out_file.c_str()) != 0) {
-    throw Error(Errc::packaging, "cannot write " + out_file.string() + ": " + errno_text(errno) +
-                                     "; check that its directory is writable");
-  }
-  guard.keep = true;
+  out.commit();
   result.sha256 = sink.sha.hex_digest();
   result.archive_bytes = sink.bytes;
   return result;
@@ -480,6 +517,219 @@ bool within(const fs::path& p, const fs::path& base) {
   return true;
 }
 
+// Unpacks one archive under DEST, entry by entry, checking each before it is written: names
+// stay under DEST, no hard links or special files, nothing written through a symlink, and
+// symlinks that lead outside refused (or, with UnsafeLinks::skip, left out and reported).
+class Unpacker {
+ public:
+  Unpacker(const fs::path& archive_path, const fs::path& dest, UnsafeLinks unsafe_links,
+           std::vector<std::string>* skipped)
+      : archive_path_(archive_path), dest_(dest), unsafe_links_(unsafe_links), skipped_(skipped) {
+    make_dirs(dest, 0755);
+    std::error_code ec;
+    base_ = fs::canonical(dest, ec);
+    if (ec) {
+      throw Error(Errc::packaging,
+                  "cannot use " + dest.string() + " as the unpack directory: " + ec.message());
+    }
+    base_str_ = base_.string() == "/" ? "" : base_.string();
+  }
+
+  void run() {
+    ScopedUtf8Locale utf8;
+    open();
+    for (;;) {
+      archive_entry* e = nullptr;
+      const int rc = archive_read_next_header(r_.get(), &e);
+      if (rc == ARCHIVE_EOF) break;
+      if (rc < ARCHIVE_WARN) throw read_error();
+      unpack_entry(e);
+    }
+    if (archive_write_close(w_.get()) != ARCHIVE_OK)
+      throw write_error_of("", "finishing failed", "");
+    remove_escaping_links();
+  }
+
+ private:
+  void open() {
+    r_.reset(archive_read_new());
+    w_.reset(archive_write_disk_new());
+    if (!r_ || !w_) throw Error(Errc::internal, "cannot allocate a libarchive reader");
+    archive_read_support_filter_zstd(r_.get());
+    archive_read_support_filter_gzip(r_.get());
+    archive_read_support_filter_none(r_.get());
+    archive_read_support_format_tar(r_.get());
+    // Our own checks come first (clear messages); libarchive's are a second line. Absolute entry
+    // names are refused by us: the names handed to libarchive are absolute (under DEST).
+    archive_write_disk_set_options(w_.get(), ARCHIVE_EXTRACT_PERM |
+                                                 ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                                 ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+    if (archive_read_open_filename(r_.get(), archive_path_.c_str(), kBlock) != ARCHIVE_OK)
+      throw read_error();
+  }
+
+  void unpack_entry(archive_entry* e) {
+    const char* raw = archive_entry_pathname(e);
+    if (raw == nullptr) raw = archive_entry_pathname_utf8(e);
+    const std::string_view name = raw ? raw : "";
+    const auto parts = checked_components(e, name);
+    if (parts.empty()) {  // "./": the root itself
+      archive_read_data_skip(r_.get());
+      return;
+    }
+    const std::string rel = checked_parents(name, parts);
+    if (archive_entry_filetype(e) == AE_IFLNK) {
+      if (!keep_link(e, name, rel, parts)) {  // left out (UnsafeLinks::skip)
+        archive_read_data_skip(r_.get());
+        return;
+      }
+    } else {
+      archive_entry_set_perm(e, archive_entry_perm(e) & 0777);
+    }
+    write_entry(e, name, rel);
+  }
+
+  // NAME's components, once it is known to be relative, without '..', and of a kind we unpack.
+  std::vector<std::string_view> checked_components(archive_entry* e, std::string_view name) {
+    if (name.empty()) refuse(archive_path_, name, "has an empty name");
+    if (name.front() == '/') refuse(archive_path_, name, "has an absolute path");
+    auto parts = components(name);
+    for (auto c : parts)
+      if (c == "..") refuse(archive_path_, name, "has a '..' component");
+    if (parts.empty()) return parts;
+    if (archive_entry_hardlink(e) != nullptr) refuse(archive_path_, name, "is a hard link");
+    const auto type = archive_entry_filetype(e);
+    if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+      refuse(archive_path_, name, "is a device, fifo or socket");
+    return parts;
+  }
+
+  // PARTS joined ("./a" is "a"), once every parent is known to be a real directory (or not to
+  // exist yet): never write through a symlink.
+  std::string checked_parents(std::string_view name, const std::vector<std::string_view>& parts) {
+    std::string rel;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (i > 0) {
+        if (!real_dirs_.count(rel)) {
+          struct stat st;
+          const std::string p = base_str_ + "/" + rel;
+          if (::lstat(p.c_str(), &st) == 0) {
+            if (S_ISLNK(st.st_mode)) refuse(archive_path_, name, "goes through the symlink " + rel);
+            if (S_ISDIR(st.st_mode)) real_dirs_.insert(rel);
+          }
+        }
+        rel += '/';
+      }
+      rel += parts[i];
+    }
+    return rel;
+  }
+
+  // Whether the symlink entry E (at REL) is safe to write: lexically, its target stays under
+  // DEST. An unsafe one is refused, or with UnsafeLinks::skip reported and left out (false).
+  bool keep_link(archive_entry* e, std::string_view name, const std::string& rel,
+                 const std::vector<std::string_view>& parts) {
+    const char* t = archive_entry_symlink(e);
+    if (t == nullptr) t = archive_entry_symlink_utf8(e);
+    const std::string_view target = t ? t : "";
+    if (target.empty()) refuse(archive_path_, name, "is a symlink without a target");
+    if (target.front() == '/') {
+      unsafe_link(name, rel, target,
+                  "is a symlink to an absolute path (" + std::string(target) + ")");
+      return false;
+    }
+    std::vector<std::string_view> stack(parts.begin(), parts.end() - 1);
+    for (auto c : components(target)) {
+      if (c != "..") {
+        stack.push_back(c);
+      } else if (stack.empty()) {
+        unsafe_link(name, rel, target,
+                    "is a symlink pointing outside the destination (" + std::string(target) + ")");
+        return false;
+      } else {
+        stack.pop_back();
+      }
+    }
+    links_.emplace_back(rel, std::string(target));
+    real_dirs_.clear();  // it may replace a directory we had checked
+    return true;
+  }
+
+  // An unsafe symlink: refused, or (UnsafeLinks::skip) left out and reported.
+  // NAME as the archive spells it (refusals), REL normalized (reports).
+  void unsafe_link(std::string_view name, std::string_view rel, std::string_view target,
+                   std::string_view why) {
+    if (unsafe_links_ == UnsafeLinks::refuse) refuse(archive_path_, name, why);
+    if (skipped_) skipped_->push_back(std::string(rel) + " -> " + std::string(target));
+  }
+
+  void write_entry(archive_entry* e, std::string_view name, const std::string& rel) {
+    const std::string full = base_str_ + "/" + rel;
+    // Whatever was there, a symlink in the final component is replaced, never followed.
+    struct stat st;
+    if (::lstat(full.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) ::unlink(full.c_str());
+    archive_entry_copy_pathname(e, full.c_str());
+    if (archive_write_header(w_.get(), e) < ARCHIVE_WARN)
+      throw write_error_of(name, "write failed", "; check that " + dest_.string() + " is writable");
+    if (archive_entry_filetype(e) == AE_IFREG && archive_entry_size(e) > 0) {
+      const void* block;
+      size_t size;
+      la_int64_t offset;
+      for (;;) {
+        const int rr = archive_read_data_block(r_.get(), &block, &size, &offset);
+        if (rr == ARCHIVE_EOF) break;
+        if (rr < ARCHIVE_WARN) throw read_error();
+        if (archive_write_data_block(w_.get(), block, size, offset) < ARCHIVE_WARN)
+          throw write_error_of(name, "write failed", "; check free space");
+      }
+    }
+    if (archive_write_finish_entry(w_.get()) < ARCHIVE_WARN)
+      throw write_error_of(name, "write failed", "");
+  }
+
+  // Links checked one by one can still escape together (a -> b/.., b -> .): resolve each one
+  // for real now that all exist, and remove any that leads outside. Several may go: all are
+  // removed before any is reported.
+  void remove_escaping_links() {
+    std::vector<std::pair<std::string, std::string>> escaping;
+    for (const auto& [rel, target] : links_) {
+      std::error_code ec;
+      const fs::path resolved = fs::weakly_canonical(base_ / rel, ec);
+      if (!ec && !within(resolved, base_)) escaping.emplace_back(rel, target);
+    }
+    for (const auto& [rel, target] : escaping) ::unlink((base_ / rel).c_str());
+    for (const auto& [rel, target] : escaping)
+      unsafe_link(rel, rel, target, "is a symlink resolving outside the destination");
+  }
+
+  Error read_error() const {
+    const char* msg = archive_error_string(r_.get());
+    return Error(Errc::packaging, "cannot unpack " + archive_path_.string() + ": " +
+                                      (msg ? msg : "not a tar, tar.gz or tar.zst archive") +
+                                      "; package the context again");
+  }
+
+  // "cannot unpack ARCHIVE: entry 'NAME': libarchive's message (or FALLBACK)HINT"; without NAME,
+  // about the archive as a whole.
+  Error write_error_of(std::string_view name, const char* fallback, const std::string& hint) const {
+    const char* msg = archive_error_string(w_.get());
+    const std::string entry = name.empty() ? "" : "entry '" + std::string(name) + "': ";
+    return Error(Errc::packaging, "cannot unpack " + archive_path_.string() + ": " + entry +
+                                      (msg ? msg : fallback) + hint);
+  }
+
+  const fs::path& archive_path_;
+  const fs::path& dest_;
+  const UnsafeLinks unsafe_links_;
+  std::vector<std::string>* const skipped_;
+  fs::path base_;
+  std::string base_str_;
+  ReadHandle r_;
+  WriteHandle w_;
+  std::unordered_set<std::string> real_dirs_;  // parents already checked not to be symlinks
+  std::vector<std::pair<std::string, std::string>> links_;  // (relative path, target)
+};
+
 }  // namespace
 
 void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
@@ -488,173 +738,7 @@ void unpack_archive(const fs::path& archive_path, const fs::path& dest) {
 
 void unpack_archive(const fs::path& archive_path, const fs::path& dest, UnsafeLinks unsafe_links,
                     std::vector<std::string>* skipped) {
-  make_dirs(dest, 0755);
-  std::error_code ec;
-  const fs::path base = fs::canonical(dest, ec);
-  if (ec) {
-    throw Error(Errc::packaging,
-                "cannot use " + dest.string() + " as the unpack directory: " + ec.message());
-  }
-  const std::string base_str = base.string() == "/" ? "" : base.string();
-
-  ScopedUtf8Locale utf8;
-  ReadHandle r(archive_read_new());
-  WriteHandle w(archive_write_disk_new());
-  if (!r || !w) throw Error(Errc::internal, "cannot allocate a libarchive reader");
-  archive_read_support_filter_zstd(r.get());
-  archive_read_support_filter_gzip(r.get());
-  archive_read_support_filter_none(r.get());
-  archive_read_support_format_tar(r.get());
-  // Our own checks below come first (clear messages); libarchive's are a second line. Absolute
-  // entry names are refused by us: the names handed to libarchive are absolute (under DEST).
-  archive_write_disk_set_options(w.get(), ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                              ARCHIVE_EXTRACT_SECURE_SYMLINKS);
-
-  auto read_error = [&](struct archive* a) {
-    const char* msg = archive_error_string(a);
-    return Error(Errc::packaging, "cannot unpack " + archive_path.string() + ": " +
-                                      (msg ? msg : "not a tar, tar.gz or tar.zst archive") +
-                                      "; package the context again");
-  };
-  if (archive_read_open_filename(r.get(), archive_path.c_str(), kBlock) != ARCHIVE_OK)
-    throw read_error(r.get());
-
-  std::unordered_set<std::string> real_dirs;  // parents already checked not to be symlinks
-  std::vector<std::pair<std::string, std::string>> links;  // (relative path, target)
-  // An unsafe symlink: refused, or (UnsafeLinks::skip) left out and reported.
-  // NAME as the archive spells it (refusals), REL normalized ("./a" is "a"; reports).
-  auto unsafe_link = [&](std::string_view name, std::string_view rel, std::string_view target,
-                         std::string_view why) {
-    if (unsafe_links == UnsafeLinks::refuse) refuse(archive_path, name, why);
-    if (skipped) skipped->push_back(std::string(rel) + " -> " + std::string(target));
-  };
-  for (;;) {
-    archive_entry* e = nullptr;
-    int rc = archive_read_next_header(r.get(), &e);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc < ARCHIVE_WARN) throw read_error(r.get());
-    const char* raw = archive_entry_pathname(e);
-    if (raw == nullptr) raw = archive_entry_pathname_utf8(e);
-    std::string_view name = raw ? raw : "";
-    if (name.empty()) refuse(archive_path, name, "has an empty name");
-    if (name.front() == '/') refuse(archive_path, name, "has an absolute path");
-    auto parts = components(name);
-    for (auto c : parts)
-      if (c == "..") refuse(archive_path, name, "has a '..' component");
-    if (parts.empty()) {  // "./": the root itself
-      archive_read_data_skip(r.get());
-      continue;
-    }
-    if (archive_entry_hardlink(e) != nullptr) refuse(archive_path, name, "is a hard link");
-    const auto type = archive_entry_filetype(e);
-    if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
-      refuse(archive_path, name, "is a device, fifo or socket");
-
-    std::string rel;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (i > 0) {
-        // Never write through a symlink: every parent must be a real directory (or not exist yet).
-        if (!real_dirs.count(rel)) {
-          struct stat st;
-          std::string p = base_str + "/" + rel;
-          if (::lstat(p.c_str(), &st) == 0) {
-            if (S_ISLNK(st.st_mode)) refuse(archive_path, name, "goes through the symlink " + rel);
-            if (S_ISDIR(st.st_mode)) real_dirs.insert(rel);
-          }
-        }
-        rel += '/';
-      }
-      rel += parts[i];
-    }
-
-    if (type == AE_IFLNK) {
-      const char* t = archive_entry_symlink(e);
-      if (t == nullptr) t = archive_entry_symlink_utf8(e);
-      std::string_view target = t ? t : "";
-      if (target.empty()) refuse(archive_path, name, "is a symlink without a target");
-      bool unsafe = false;
-      if (target.front() == '/') {
-        unsafe_link(name, rel, target,
-                    "is a symlink to an absolute path (" + std::string(target) + ")");
-        unsafe = true;
-      }
-      std::vector<std::string_view> stack(parts.begin(), parts.end() - 1);
-      for (auto c : components(target)) {
-        if (unsafe) break;
-        if (c == "..") {
-          if (stack.empty()) {
-            unsafe_link(
-                name, rel, target,
-                "is a symlink pointing outside the destination (" + std::string(target) + ")");
-            unsafe = true;
-            break;
-          }
-          stack.pop_back();
-        } else {
-          stack.push_back(c);
-        }
-      }
-      if (unsafe) {  // left out (UnsafeLinks::skip)
-        archive_read_data_skip(r.get());
-        continue;
-      }
-      links.emplace_back(rel, std::string(target));
-      real_dirs.clear();  // it may replace a directory we had checked
-    } else {
-      archive_entry_set_perm(e, archive_entry_perm(e) & 0777);
-    }
-
-    const std::string full = base_str + "/" + rel;
-    // Whatever was there, a symlink in the final component is replaced, never followed.
-    struct stat st;
-    if (::lstat(full.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) ::unlink(full.c_str());
-    archive_entry_copy_pathname(e, full.c_str());
-    if (archive_write_header(w.get(), e) < ARCHIVE_WARN) {
-      const char* msg = archive_error_string(w.get());
-      throw Error(Errc::packaging, "cannot unpack " + archive_path.string() + ": entry '" +
-                                       std::string(name) + "': " + (msg ? msg : "write failed") +
-                                       "; check that " + dest.string() + " is writable");
-    }
-    if (type == AE_IFREG && archive_entry_size(e) > 0) {
-      const void* block;
-      size_t size;
-      la_int64_t offset;
-      for (;;) {
-        int rr = archive_read_data_block(r.get(), &block, &size, &offset);
-        if (rr == ARCHIVE_EOF) break;
-        if (rr < ARCHIVE_WARN) throw read_error(r.get());
-        if (archive_write_data_block(w.get(), block, size, offset) < ARCHIVE_WARN) {
-          const char* msg = archive_error_string(w.get());
-          throw Error(Errc::packaging,
-                      "cannot unpack " + archive_path.string() + ": entry '" + std::string(name) +
-                          "': " + (msg ? msg : "write failed") + "; check free space");
-        }
-      }
-    }
-    if (archive_write_finish_entry(w.get()) < ARCHIVE_WARN) {
-      const char* msg = archive_error_string(w.get());
-      throw Error(Errc::packaging, "cannot unpack " + archive_path.string() + ": entry '" +
-                                       std::string(name) + "': " + (msg ? msg : "write failed"));
-    }
-  }
-  if (archive_write_close(w.get()) != ARCHIVE_OK) {
-    const char* msg = archive_error_string(w.get());
-    throw Error(Errc::packaging,
-                "cannot unpack " + archive_path.string() + ": " + (msg ? msg : "finishing failed"));
-  }
-
-  // Links checked one by one can still escape together (a -> b/.., b -> .): resolve each one
-  // for real now that all exist, and remove any that leads outside.
-  // Several may go: all are removed before any is reported.
-  std::vector<std::pair<std::string, std::string>> escaping;
-  for (const auto& [rel, target] : links) {
-    fs::path p = base / rel;
-    fs::path resolved = fs::weakly_canonical(p, ec);
-    if (!ec && !within(resolved, base)) escaping.emplace_back(rel, target);
-  }
-  for (const auto& [rel, target] : escaping) ::unlink((base / rel).c_str());
-  for (const auto& [rel, target] : escaping)
-    unsafe_link(rel, rel, target, "is a symlink resolving outside the destination");
+  Unpacker(archive_path, dest, unsafe_links, skipped).run();
 }
 
 }  // namespace kinetic
