@@ -103,118 +103,159 @@ std::vector<json> list_or_empty(k8s::Client& client, const std::string& collecti
   }
 }
 
-std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& o) {
-  StatusLine line(*o.io);
-  const std::string selector = job_selector(o.job_id);
-  const double start = now_unix();
-  double unschedulable_since = -1;  // when the pod was first seen with no pool; -1: not
-  double failed_create_since = -1;  // when pod creation was first seen refused; -1: not
-  double mount_failing_since = -1;  // when a volume was first seen failing to mount; -1: not
-  bool interrupted = false;
-  std::set<std::string> announced;
-  for (;;) {
-    if (take_interrupt(o.interrupt)) {
-      o.interrupt->on_interrupt();
-      interrupted = true;
-    }
-    k8s::ObjectList pods = client.list(k8s::pods_path(o.ns), selector);
-    std::optional<json> pod = lead_pod(pods.items, o.skip_pods);
-    // A pending pod being deleted (the Job failed, say past its deadline) will never run.
-    if (pod && (*pod)["metadata"].contains("deletionTimestamp") &&
-        (*pod)["status"].value("phase", "Pending") == "Pending")
-      pod.reset();
-    if (!pod) {
-      // No pod yet: the Job controller has not made one, the job finished without another
-      // attempt, or the job is gone.
-      bool exists = false;
-      std::optional<json> job;
-      for (const auto& w : client.list(k8s::jobs_path(o.ns), selector).items) {
-        if (w["metadata"].contains("deletionTimestamp")) continue;
-        exists = true;
-        if (!job) job = w;
+namespace {
+
+// One wait for a job's lead pod to leave Pending: the status line it keeps, and since when each
+// kind of trouble has lasted (a trouble is fatal only once it outlasts its grace).
+class LeadPodWait {
+ public:
+  LeadPodWait(k8s::Client& client, const WatchOptions& o)
+      : client_(client),
+        o_(o),
+        line_(*o.io),
+        selector_(job_selector(o.job_id)),
+        start_(now_unix()) {}
+
+  std::optional<std::string> run() {
+    for (;;) {
+      if (take_interrupt(o_.interrupt)) {
+        o_.interrupt->on_interrupt();
+        interrupted_ = true;
       }
-      if (!exists && list_or_empty(client, k8s::jobsets_path(o.ns), selector).empty())
-        return std::nullopt;
-      if (interrupted) return std::nullopt;
-      // The workload ended with no pod to follow (DeadlineExceeded while pending): its verdict
-      // is the caller's to read. A JobSet's child Job may end and be replaced by a restart: the
-      // JobSet speaks for it.
-      if (!job || workload_finished(*job)) {
-        if (job && !(*job)["metadata"].contains("ownerReferences")) return std::nullopt;
-        for (const auto& js : list_or_empty(client, k8s::jobsets_path(o.ns), selector))
-          if (workload_finished(js)) return std::nullopt;
-      }
-      if (job) {
-        // Pods refused at creation (quota, admission webhook): fatal once the controller's
-        // retry failed too and the refusal has lasted the grace.
-        FailedCreates refused = failed_creates(client, o.ns, *job);
-        if (refused.count > 0 && failed_create_since < 0) failed_create_since = now_unix();
-        if (refused.count == 0) failed_create_since = -1;
-        if (refused.count >= 2 && now_unix() - failed_create_since >= o.failed_create_grace_seconds)
-          throw Error(Errc::job_start,
-                      "the cluster refused to create the job's pod: " + refused.message +
-                          "; raise the quota or fix the admission policy, "
-                          "then run again");
-        if (refused.count > 0) {
-          line.update("the cluster refuses to create the job's pod, retrying: " + refused.message);
-        } else {
-          line.update("waiting for the job's pod to be created");
+      k8s::ObjectList pods = client_.list(k8s::pods_path(o_.ns), selector_);
+      std::optional<json> pod = lead_pod(pods.items, o_.skip_pods);
+      // A pending pod being deleted (the Job failed, say past its deadline) will never run.
+      if (pod && (*pod)["metadata"].contains("deletionTimestamp") &&
+          (*pod)["status"].value("phase", "Pending") == "Pending")
+        pod.reset();
+      if (!pod) {
+        if (!a_pod_may_come()) return std::nullopt;
+      } else {
+        const std::string name = (*pod)["metadata"].value("name", "");
+        if (o_.on_new_pod && announced_.insert(name).second) {
+          line_.clear();
+          o_.on_new_pod(name);
         }
-      } else {
-        line.update("waiting for the job's pod to be created");
+        if ((*pod)["status"].value("phase", "Pending") != "Pending") return name;
+        if (interrupted_) return std::nullopt;
+        show_why_pending(*pod, name);
       }
-    } else {
-      const std::string name = (*pod)["metadata"].value("name", "");
-      if (o.on_new_pod && announced.insert(name).second) {
-        line.clear();
-        o.on_new_pod(name);
-      }
-      const std::string phase = (*pod)["status"].value("phase", "Pending");
-      if (phase != "Pending") return name;
-      if (interrupted) return std::nullopt;
-      auto events = client
-                        .list(k8s::events_path(o.ns), {},
-                              "involvedObject.kind=Pod,involvedObject.name=" + name)
-                        .items;
-      PendingReason why = pending_reason(*pod, events);
-      if (why.fatal) throw Error(Errc::job_start, why.message);
-      if (why.kind == PendingKind::no_pool) {
-        // Only the autoscaler's own verdict (NotTriggerScaleUp) says no pool can ever fit; a
-        // pod the scheduler just turned down may still get a scale-up a moment later.
-        bool confirmed = false;
-        for (const auto& e : events)
-          confirmed = confirmed || e.value("reason", "") == "NotTriggerScaleUp";
-        if (unschedulable_since < 0) unschedulable_since = now_unix();
-        const double limit = confirmed
-                                 ? o.scheduling_grace_seconds
-                                 : std::max(o.scheduling_grace_seconds, kAutoscalerSilenceSeconds);
-        if (now_unix() - unschedulable_since >= limit) throw Error(Errc::job_start, why.message);
-        if (!confirmed) why.message = "waiting for the cluster autoscaler to find a node pool";
-      } else {
-        unschedulable_since = -1;
-      }
-      // A mount that fails may work a moment later (a bucket grant takes a while to reach
-      // Cloud Storage): as long as the scheduling grace, then the job cannot start.
-      if (why.kind == PendingKind::mount_failed) {
-        if (mount_failing_since < 0) mount_failing_since = now_unix();
-        if (now_unix() - mount_failing_since >= o.scheduling_grace_seconds)
-          throw Error(Errc::job_start, why.message);
-      } else {
-        mount_failing_since = -1;
-      }
-      if (!why.message.empty()) {
-        long waited = static_cast<long>(now_unix() - start);
-        line.update(why.message + " (" + std::to_string(waited) + "s)", false);
-      }
+      block_until_a_pod_changes(pods.resource_version);
     }
-    // Block until a pod of the job changes, or a few seconds pass (events do not touch pods).
+  }
+
+ private:
+  // Since when a trouble has lasted: set when first seen, cleared when it goes. Returns how long.
+  static double lasted(double& since, bool seen) {
+    if (!seen) since = -1;
+    if (seen && since < 0) since = now_unix();
+    return seen ? now_unix() - since : 0;
+  }
+
+  // No pod to follow: the Job controller has not made one, the job finished without another
+  // attempt, or the job is gone. False when no pod will come.
+  bool a_pod_may_come() {
+    bool exists = false;
+    std::optional<json> job;
+    for (const auto& w : client_.list(k8s::jobs_path(o_.ns), selector_).items) {
+      if (w["metadata"].contains("deletionTimestamp")) continue;
+      exists = true;
+      if (!job) job = w;
+    }
+    if (!exists && list_or_empty(client_, k8s::jobsets_path(o_.ns), selector_).empty())
+      return false;
+    if (interrupted_) return false;
+    // The workload ended with no pod to follow (DeadlineExceeded while pending): its verdict is
+    // the caller's to read. A JobSet's child Job may end and be replaced by a restart: the
+    // JobSet speaks for it.
+    if (!job || workload_finished(*job)) {
+      if (job && !(*job)["metadata"].contains("ownerReferences")) return false;
+      for (const auto& js : list_or_empty(client_, k8s::jobsets_path(o_.ns), selector_))
+        if (workload_finished(js)) return false;
+    }
+    if (job) {
+      show_refused_creates(*job);
+    } else {
+      line_.update("waiting for the job's pod to be created");
+    }
+    return true;
+  }
+
+  // Pods refused at creation (quota, admission webhook): fatal once the controller's retry
+  // failed too and the refusal has lasted the grace.
+  void show_refused_creates(const json& job) {
+    FailedCreates refused = failed_creates(client_, o_.ns, job);
+    const double refused_for = lasted(failed_create_since_, refused.count > 0);
+    if (refused.count >= 2 && refused_for >= o_.failed_create_grace_seconds)
+      throw Error(Errc::job_start,
+                  "the cluster refused to create the job's pod: " + refused.message +
+                      "; raise the quota or fix the admission policy, "
+                      "then run again");
+    if (refused.count > 0) {
+      line_.update("the cluster refuses to create the job's pod, retrying: " + refused.message);
+    } else {
+      line_.update("waiting for the job's pod to be created");
+    }
+  }
+
+  // Says why the pending pod NAME waits; throws once that cannot end well.
+  void show_why_pending(const json& pod, const std::string& name) {
+    auto events = client_
+                      .list(k8s::events_path(o_.ns), {},
+                            "involvedObject.kind=Pod,involvedObject.name=" + name)
+                      .items;
+    PendingReason why = pending_reason(pod, events);
+    if (why.fatal) throw Error(Errc::job_start, why.message);
+    // Only the autoscaler's own verdict (NotTriggerScaleUp) says no pool can ever fit; a pod the
+    // scheduler just turned down may still get a scale-up a moment later.
+    bool confirmed = false;
+    for (const auto& e : events)
+      confirmed = confirmed || e.value("reason", "") == "NotTriggerScaleUp";
+    const bool no_pool = why.kind == PendingKind::no_pool;
+    const double limit = confirmed
+                             ? o_.scheduling_grace_seconds
+                             : std::max(o_.scheduling_grace_seconds, kAutoscalerSilenceSeconds);
+    if (lasted(unschedulable_since_, no_pool) >= limit && no_pool)
+      throw Error(Errc::job_start, why.message);
+    if (no_pool && !confirmed)
+      why.message = "waiting for the cluster autoscaler to find a node pool";
+    // A mount that fails may work a moment later (a bucket grant takes a while to reach Cloud
+    // Storage): as long as the scheduling grace, then the job cannot start.
+    const bool mount_failed = why.kind == PendingKind::mount_failed;
+    if (lasted(mount_failing_since_, mount_failed) >= o_.scheduling_grace_seconds && mount_failed)
+      throw Error(Errc::job_start, why.message);
+    if (!why.message.empty()) {
+      const long waited = static_cast<long>(now_unix() - start_);
+      line_.update(why.message + " (" + std::to_string(waited) + "s)", false);
+    }
+  }
+
+  // Blocks until a pod of the job changes, or a few seconds pass (events do not touch pods).
+  void block_until_a_pod_changes(const std::string& resource_version) {
     try {
-      client.watch(k8s::pods_path(o.ns), selector, pods.resource_version, 2,
-                   [](const k8s::WatchEvent& e) { return e.type == "BOOKMARK"; });
+      client_.watch(k8s::pods_path(o_.ns), selector_, resource_version, 2,
+                    [](const k8s::WatchEvent& e) { return e.type == "BOOKMARK"; });
     } catch (const k8s::ApiError& e) {
       if (e.code() != 410) throw;  // expired: the next list starts afresh
     }
   }
+
+  k8s::Client& client_;
+  const WatchOptions& o_;
+  StatusLine line_;
+  const std::string selector_;
+  const double start_;
+  double unschedulable_since_ = -1;  // when the pod was first seen with no pool
+  double failed_create_since_ = -1;  // when pod creation was first seen refused
+  double mount_failing_since_ = -1;  // when a volume was first seen failing to mount
+  bool interrupted_ = false;
+  std::set<std::string> announced_;
+};
+
+}  // namespace
+
+std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& o) {
+  return LeadPodWait(client, o).run();
 }
 
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,

@@ -274,6 +274,125 @@ std::string scheduler_summary(const std::string& message) {
   return trim_period(m);
 }
 
+// What the pod's PodScheduled condition says.
+struct Scheduling {
+  bool scheduled = false;
+  bool unschedulable = false;
+  std::string scheduler_message;
+};
+
+Scheduling scheduling_of(const json& pod) {
+  Scheduling s;
+  s.scheduled = !str(member(pod, "spec"), "nodeName").empty();
+  if (const json& conditions = member(member(pod, "status"), "conditions"); conditions.is_array()) {
+    for (const auto& c : conditions) {
+      if (str(c, "type") != "PodScheduled") continue;
+      if (str(c, "status") == "True") s.scheduled = true;
+      if (str(c, "status") == "False" && str(c, "reason") == "Unschedulable") {
+        s.unschedulable = true;
+        s.scheduler_message = one_line(str(c, "message"));
+      }
+    }
+  }
+  return s;
+}
+
+// A scheduled pod the kubelet cannot set up a volume for (a --data gs:// bucket the pods may not
+// read): its latest FailedMount says why. It keeps trying, so the caller decides when to give up.
+PendingReason mount_problem(const std::vector<const json*>& events) {
+  const json* mount = nullptr;
+  for (const json* e : events)
+    if (str(*e, "reason") == "FailedMount") mount = e;
+  if (mount == nullptr) return {};
+  PendingReason out;
+  out.kind = PendingKind::mount_failed;
+  out.detail = one_line(str(*mount, "message"));
+  out.message = "cannot mount the job's volumes: " + trim_period(out.detail);
+  return out;
+}
+
+// An unschedulable pod the autoscaler did not scale up for (AUTO_MESSAGE: its latest word):
+// backing off, the pool at its maximum, or no pool that fits (with the command that adds one).
+PendingReason unschedulable_reason(const json& pod,
+                                   const std::map<std::string, std::string>& selector,
+                                   const std::string& auto_message,
+                                   const std::string& scheduler_message) {
+  PendingReason out;
+  std::string why = auto_message;
+  static const std::string kNot = "pod didn't trigger scale-up: ";
+  if (why.rfind(kNot, 0) == 0) why = why.substr(kNot.size());
+  why = trim_period(why);
+  if (contains(auto_message, "in backoff after failed scale-up")) {
+    out.kind = PendingKind::scale_failed;
+    out.detail = auto_message;
+    out.message = "cannot add a node: a recent scale-up failed and the node pool is in backoff (" +
+                  why + "); the autoscaler retries later";
+    return out;
+  }
+  if (contains(auto_message, "max node group size reached")) {
+    out.kind = PendingKind::scheduling;
+    out.detail = auto_message;
+    out.message = "waiting for capacity: the node pool that fits is at its maximum size (" + why +
+                  "); it frees up as running jobs finish, or raise the pool's --max-nodes";
+    return out;
+  }
+  out.kind = PendingKind::no_pool;
+  out.detail = scheduler_message.empty() ? auto_message : scheduler_message;
+  std::string summary = scheduler_message.empty() ? why : scheduler_summary(scheduler_message);
+  if (contains(summary, "no nodes available")) summary = "the cluster has no nodes";
+  std::string accelerator = accelerator_hint(pod, selector);
+  auto spot = selector.find(kSpot);
+  std::string command = "kinetic pool add --accelerator " +
+                        (accelerator.empty() ? std::string("ACCELERATOR") : accelerator) +
+                        (spot != selector.end() && spot->second == "true" ? " --spot" : "");
+  out.message = "no node pool fits this job" + (summary.empty() ? "" : " (" + summary + ")") +
+                "; add one with `" + command + "`";
+  return out;
+}
+
+// Why a pod that is neither scheduled nor stuck on a container waits: the autoscaler's latest
+// word (failed, triggered) or the scheduler's.
+PendingReason unscheduled_reason(const json& pod, const std::vector<const json*>& events,
+                                 const std::map<std::string, std::string>& selector,
+                                 Scheduling scheduling) {
+  const json* failed = nullptr;
+  const json* autoscaler = nullptr;  // the latest autoscaler event
+  const json* failed_scheduling = nullptr;
+  for (const json* e : events) {
+    std::string reason = str(*e, "reason");
+    if (reason == "FailedScaleUp") failed = e;
+    if (reason == "FailedScaleUp" || reason == "TriggeredScaleUp" || reason == "NotTriggerScaleUp")
+      autoscaler = e;
+    if (reason == "FailedScheduling") failed_scheduling = e;
+  }
+  if (failed_scheduling) {
+    scheduling.unschedulable = true;
+    if (scheduling.scheduler_message.empty())
+      scheduling.scheduler_message = one_line(str(*failed_scheduling, "message"));
+  }
+  PendingReason out;
+  if (failed) {
+    out.kind = PendingKind::scale_failed;
+    out.detail = one_line(str(*failed, "message"));
+    out.message = scale_failed_message(out.detail);
+    return out;
+  }
+  std::string auto_reason = autoscaler ? str(*autoscaler, "reason") : "";
+  std::string auto_message = autoscaler ? one_line(str(*autoscaler, "message")) : "";
+  if (auto_reason == "TriggeredScaleUp") {
+    out.kind = PendingKind::scaling_up;
+    out.detail = auto_message;
+    out.message = scaling_up_message(auto_message, selector);
+    return out;
+  }
+  if (scheduling.unschedulable)
+    return unschedulable_reason(pod, selector, auto_message, scheduling.scheduler_message);
+  out.kind = PendingKind::scheduling;
+  out.detail = auto_message;
+  out.message = "waiting for the scheduler";
+  return out;
+}
+
 }  // namespace
 
 PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
@@ -288,109 +407,14 @@ PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
     r.accelerator = accelerator_hint(pod, selector);
     return r;
   };
-
-  const json& status = member(pod, "status");
-  std::string phase = str(status, "phase");
+  const std::string phase = str(member(pod, "status"), "phase");
   if (phase == "Running" || phase == "Succeeded" || phase == "Failed") return finish({});
-
-  std::vector<const json*> sorted = ordered(events);
+  const std::vector<const json*> sorted = ordered(events);
   if (auto w = waiting_container(pod)) return finish(container_problem(pod, sorted, *w));
-
+  const Scheduling scheduling = scheduling_of(pod);
   // Scheduled: the kubelet is starting it.
-  bool scheduled = !str(member(pod, "spec"), "nodeName").empty();
-  bool unschedulable = false;
-  std::string scheduler_message;
-  if (const json& conditions = member(status, "conditions"); conditions.is_array()) {
-    for (const auto& c : conditions) {
-      if (str(c, "type") != "PodScheduled") continue;
-      if (str(c, "status") == "True") scheduled = true;
-      if (str(c, "status") == "False" && str(c, "reason") == "Unschedulable") {
-        unschedulable = true;
-        scheduler_message = one_line(str(c, "message"));
-      }
-    }
-  }
-  if (scheduled) {
-    // The kubelet cannot set up a volume (a --data gs:// bucket the pods may not read): its
-    // latest FailedMount says why. It keeps trying, so the caller decides when to give up.
-    const json* mount = nullptr;
-    for (const json* e : sorted)
-      if (str(*e, "reason") == "FailedMount") mount = e;
-    if (mount == nullptr) return finish({});
-    PendingReason out;
-    out.kind = PendingKind::mount_failed;
-    out.detail = one_line(str(*mount, "message"));
-    out.message = "cannot mount the job's volumes: " + trim_period(out.detail);
-    return finish(out);
-  }
-
-  const json* failed = nullptr;
-  const json* autoscaler = nullptr;  // the latest autoscaler event
-  const json* failed_scheduling = nullptr;
-  for (const json* e : sorted) {
-    std::string reason = str(*e, "reason");
-    if (reason == "FailedScaleUp") failed = e;
-    if (reason == "FailedScaleUp" || reason == "TriggeredScaleUp" || reason == "NotTriggerScaleUp")
-      autoscaler = e;
-    if (reason == "FailedScheduling") failed_scheduling = e;
-  }
-  if (failed_scheduling) {
-    unschedulable = true;
-    if (scheduler_message.empty()) scheduler_message = one_line(str(*failed_scheduling, "message"));
-  }
-
-  PendingReason out;
-  if (failed) {
-    out.kind = PendingKind::scale_failed;
-    out.detail = one_line(str(*failed, "message"));
-    out.message = scale_failed_message(out.detail);
-    return finish(out);
-  }
-  std::string auto_reason = autoscaler ? str(*autoscaler, "reason") : "";
-  std::string auto_message = autoscaler ? one_line(str(*autoscaler, "message")) : "";
-  if (auto_reason == "TriggeredScaleUp") {
-    out.kind = PendingKind::scaling_up;
-    out.detail = auto_message;
-    out.message = scaling_up_message(auto_message, selector);
-    return finish(out);
-  }
-  if (unschedulable) {
-    std::string why = auto_message;
-    static const std::string kNot = "pod didn't trigger scale-up: ";
-    if (why.rfind(kNot, 0) == 0) why = why.substr(kNot.size());
-    why = trim_period(why);
-    if (contains(auto_message, "in backoff after failed scale-up")) {
-      out.kind = PendingKind::scale_failed;
-      out.detail = auto_message;
-      out.message =
-          "cannot add a node: a recent scale-up failed and the node pool is in backoff (" + why +
-          "); the autoscaler retries later";
-      return finish(out);
-    }
-    if (contains(auto_message, "max node group size reached")) {
-      out.kind = PendingKind::scheduling;
-      out.detail = auto_message;
-      out.message = "waiting for capacity: the node pool that fits is at its maximum size (" + why +
-                    "); it frees up as running jobs finish, or raise the pool's --max-nodes";
-      return finish(out);
-    }
-    out.kind = PendingKind::no_pool;
-    out.detail = scheduler_message.empty() ? auto_message : scheduler_message;
-    std::string summary = scheduler_message.empty() ? why : scheduler_summary(scheduler_message);
-    if (contains(summary, "no nodes available")) summary = "the cluster has no nodes";
-    std::string accelerator = accelerator_hint(pod, selector);
-    auto spot = selector.find(kSpot);
-    std::string command = "kinetic pool add --accelerator " +
-                          (accelerator.empty() ? std::string("ACCELERATOR") : accelerator) +
-                          (spot != selector.end() && spot->second == "true" ? " --spot" : "");
-    out.message = "no node pool fits this job" + (summary.empty() ? "" : " (" + summary + ")") +
-                  "; add one with `" + command + "`";
-    return finish(out);
-  }
-  out.kind = PendingKind::scheduling;
-  out.detail = auto_message;
-  out.message = "waiting for the scheduler";
-  return finish(out);
+  if (scheduling.scheduled) return finish(mount_problem(sorted));
+  return finish(unscheduled_reason(pod, sorted, selector, scheduling));
 }
 
 }  // namespace kinetic::gke
