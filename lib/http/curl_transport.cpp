@@ -139,75 +139,13 @@ class CurlTransport final : public Transport {
     Transfer t;
     t.request = &request;
     char errbuf[CURL_ERROR_SIZE] = {0};
-
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-    curl_easy_setopt(h, CURLOPT_USERAGENT, options_.user_agent.c_str());
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, options_.follow_redirects ? 1L : 0L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever curl can decode
-
-    // TLS: verification is always on; a pinned CA replaces the system store.
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-    if (!options_.ca_pem.empty()) {
-      curl_blob blob{const_cast<char*>(options_.ca_pem.data()), options_.ca_pem.size(),
-                     CURL_BLOB_NOCOPY};
-      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-      curl_easy_setopt(h, CURLOPT_CAINFO, nullptr);
-      curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);
-    }
-
-    // Timeouts.
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(options_.connect_timeout.count()));
-    long idle_seconds = static_cast<long>((options_.idle_timeout.count() + 999) / 1000);
-    if (idle_seconds > 0) {
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, idle_seconds);
-    }
-    if (request.timeout.count() > 0) {
-      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-    }
-
+    set_connection_options(h);
+    set_timeouts(h, request);
     // libcurl's own resend needs a reused connection; a fresh one has none to lose.
     if (request.fresh_connection) curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
-
-    // Method and body.
-    const std::string& method = request.method;
-    bool streamed = static_cast<bool>(request.body_source);
-    if (streamed) {
-      curl_off_t size = request.body_size ? static_cast<curl_off_t>(*request.body_size) : -1;
-      curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
-      curl_easy_setopt(h, CURLOPT_READDATA, &t);
-      curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
-      curl_easy_setopt(h, CURLOPT_SEEKDATA, &t);
-      if (method == "POST") {
-        curl_easy_setopt(h, CURLOPT_POST, 1L);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, size);
-      } else {
-        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
-        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, size);
-        if (method != "PUT") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-      }
-    } else if (!request.body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
-      // In memory: curl reads it directly and can resend it on a fresh connection by itself.
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
-      if (method != "POST") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-    } else if (method == "HEAD") {
-      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    } else if (method == "GET") {
-      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    } else {
-      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
-    }
+    set_method_and_body(h, request, &t);
 
     // Headers; "Expect:" stops curl from waiting for 100-continue.
     curl_slist* headers = nullptr;
@@ -236,6 +174,74 @@ class CurlTransport final : public Transport {
   }
 
  private:
+  // HTTP/1.1, redirects only when asked and only to https, TLS always verified.
+  void set_connection_options(CURL* h) const {
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+    curl_easy_setopt(h, CURLOPT_USERAGENT, options_.user_agent.c_str());
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, options_.follow_redirects ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");  // whatever curl can decode
+
+    // TLS: verification is always on; a pinned CA replaces the system store.
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if (!options_.ca_pem.empty()) {
+      curl_blob blob{const_cast<char*>(options_.ca_pem.data()), options_.ca_pem.size(),
+                     CURL_BLOB_NOCOPY};
+      curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+      curl_easy_setopt(h, CURLOPT_CAINFO, nullptr);
+      curl_easy_setopt(h, CURLOPT_CAPATH, nullptr);
+    }
+  }
+
+  void set_timeouts(CURL* h, const Request& request) const {
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(options_.connect_timeout.count()));
+    long idle_seconds = static_cast<long>((options_.idle_timeout.count() + 999) / 1000);
+    if (idle_seconds > 0) {
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+      curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, idle_seconds);
+    }
+    if (request.timeout.count() > 0) {
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+    }
+  }
+
+  static void set_method_and_body(CURL* h, const Request& request, Transfer* t) {
+    const std::string& method = request.method;
+    if (request.body_source) {
+      curl_off_t size = request.body_size ? static_cast<curl_off_t>(*request.body_size) : -1;
+      curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+      curl_easy_setopt(h, CURLOPT_READDATA, t);
+      curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, on_seek);
+      curl_easy_setopt(h, CURLOPT_SEEKDATA, t);
+      if (method == "POST") {
+        curl_easy_setopt(h, CURLOPT_POST, 1L);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, size);
+      } else {
+        curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, size);
+        if (method != "PUT") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+      }
+    } else if (!request.body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
+      // In memory: curl reads it directly and can resend it on a fresh connection by itself.
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+                       static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+      if (method != "POST") curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+    } else if (method == "HEAD") {
+      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (method == "GET") {
+      curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+    }
+  }
+
   [[noreturn]] void fail(const Request& request, CURLcode code, const char* errbuf,
                          bool aborted_by_caller) const {
     std::string detail = one_line(errbuf[0] ? errbuf : curl_easy_strerror(code));
