@@ -65,7 +65,6 @@ class ChildRunner {
                   const fs::path& cwd, const std::string& path_var, long* pgid_out,
                   const std::function<void(long)>& on_start) {
     ChildResult result;
-    StreamTail err_tail;
     auto prog = find_executable(argv[0], path_var);
     if (!prog) {
       log_.write(LogStream::system, argv[0] + ": command not found on PATH\n");
@@ -80,34 +79,7 @@ class ChildRunner {
       result.started = false;
       return result;
     }
-    std::vector<char*> cargv, cenv;
-    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    for (const auto& e : envp) cenv.push_back(const_cast<char*>(e.c_str()));
-    cenv.push_back(nullptr);
-
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::signal(SIGPIPE, SIG_DFL);
-      ::signal(SIGINT, SIG_DFL);
-      ::signal(SIGTERM, SIG_DFL);
-      ::setpgid(0, 0);
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      ::dup2(devnull, 0);
-      ::dup2(out[1], 1);
-      ::dup2(err[1], 2);
-      if (::chdir(cwd.c_str()) != 0) {
-        dprintf(2, "kinetic: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
-        ::_exit(exit_codes::not_run);
-      }
-      ::execve(prog->c_str(), cargv.data(), cenv.data());
-      dprintf(2, "kinetic: cannot execute %s: %s\n", prog->c_str(), std::strerror(errno));
-      ::_exit(errno == ENOENT ? exit_codes::not_found : exit_codes::not_run);
-    }
+    const pid_t pid = spawn(*prog, argv, envp, cwd, out[1], err[1]);
     ::close(out[1]);
     ::close(err[1]);
     if (pid < 0) {
@@ -121,29 +93,69 @@ class ChildRunner {
     ::setpgid(pid, pid);  // also here, so the group exists before any kill below
     *pgid_out = pid;
     on_start(pid);
+    follow(pid, out[0], err[0], result);
+    return result;
+  }
 
-    int fds[2] = {out[0], err[0]};
+ private:
+  // Forks PROG with ARGV and ENVP in CWD, in a process group of its own, stdout and stderr on
+  // the pipes' ends OUT and ERR; -1 when it cannot fork.
+  static pid_t spawn(const fs::path& prog, const std::vector<std::string>& argv,
+                     const std::vector<std::string>& envp, const fs::path& cwd, int out, int err) {
+    std::vector<char*> cargv, cenv;
+    for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    for (const auto& e : envp) cenv.push_back(const_cast<char*>(e.c_str()));
+    cenv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid != 0) return pid;
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    if (::chdir(cwd.c_str()) != 0) {
+      dprintf(2, "kinetic: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
+      ::_exit(exit_codes::not_run);
+    }
+    ::execve(prog.c_str(), cargv.data(), cenv.data());
+    dprintf(2, "kinetic: cannot execute %s: %s\n", prog.c_str(), std::strerror(errno));
+    ::_exit(errno == ENOENT ? exit_codes::not_found : exit_codes::not_run);
+  }
+
+  // Copies the child's output to the log until it has exited and its pipes are drained, while
+  // the deadline and cancels stop its group; RESULT gets its exit and the end of its stderr.
+  void follow(pid_t pid, int out, int err, ChildResult& result) {
+    StreamTail err_tail;
+    int fds[2] = {out, err};
     bool reaped = false;
-    std::optional<double> kill_at;      // SIGKILL the group after the grace period
+    kill_at_.reset();
     std::optional<double> drain_until;  // after the main process exits, stragglers get this long
     char buf[65536];
     while (fds[0] >= 0 || fds[1] >= 0 || !reaped) {
       double now = monotonic();
       if (!reaped && stop_ == Stop::none && deadline_ && now >= *deadline_) {
         stop_ = Stop::timed_out;
-        terminate(pid, kill_at, now);
+        terminate(pid, now);
       }
-      if (kill_at && now >= *kill_at) {
+      if (kill_at_ && now >= *kill_at_) {
         ::kill(-pid, SIGKILL);
-        kill_at.reset();
+        kill_at_.reset();
       }
       if (reaped && drain_until && now >= *drain_until) break;
       double wait = 1.0;
-      auto until = [&](std::optional<double> t) {
+      auto until = [&](const std::optional<double>& t) {
         if (t) wait = std::min(wait, std::max(0.0, *t - now));
       };
       if (!reaped && stop_ == Stop::none) until(deadline_);
-      until(kill_at);
+      until(kill_at_);
       until(drain_until);
       pollfd p[3] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}, {sigfd_, POLLIN, 0}};
       int r = ::poll(p, 3, static_cast<int>(wait * 1000) + 1);
@@ -160,33 +172,12 @@ class ChildRunner {
           fds[i] = -1;
         }
       }
-      if (p[2].revents & POLLIN) {
-        signalfd_siginfo si{};
-        while (::read(sigfd_, &si, sizeof si) == sizeof si) {
-          if (si.ssi_signo == SIGCHLD) continue;  // reaped below
-          if (reaped) continue;
-          if (stop_ == Stop::none) {
-            stop_ = Stop::cancelled;
-            terminate(pid, kill_at, monotonic());
-          } else {
-            ::kill(-pid, SIGKILL);  // asked twice: no more grace
-          }
-        }
-      }
-      if (!reaped) {
-        int status = 0;
-        pid_t w = ::waitpid(pid, &status, WNOHANG);
-        if (w == pid) {
-          reaped = true;
-          if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-          if (WIFSIGNALED(status)) {
-            result.signal = WTERMSIG(status);
-            result.exit_code = 128 + result.signal;
-          }
-          // Like a container: when the main process ends, whatever it left behind goes too.
-          ::kill(-pid, SIGKILL);
-          drain_until = monotonic() + 2.0;
-        }
+      if (p[2].revents & POLLIN) take_signals(pid, reaped);
+      if (!reaped && reap(pid, result)) {
+        reaped = true;
+        // Like a container: when the main process ends, whatever it left behind goes too.
+        ::kill(-pid, SIGKILL);
+        drain_until = monotonic() + 2.0;
       }
     }
     for (int fd : fds)
@@ -195,13 +186,39 @@ class ChildRunner {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     result.stderr_tail = err_tail.text();
-    return result;
   }
 
- private:
-  void terminate(pid_t pgid, std::optional<double>& kill_at, double now) {
+  // A cancel (SIGTERM, SIGINT, SIGHUP to the runner) stops the group: with grace the first
+  // time, at once the second.
+  void take_signals(pid_t pid, bool reaped) {
+    signalfd_siginfo si{};
+    while (::read(sigfd_, &si, sizeof si) == sizeof si) {
+      if (si.ssi_signo == SIGCHLD) continue;  // reaped by follow()
+      if (reaped) continue;
+      if (stop_ == Stop::none) {
+        stop_ = Stop::cancelled;
+        terminate(pid, monotonic());
+      } else {
+        ::kill(-pid, SIGKILL);  // asked twice: no more grace
+      }
+    }
+  }
+
+  // Whether PID has exited; if so RESULT says how.
+  static bool reap(pid_t pid, ChildResult& result) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) != pid) return false;
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+      result.signal = WTERMSIG(status);
+      result.exit_code = 128 + result.signal;
+    }
+    return true;
+  }
+
+  void terminate(pid_t pgid, double now) {
     ::kill(-pgid, SIGTERM);
-    kill_at = now + grace_;
+    kill_at_ = now + grace_;
   }
 
   JobLogWriter& log_;
@@ -209,6 +226,7 @@ class ChildRunner {
   int grace_;
   std::optional<double> deadline_;
   Stop& stop_;
+  std::optional<double> kill_at_;  // SIGKILL the group after the grace period
 };
 
 std::string signal_name(int sig) {
@@ -325,85 +343,134 @@ void link_data(const JobSpec& spec, const fs::path& work) {
   }
 }
 
-[[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
-  const JobSpec& spec = setup.spec;
-  const fs::path& dir = setup.job_dir;
-  JobLogWriter log(log_path(dir), setup.notify_fd >= 0 ? kNotifyFd : -1);
-  JobStatus st = initial_status(spec);
-  st.state = std::string(kRunning);
-  const double t0 = now_unix();
-  const double m0 = monotonic();
-  st.started = rfc3339(t0);
+// One local job's run, in the phases the GKE bootstrap runs a pod's (docs/decisions.md "One
+// runner's phases"): prepare, environment, command (compiling a C++ job), attempts, the verdict,
+// collect, hold, notify, clean. Each phase is a method named as the bootstrap's function.
+class LocalRun {
+ public:
+  LocalRun(const SupervisorSetup& setup, int sigfd)
+      : setup_(setup),
+        spec_(setup.spec),
+        dir_(setup.job_dir),
+        log_(log_path(dir_), setup.notify_fd >= 0 ? kNotifyFd : -1),
+        st_(initial_status(spec_)),
+        m0_(monotonic()),
+        work_(dir_ / "work"),
+        output_(dir_ / "output"),
+        checkpoints_(dir_ / "checkpoints"),
+        inputs_(dir_ / "inputs"),
+        cwd_(spec_.workdir.empty() ? work_ : work_ / spec_.workdir),
+        sigfd_(sigfd) {
+    st_.state = std::string(kRunning);
+    st_.started = rfc3339(now_unix());
+  }
 
-  auto finish = [&](std::string_view state, std::optional<int> code, std::string error) {
-    st.state = std::string(state);
-    st.exit_code = code;
-    st.error = std::move(error);
-    st.finished = rfc3339(now_unix());
-    st.duration_seconds = monotonic() - m0;
-  };
+  [[noreturn]] void run() {
+    try {
+      write_status(dir_, st_);
+      prepare();
+      environment();
+      std::optional<double> deadline;
+      if (spec_.timeout_seconds) deadline = m0_ + static_cast<double>(*spec_.timeout_seconds);
+      ChildRunner runner(log_, sigfd_, setup_.kill_grace_seconds, deadline, stop_);
+      const std::vector<std::string> argv = command(runner);
+      if (!argv.empty()) attempts(runner, argv);
+      stopped_verdict();
+    } catch (const std::exception& e) {
+      log_.write(LogStream::system, std::string(e.what()) + "\n");
+      finish(kFailed, exit_codes::not_run, e.what());
+    }
+    collect();
+    const std::optional<pid_t> holder = hold();
+    if (!holder) clean();
+    write_status(dir_, st_);  // last: a reader that sees a final state finds everything in place
+    notify();
+    if (holder) {
+      // The run is over for whoever follows it: closing the notify pipe releases a foreground
+      // kinetic (it reads the verdict, and held_until, from status.json).
+      ::close(kNotifyFd);
+      wait_out_hold(*holder, sigfd_, spec_.hold_on_failure_seconds);
+      clean();
+      st_.held_until.clear();
+      write_status(dir_, st_);
+    }
+    ::_exit(0);
+  }
 
-  const fs::path work = dir / "work";
-  const fs::path output = dir / "output";
-  const fs::path checkpoints = dir / "checkpoints";
-  const fs::path inputs = dir / "inputs";
+ private:
+  void finish(std::string_view state, std::optional<int> code, std::string error) {
+    st_.state = std::string(state);
+    st_.exit_code = code;
+    st_.error = std::move(error);
+    st_.finished = rfc3339(now_unix());
+    st_.duration_seconds = monotonic() - m0_;
+  }
+
+  // The bootstrap's unpack_context, place_data and place_inputs.
+  void prepare() {
+    unpack_archive(setup_.context_archive, work_);
+    link_data(spec_, work_);
+    make_dirs(output_, 0755);
+    make_dirs(checkpoints_, 0755);
+    copy_inputs(spec_, inputs_);
+  }
+
   // The job's environment, working directory and PATH: also what a held job's exec sees.
-  std::vector<std::string> envp;
-  std::string path_var = "/usr/local/bin:/usr/bin:/bin";
-  const fs::path cwd = spec.workdir.empty() ? work : work / spec.workdir;
-  bool job_started = false;
-  try {
-    write_status(dir, st);
-    unpack_archive(setup.context_archive, work);
-    link_data(spec, work);
-    make_dirs(output, 0755);
-    make_dirs(checkpoints, 0755);
-    copy_inputs(spec, inputs);
-
-    for (const auto& [k, v] : setup.base_env) {
-      envp.push_back(k + "=" + v);
-      if (k == "PATH") path_var = v;
+  void environment() {
+    for (const auto& [k, v] : setup_.base_env) {
+      envp_.push_back(k + "=" + v);
+      if (k == "PATH") path_var_ = v;
     }
-    auto add = [&](const std::string& k, const std::string& v) { envp.push_back(k + "=" + v); };
-    add("KINETIC_JOB_ID", spec.id);
-    add("KINETIC_OUTPUT_DIR", output.string());
-    add("KINETIC_CHECKPOINT_DIR", checkpoints.string());
-    add("KINETIC_ACCELERATOR", spec.accelerator);
+    auto add = [&](const std::string& k, const std::string& v) { envp_.push_back(k + "=" + v); };
+    add("KINETIC_JOB_ID", spec_.id);
+    add("KINETIC_OUTPUT_DIR", output_.string());
+    add("KINETIC_CHECKPOINT_DIR", checkpoints_.string());
+    add("KINETIC_ACCELERATOR", spec_.accelerator);
     add("KINETIC_BACKEND", "local");
-    if (!spec.inputs.empty()) add("KINETIC_INPUT_DIR", inputs.string());
+    if (!spec_.inputs.empty()) add("KINETIC_INPUT_DIR", inputs_.string());
     add("PYTHONUNBUFFERED", "1");
-    for (const auto& [k, v] : spec.env) add(k, v);
-    for (const auto& k : spec.secret_env) {
+    for (const auto& [k, v] : spec_.env) add(k, v);
+    for (const auto& k : spec_.secret_env) {
       if (k == kNotifyVariable) continue;  // the runner's, not the job's
-      auto it = setup.secrets.find(k);
-      if (it != setup.secrets.end()) add(k, it->second);
+      auto it = setup_.secrets.find(k);
+      if (it != setup_.secrets.end()) add(k, it->second);
     }
+  }
 
-    const fs::path file = work / spec.file;
-    std::optional<double> deadline;
-    if (spec.timeout_seconds) deadline = m0 + static_cast<double>(*spec.timeout_seconds);
-    Stop stop = Stop::none;
-    ChildRunner runner(log, sigfd, setup.kill_grace_seconds, deadline, stop);
-    auto on_start = [&](long pgid) {
-      job_started = true;
-      auto group = record_process_group(static_cast<pid_t>(pgid));
-      st.pgid = group.pgid;
-      st.pgid_start = group.leader_start;
-      st.pgid_session = group.session;
-      st.boot_id = group.boot_id;
-      st.state = std::string(kRunning);  // a retry follows a failed attempt
-      st.exit_code.reset();
-      st.error.clear();
-      write_status(dir, st);
-    };
+  // Records each process of the job as it starts: `cancel` and `exec` find it by this group.
+  void started(long pgid) {
+    job_started_ = true;
+    set_process_group(static_cast<pid_t>(pgid));
+    st_.state = std::string(kRunning);  // a retry follows a failed attempt
+    st_.exit_code.reset();
+    st_.error.clear();
+    write_status(dir_, st_);
+  }
 
+  void set_process_group(pid_t leader) {
+    auto group = record_process_group(leader);
+    st_.pgid = group.pgid;
+    st_.pgid_start = group.leader_start;
+    st_.pgid_session = group.session;
+    st_.boot_id = group.boot_id;
+  }
+
+  ChildResult run_child(ChildRunner& runner, const std::vector<std::string>& argv) {
+    return runner.run(argv, envp_, cwd_, path_var_, &st_.pgid,
+                      [this](long pgid) { started(pgid); });
+  }
+
+  // What runs the job; empty when it cannot run (a C++ job that did not compile, or a stop
+  // while it compiled).
+  std::vector<std::string> command(ChildRunner& runner) {
+    const fs::path file = work_ / spec_.file;
     std::vector<std::string> argv;
-    switch (spec.kind) {
+    switch (spec_.kind) {
       case JobKind::function:
         // The runner (job/function_runner.py) unpickles the call with the context importable
         // and leaves the outcome in the outputs (docs/python.md).
-        argv = {"python3", "-u", function_runner_path(dir).string(),
-                function_call_path(dir).string(), work.string()};
+        argv = {"python3", "-u", function_runner_path(dir_).string(),
+                function_call_path(dir_).string(), work_.string()};
         break;
       case JobKind::python:
         argv = {"python3", "-u", file.string()};
@@ -414,133 +481,149 @@ void link_data(const JobSpec& spec, const fs::path& work) {
       case JobKind::executable:
         argv = {file.string()};
         break;
-      case JobKind::cpp: {
-        // Compiled where it runs, as part of the job: a compile error is the job's failure.
-        fs::path bin = work / ".kinetic" / "bin" / fs::path(spec.file).stem();
-        make_dirs(bin.parent_path(), 0755);
-        ChildResult cc = runner.run({"g++", "-O2", "-std=c++20", "-o", bin.string(), file.string()},
-                                    envp, cwd, path_var, &st.pgid, on_start);
-        if (stop != Stop::none || cc.exit_code != 0) {
-          argv.clear();
-          if (stop == Stop::none) {
-            // g++'s first error is the line to quote; its last is a summary.
-            const std::string cause = compile_error(cc.stderr_tail);
-            finish(kFailed, cc.exit_code,
-                   cc.started ? "compiling " + spec.file + " failed (g++ exit " +
-                                    std::to_string(cc.exit_code) + ")" +
-                                    (cause.empty() ? "" : ": " + cause)
-                              : "g++ not found on PATH; install g++ to run C++ jobs");
-          }
-        } else {
-          argv = {bin.string()};
-        }
+      case JobKind::cpp:
+        argv = compile(runner, file);
+        break;
+    }
+    for (const auto& a : spec_.args)
+      if (!argv.empty()) argv.push_back(a);
+    return argv;
+  }
+
+  // Compiled where it runs, as part of the job: a compile error is the job's failure.
+  std::vector<std::string> compile(ChildRunner& runner, const fs::path& file) {
+    const fs::path bin = work_ / ".kinetic" / "bin" / fs::path(spec_.file).stem();
+    make_dirs(bin.parent_path(), 0755);
+    const ChildResult cc =
+        run_child(runner, {"g++", "-O2", "-std=c++20", "-o", bin.string(), file.string()});
+    if (stop_ == Stop::none && cc.exit_code == 0) return {bin.string()};
+    if (stop_ == Stop::none) {
+      // g++'s first error is the line to quote; its last is a summary.
+      const std::string cause = compile_error(cc.stderr_tail);
+      finish(kFailed, cc.exit_code,
+             cc.started
+                 ? "compiling " + spec_.file + " failed (g++ exit " + std::to_string(cc.exit_code) +
+                       ")" + (cause.empty() ? "" : ": " + cause)
+                 : "g++ not found on PATH; install g++ to run C++ jobs");
+    }
+    return {};
+  }
+
+  // Runs the job until it succeeds, its retries are spent, or it is stopped.
+  void attempts(ChildRunner& runner, const std::vector<std::string>& argv) {
+    for (int attempt = 0; attempt <= spec_.retries; ++attempt) {
+      st_.attempts = attempt + 1;
+      if (attempt > 0) {
+        std::error_code ec;
+        const bool saved = !fs::is_empty(checkpoints_, ec) && !ec;
+        log_.write(
+            LogStream::system,
+            attempt_line(st_.attempt_history.back(), attempt + 1, spec_.retries + 1, saved) + "\n");
+      }
+      AttemptRecord record;
+      record.attempt = attempt + 1;
+      record.started = rfc3339(now_unix());
+      const ChildResult r = run_child(runner, argv);
+      record.finished = rfc3339(now_unix());
+      record.exit_code = r.exit_code;
+      record.state = r.exit_code == 0 ? std::string(kSucceeded) : std::string(kFailed);
+      if (stop_ != Stop::none) break;
+      if (r.exit_code == 0) {
+        st_.attempt_history.push_back(record);
+        finish(kSucceeded, 0, "");
         break;
       }
+      std::string why = r.signal ? "killed by " + signal_name(r.signal)
+                                 : "exited with code " + std::to_string(r.exit_code);
+      if (!r.started) why = "could not start " + argv[0];
+      // The job's own last error line says more than its exit code (failure_cause.h).
+      const std::string cause = r.started ? failure_cause(r.stderr_tail) : "";
+      record.error = cause.empty() ? "job " + why : cause;
+      st_.attempt_history.push_back(record);
+      finish(kFailed, r.exit_code, record.error);
+      if (!r.started) break;
     }
+  }
 
-    if (!argv.empty()) {
-      for (const auto& a : spec.args) argv.push_back(a);
-      for (int attempt = 0; attempt <= spec.retries; ++attempt) {
-        st.attempts = attempt + 1;
-        if (attempt > 0) {
-          std::error_code ec;
-          const bool saved = !fs::is_empty(checkpoints, ec) && !ec;
-          log.write(
-              LogStream::system,
-              attempt_line(st.attempt_history.back(), attempt + 1, spec.retries + 1, saved) + "\n");
-        }
-        AttemptRecord record;
-        record.attempt = attempt + 1;
-        record.started = rfc3339(now_unix());
-        ChildResult r = runner.run(argv, envp, cwd, path_var, &st.pgid, on_start);
-        record.finished = rfc3339(now_unix());
-        record.exit_code = r.exit_code;
-        record.state = r.exit_code == 0 ? std::string(kSucceeded) : std::string(kFailed);
-        if (stop != Stop::none) break;
-        if (r.exit_code == 0) {
-          st.attempt_history.push_back(record);
-          finish(kSucceeded, 0, "");
-          break;
-        }
-        std::string why = r.signal ? "killed by " + signal_name(r.signal)
-                                   : "exited with code " + std::to_string(r.exit_code);
-        if (!r.started) why = "could not start " + argv[0];
-        // The job's own last error line says more than its exit code (failure_cause.h).
-        const std::string cause = r.started ? failure_cause(r.stderr_tail) : "";
-        record.error = cause.empty() ? "job " + why : cause;
-        st.attempt_history.push_back(record);
-        finish(kFailed, r.exit_code, record.error);
-        if (!r.started) break;
-      }
-    }
-    if (stop == Stop::cancelled) finish(kCancelled, exit_codes::interrupted, "cancelled");
-    if (stop == Stop::timed_out)
+  // A cancel or the deadline decides the verdict, whatever the job's last exit said.
+  void stopped_verdict() {
+    if (stop_ == Stop::cancelled) finish(kCancelled, exit_codes::interrupted, "cancelled");
+    if (stop_ == Stop::timed_out)
       finish(kTimedOut, exit_codes::timeout,
-             "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) +
+             "timed out after " + std::to_string(spec_.timeout_seconds.value_or(0)) +
                  "s (--timeout); the job's processes were stopped");
-  } catch (const std::exception& e) {
-    log.write(LogStream::system, std::string(e.what()) + "\n");
-    finish(kFailed, exit_codes::not_run, e.what());
   }
 
-  // Collect: outputs and status.json go to the caller's output directory, even on failure.
-  try {
-    if (!spec.output_dir.empty()) {
-      if (fs::exists(output)) deliver(output, spec.output_dir);
-      make_dirs(spec.output_dir, 0755);
-      atomic_write(fs::path(spec.output_dir) / "status.json", to_json(st).dump(2) + "\n", 0644);
+  // The bootstrap's upload_outputs: outputs and status.json go to the caller's output
+  // directory, even on failure.
+  void collect() {
+    try {
+      if (!spec_.output_dir.empty()) {
+        if (fs::exists(output_)) deliver(output_, spec_.output_dir);
+        make_dirs(spec_.output_dir, 0755);
+        atomic_write(fs::path(spec_.output_dir) / "status.json", to_json(st_).dump(2) + "\n", 0644);
+      }
+    } catch (const std::exception& e) {
+      log_.write(LogStream::system, std::string(e.what()) + "\n");
+      if (st_.error.empty()) st_.error = e.what();
     }
-  } catch (const std::exception& e) {
-    log.write(LogStream::system, std::string(e.what()) + "\n");
-    if (st.error.empty()) st.error = e.what();
   }
+
   // --hold-on-failure: a job that failed for good (not cancelled, not timed out) stays up for
   // `kinetic exec`: a stand-in process in its working directory with its environment, until
   // the hold ends or `kinetic cancel` (SIGTERM) releases it.
-  std::optional<pid_t> holder;
-  if (spec.hold_on_failure_seconds > 0 && st.state == kFailed && job_started && fs::exists(cwd)) {
-    holder = start_holder(cwd, envp, path_var, spec.hold_on_failure_seconds);
-    if (holder) {
-      auto group = record_process_group(*holder);
-      st.pgid = group.pgid;
-      st.pgid_start = group.leader_start;
-      st.pgid_session = group.session;
-      st.boot_id = group.boot_id;
-      st.held_until = rfc3339(now_unix() + static_cast<double>(spec.hold_on_failure_seconds));
-      log.write(LogStream::system,
-                spec.id + " is held " +
-                    format_duration(static_cast<double>(spec.hold_on_failure_seconds)) +
-                    " for `kinetic exec " + spec.id + " -it -- bash`; `kinetic cancel " + spec.id +
-                    "` ends it sooner\n");
-    }
+  std::optional<pid_t> hold() {
+    if (spec_.hold_on_failure_seconds <= 0 || st_.state != kFailed || !job_started_ ||
+        !fs::exists(cwd_))
+      return std::nullopt;
+    const std::optional<pid_t> holder =
+        start_holder(cwd_, envp_, path_var_, spec_.hold_on_failure_seconds);
+    if (!holder) return std::nullopt;
+    set_process_group(*holder);
+    const auto seconds = static_cast<double>(spec_.hold_on_failure_seconds);
+    st_.held_until = rfc3339(now_unix() + seconds);
+    log_.write(LogStream::system,
+               spec_.id + " is held " + format_duration(seconds) + " for `kinetic exec " +
+                   spec_.id + " -it -- bash`; `kinetic cancel " + spec_.id + "` ends it sooner\n");
+    return holder;
   }
-  // Clean: the work directory and inputs go unless --keep (a held job's, once the hold ends).
-  auto clean = [&] {
-    if (spec.keep) return;
-    remove_all_quiet(work);
-    remove_all_quiet(inputs);
-  };
-  if (!holder) clean();
-  write_status(dir, st);  // last: a reader that sees a final state finds everything in place
+
   // --notify: the runner sees every verdict (a cancel is its SIGTERM), so it tells the hooks;
   // one that cannot be reached is a line in the job's log, never the job's failure.
-  if (auto it = setup.secrets.find(kNotifyVariable); it != setup.secrets.end()) {
-    st.id = spec.id;
+  void notify() {
+    auto it = setup_.secrets.find(kNotifyVariable);
+    if (it == setup_.secrets.end()) return;
+    st_.id = spec_.id;
     const auto payload =
-        notify_payload(notify_facts(st, spec.price_per_hour, spec.output_dir + "/"));
+        notify_payload(notify_facts(st_, spec_.price_per_hour, spec_.output_dir + "/"));
     for (const auto& w : post_notifications(split_notify_urls(it->second), payload))
-      log.write(LogStream::system, w + "\n");
+      log_.write(LogStream::system, w + "\n");
   }
-  if (holder) {
-    // The run is over for whoever follows it: closing the notify pipe releases a foreground
-    // kinetic (it reads the verdict, and held_until, from status.json).
-    ::close(kNotifyFd);
-    wait_out_hold(*holder, sigfd, spec.hold_on_failure_seconds);
-    clean();
-    st.held_until.clear();
-    write_status(dir, st);
+
+  // The work directory and inputs go unless --keep (a held job's, once the hold ends).
+  void clean() {
+    if (spec_.keep) return;
+    remove_all_quiet(work_);
+    remove_all_quiet(inputs_);
   }
-  ::_exit(0);
+
+  const SupervisorSetup& setup_;
+  const JobSpec& spec_;
+  const fs::path& dir_;
+  JobLogWriter log_;
+  JobStatus st_;
+  const double m0_;
+  const fs::path work_, output_, checkpoints_, inputs_;
+  const fs::path cwd_;
+  const int sigfd_;
+  std::vector<std::string> envp_;
+  std::string path_var_ = "/usr/local/bin:/usr/bin:/bin";
+  bool job_started_ = false;
+  Stop stop_ = Stop::none;
+};
+
+[[noreturn]] void supervise(const SupervisorSetup& setup, int sigfd) {
+  LocalRun(setup, sigfd).run();
 }
 
 }  // namespace
