@@ -816,37 +816,6 @@ int report_detached(const RunRequest& req, const RunEnvironment& env, const JobS
   return 0;
 }
 
-// 6-7 watch and stream until the job ends, with Ctrl-C cancelling it.
-void follow(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec,
-            const std::map<std::string, std::string>& secrets, StepClock& clock) {
-  Backend& backend = *env.backend;
-  SignalGuard signals;
-  backend.submit(spec, secrets);
-  clock.mark("submit");
-  bool interrupted = false;
-  Interrupt intr{
-      signals.fd(), [&] {
-        if (!interrupted)
-          env.io.info("kinetic: cancelling " + spec.id + " (Ctrl-C again to stop it at once)");
-        interrupted = true;
-        backend.request_cancel(spec.id);
-      }};
-  StreamSink sink(env.io);
-  try {
-    backend.stream_logs(spec.id, {.follow = true, .all_hosts = req.all_hosts}, sink, &intr);
-  } catch (const Error& e) {
-    // A job that could not start was stopped by the backend, and its error says why.
-    if (e.code() == Errc::job_start) throw;
-    // Otherwise the job was submitted and may still be running (a cut stream says nothing of
-    // the job): it is neither collected nor cleaned here, and the user is told how to get back
-    // to it.
-    throw Error(e.code(), std::string(e.what()) + "; " + spec.id +
-                              " may still be running: follow it with `kinetic logs -f " + spec.id +
-                              "`, stop it with `kinetic cancel " + spec.id + "`");
-  }
-  clock.mark("watch+stream");
-}
-
 // 9 clean: the job has ended and its record (status, logs, outputs) stays in the backend, so a
 // clean-up that fails costs the user nothing but a warning; the job's exit code stands, and
 // `kinetic cleanup` removes what is left.
@@ -857,6 +826,47 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
     env.io.warn("kinetic: could not clean up " + spec.id + " (" + e.what() +
                 "); `kinetic cleanup` removes what is left");
   }
+}
+
+// 5-9 of a job whose image is known, followed in the foreground: submit, the job's output into
+// SINK until it ends (REQUEST and INTERRUPT as Backend::stream_logs), collect, clean. The one
+// copy of the journey's end, for `run` and for a pipeline's steps. CLOCK (or null) marks each
+// step.
+JobStatus execute(const RunEnvironment& env, const JobSpec& spec,
+                  const std::map<std::string, std::string>& secrets, const LogRequest& request,
+                  LogSink& sink, const Interrupt* interrupt, StepClock* clock) {
+  Backend& backend = *env.backend;
+  auto mark = [clock](const char* step) {
+    if (clock) clock->mark(step);
+  };
+  backend.submit(spec, secrets);
+  mark("submit");
+  try {
+    backend.stream_logs(spec.id, request, sink, interrupt);
+  } catch (const Error& e) {
+    // A job that could not start was stopped by the backend, and its error says why.
+    if (e.code() == Errc::job_start) throw;
+    // Otherwise the job was submitted and may still be running (a cut stream says nothing of
+    // the job): it is neither collected nor cleaned here, and the user is told how to get back
+    // to it.
+    throw Error(e.code(), std::string(e.what()) + "; " + spec.id +
+                              " may still be running: follow it with `kinetic logs -f " + spec.id +
+                              "`, stop it with `kinetic cancel " + spec.id + "`");
+  }
+  mark("watch+stream");
+  JobStatus st;
+  try {
+    st = backend.collect(spec);
+  } catch (const Error&) {
+    // The job has ended: its Job, pods and Secret go even when its outputs could not be fetched
+    // (they stay in its record; the error says where).
+    clean_or_warn(env, spec);
+    throw;
+  }
+  mark("collect");
+  clean_or_warn(env, spec);
+  mark("clean");
+  return st;
 }
 
 }  // namespace
@@ -931,26 +941,8 @@ PreparedJob prepare_job(const RunRequest& req, const RunEnvironment& env) {
 
 JobStatus run_prepared(PreparedJob& job, const RunEnvironment& env, LogSink& sink,
                        const Interrupt* interrupt) {
-  Backend& backend = *env.backend;
-  job.spec.image = job.recipe ? backend.prepare_image(*job.recipe) : job.image_tag;
-  backend.submit(job.spec, job.secrets);
-  try {
-    backend.stream_logs(job.spec.id, {.follow = true}, sink, interrupt);
-  } catch (const Error& e) {
-    if (e.code() == Errc::job_start) throw;
-    throw Error(e.code(), std::string(e.what()) + "; " + job.spec.id +
-                              " may still be running: follow it with `kinetic logs -f " +
-                              job.spec.id + "`, stop it with `kinetic cancel " + job.spec.id + "`");
-  }
-  JobStatus st;
-  try {
-    st = backend.collect(job.spec);
-  } catch (const Error&) {
-    clean_or_warn(env, job.spec);
-    throw;
-  }
-  clean_or_warn(env, job.spec);
-  return st;
+  job.spec.image = job.recipe ? env.backend->prepare_image(*job.recipe) : job.image_tag;
+  return execute(env, job.spec, job.secrets, {.follow = true}, sink, interrupt, nullptr);
 }
 
 int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
@@ -979,7 +971,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   stage_data(req, env, r.data);
   clock.mark("stage");
 
-  // 5 submit
+  // the job to submit (--detach: submitted here, and followed no further)
   JobSpec spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, image);
   spec.output_dir = output_dir_for(req, env, spec);
   spec.created = rfc3339(env.now());
@@ -996,20 +988,19 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
     return report_detached(req, env, spec);
   }
 
-  // 6-7 watch and stream, 8 collect, 9 clean
-  follow(req, env, spec, secret_values(r), clock);
-  JobStatus st;
-  try {
-    st = env.backend->collect(spec);
-  } catch (const Error&) {
-    // The job has ended: its Job, pods and Secret go even when its outputs could not be fetched
-    // (they stay in its record; the error says where).
-    clean_or_warn(env, spec);
-    throw;
-  }
-  clock.mark("collect");
-  clean_or_warn(env, spec);
-  clock.mark("clean");
+  // 5 submit, 6-7 watch and stream (Ctrl-C cancels the job), 8 collect, 9 clean
+  SignalGuard signals;
+  bool interrupted = false;
+  Interrupt intr{
+      signals.fd(), [&] {
+        if (!interrupted)
+          env.io.info("kinetic: cancelling " + spec.id + " (Ctrl-C again to stop it at once)");
+        interrupted = true;
+        env.backend->request_cancel(spec.id);
+      }};
+  StreamSink sink(env.io);
+  const JobStatus st = execute(env, spec, secret_values(r),
+                               {.follow = true, .all_hosts = req.all_hosts}, sink, &intr, &clock);
   env.io.info(summary_line(st, spec, env.cwd));
   return exit_code_of(st);
 }

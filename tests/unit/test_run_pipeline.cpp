@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "unit/memory_streams.h"
+#include "unit/recording_sink.h"
 
 namespace kinetic {
 namespace {
@@ -105,6 +106,26 @@ class Pipeline : public ::testing::Test {
                        project,  root.path(), &backend};
     env.now = clock;
     return run_pipeline(request, env);
+  }
+
+  // A pipeline step's way through the journey: prepare_job, then run_prepared into SINK.
+  JobStatus run_step(test::RecordingSink& sink) {
+    RunEnvironment env{settings, vars,        io.io,   root.path() / "state",
+                       project,  root.path(), &backend};
+    PreparedJob job = prepare_job(request, env);
+    return run_prepared(job, env, sink, nullptr);
+  }
+
+  // The error run_step() throws.
+  Error step_failure() {
+    test::RecordingSink sink;
+    try {
+      run_step(sink);
+    } catch (const Error& e) {
+      return e;
+    }
+    ADD_FAILURE() << "no error";
+    return Error(Errc::internal, "no error");
   }
 
   // The error run() throws; a recorded failure (and an internal error) when it returns.
@@ -356,6 +377,57 @@ TEST_F(Pipeline, DataABackendDoesNotCopyIsUsedAsItIsAndGcsNeedsABackendThatReads
             std::string::npos)
       << e.what();
   EXPECT_FALSE(backend.submitted.has_value());
+}
+
+}  // namespace
+}  // namespace kinetic
+
+namespace kinetic {
+namespace {
+
+// A pipeline step ends its journey as `run` does (one execute(): submit, stream, collect,
+// clean), with the same guarantees: a cut stream leaves the job and says how to get back to it,
+// a failed collect still cleans, a failed clean is a warning.
+TEST_F(Pipeline, APreparedStepEndsItsJourneyAsARunDoes) {
+  backend.outcome.state = kFailed;
+  backend.outcome.exit_code = 3;
+  test::RecordingSink sink;
+  const JobStatus st = run_step(sink);
+  EXPECT_EQ(st.state, kFailed);
+  EXPECT_EQ(exit_code_of(st), 3);
+  EXPECT_EQ(sink.text(), "hello from the job\n");
+  EXPECT_EQ(io.out(), "") << "a step's output goes to its sink, not to stdout";
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"stage_context", "prepare_image", "submit",
+                                                     "stream_logs", "collect", "clean"}));
+}
+
+TEST_F(Pipeline, APreparedStepWhoseStreamIsCutIsLeftAloneAndSaysHowToGetBackToIt) {
+  backend.fail_at = "stream_logs";
+  const Error e = step_failure();
+  ASSERT_TRUE(backend.submitted);
+  const std::string id = backend.submitted->id;
+  EXPECT_EQ(e.code(), Errc::api);
+  EXPECT_NE(std::string(e.what()).find("`kinetic logs -f " + id + "`"), std::string::npos)
+      << e.what();
+  EXPECT_EQ(backend.calls.back(), "stream_logs") << "neither collected nor cleaned";
+  backend.calls.clear();
+  backend.fail_code = Errc::job_start;
+  EXPECT_EQ(std::string(step_failure().what()), "stream_logs failed (injected)");
+}
+
+TEST_F(Pipeline, APreparedStepWhoseCollectFailsIsStillCleaned) {
+  backend.fail_at = "collect";
+  EXPECT_NE(std::string(step_failure().what()).find("collect failed"), std::string::npos);
+  EXPECT_EQ(backend.calls.back(), "clean");
+}
+
+TEST_F(Pipeline, APreparedStepWhoseCleanFailsWarnsAndKeepsItsVerdict) {
+  backend.fail_at = "clean";
+  backend.outcome.state = kSucceeded;
+  test::RecordingSink sink;
+  EXPECT_EQ(run_step(sink).state, kSucceeded);
+  EXPECT_NE(io.err().find("could not clean up " + backend.submitted->id), std::string::npos)
+      << io.err();
 }
 
 }  // namespace
