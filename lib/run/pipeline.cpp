@@ -529,27 +529,11 @@ nlohmann::ordered_json data_plan(const std::vector<DataMount>& mounts) {
 
 // --dry-run: what would happen, or with -o yaml|json on a backend that creates API objects, the
 // manifests run would submit.
-int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
-            const PackResult& pack) {
-  const SubmissionPreview& preview = *env.preview;
-  const bool gke = env.settings.backend == "gke";
-  const std::string job_id = new_job_id();
+// The plan a dry run prints with -o json/yaml (the RunPlan document, docs/schemas.md).
+nlohmann::ordered_json plan_document(const RunRequest& req, const RunEnvironment& env,
+                                     const Resolved& r, const PackResult& pack,
+                                     const std::string& job_id, const std::string& image) {
   const Settings& s = env.settings;
-  const std::string image = preview.image(r.recipe ? &*r.recipe : nullptr, r.custom_image);
-  if (req.format == OutputFormat::yaml || req.format == OutputFormat::json) {
-    auto docs = preview.manifests(
-        job_spec(req, env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
-    if (!docs.empty() && req.format == OutputFormat::yaml) {
-      std::string y = to_yaml_stream(docs);
-      std::fwrite(y.data(), 1, y.size(), env.io.out);
-      return 0;
-    }
-    if (!docs.empty()) {
-      nlohmann::ordered_json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", docs}};
-      print_document(env.io.out, OutputFormat::json, list);
-      return 0;
-    }
-  }
   nlohmann::ordered_json plan = {
       {"dry_run", true},
       {"job", job_id},
@@ -579,11 +563,27 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       {"retries", req.retries},
       {"max_preemptions", req.max_preemptions},
   };
-  if (gke) plan["image"] = image;
-  if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
-    print(env.io, req.format, {.kind = "RunPlan", .fields = plan});
-    return 0;
+  if (s.backend == "gke") plan["image"] = image;
+  return plan;
+}
+
+// ARGS as a shell would need them typed: an argument with a space or a quote in '...'.
+std::string shell_quoted(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) {
+    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += (out.empty() ? "" : " ") + (plain ? a : quoted + "'");
   }
+  return out;
+}
+
+// The plan a dry run prints as text: a line a step of the journey.
+std::string plan_text(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+                      const PackResult& pack, const std::string& job_id, const std::string& image) {
+  const Settings& s = env.settings;
+  const bool gke = s.backend == "gke";
   std::string text;
   auto line = [&](const std::string& k, const std::string& v) {
     text += k + std::string(14 - std::min<size_t>(13, k.size()), ' ') + v + "\n";
@@ -591,18 +591,7 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
   line("job:", job_id + " (dry run: nothing submitted)");
   line("context:", s.context.value + " (backend " + s.backend + ")");
   line("file:", r.file_rel + " (" + std::string(job_kind_name(r.kind)) + ")");
-  if (!req.args.empty()) {
-    // As a shell would need them typed: an argument with a space or a quote in '...'.
-    std::string args;
-    for (const auto& a : req.args) {
-      const bool plain =
-          !a.empty() && a.find_first_of(" \t\n'\"\\$`*?;&|<>()") == std::string::npos;
-      std::string quoted = "'";
-      for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      args += (args.empty() ? "" : " ") + (plain ? a : quoted + "'");
-    }
-    line("args:", args);
-  }
+  if (!req.args.empty()) line("args:", shell_quoted(req.args));
   line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
                        format_bytes(pack.input_bytes) + " -> " + format_bytes(pack.archive_bytes) +
                        ", sha256 " + pack.sha256.substr(0, 12));
@@ -631,6 +620,32 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
                                            : " (read-only)"));
   if (!r.notify.empty()) line("notify:", fmt_join(redacted_urls(r.notify)) + " (when it ends)");
   if (gke) text += "\nrun with -o yaml to print the Kubernetes manifests\n";
+  return text;
+}
+
+int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+            const PackResult& pack) {
+  const SubmissionPreview& preview = *env.preview;
+  const std::string job_id = new_job_id();
+  const std::string image = preview.image(r.recipe ? &*r.recipe : nullptr, r.custom_image);
+  if (req.format == OutputFormat::yaml || req.format == OutputFormat::json) {
+    auto docs = preview.manifests(
+        job_spec(req, env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
+    if (!docs.empty() && req.format == OutputFormat::yaml) {
+      std::string y = to_yaml_stream(docs);
+      std::fwrite(y.data(), 1, y.size(), env.io.out);
+      return 0;
+    }
+    if (!docs.empty()) {
+      nlohmann::ordered_json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", docs}};
+      print_document(env.io.out, OutputFormat::json, list);
+      return 0;
+    }
+    print(env.io, req.format,
+          {.kind = "RunPlan", .fields = plan_document(req, env, r, pack, job_id, image)});
+    return 0;
+  }
+  const std::string text = plan_text(req, env, r, pack, job_id, image);
   std::fwrite(text.data(), 1, text.size(), env.io.out);
   return 0;
 }
