@@ -12,7 +12,9 @@
 
 #include "backend/backend.h"
 #include "backend/gke/cluster_access.h"
+#include "backend/gke/job_watch.h"
 #include "backend/gke/session.h"
+#include "backend/prefixed_log_sink.h"
 
 namespace kinetic::gke {
 
@@ -71,6 +73,25 @@ class GkeBackend : public Backend {
   void blame_failing_host(const JobSpec& spec, int hosts, bool host0_reported, JobStatus& st);
   // Whether the finished Job or JobSet failed by a deadline (a JobSet: its child's).
   bool ended_by_deadline(const nlohmann::json& workload);
+  // The job's final status from host 0's record (REPORTED) and its finished WORKLOAD
+  // (gke_collect.cpp).
+  JobStatus verdict_of(const JobSpec& spec, const std::optional<JobStatus>& reported,
+                       const std::optional<nlohmann::json>& workload);
+  // Where a job's log goes: one sink, or with --all-hosts each host's prefixed sink.
+  struct HostSinks {
+    LogSink& all;
+    PrefixedLogSink* by_host = nullptr;
+    LogSink& host(int h) const;
+  };
+  // What following job ID's pods needs (gke_logs.cpp).
+  WatchOptions watch_options(const std::string& id, const Interrupt* interrupt);
+  // `logs` without -f: the record of a finished job, else its pods' logs.
+  void print_log(const std::string& id, int hosts, const HostSinks& sinks, const WatchOptions& o);
+  // The recorded log of each of HOSTS hosts.
+  void print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks);
+  // `logs -f` and a foreground run: every attempt's lead pod in turn, until the job ends.
+  void follow_attempts(const std::string& id, const std::optional<JobSpec>& spec, int hosts,
+                       const HostSinks& sinks, WatchOptions& o);
   // The last LINES lines of host HOST's latest recorded attempt.
   std::string host_log_tail(const std::string& id, int host, int lines);
   // The job's Job or JobSet (both when JOBSET is unknown) and, with SECRET, its Secret.

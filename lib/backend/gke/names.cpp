@@ -72,6 +72,10 @@ std::string follower_object(const std::string& job_id) {
 std::string results_prefix(const std::string& job_id) {
   return job_prefix(job_id) + "results/";
 }
+
+std::string host_results_prefix(const std::string& job_id, int host) {
+  return results_prefix(job_id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
+}
 std::string context_object(const std::string& sha256) {
   return std::string(kContextsPrefix) + sha256 + ".tar.gz";
 }

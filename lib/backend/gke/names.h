@@ -55,6 +55,9 @@ std::string function_runner_object(const std::string& job_id);  // jobs/ID/funct
 // run nobody follows any more (docs/run-record.md).
 std::string follower_object(const std::string& job_id);
 std::string results_prefix(const std::string& job_id);  // jobs/ID/results/
+// Where host HOST of a job records its run: results/ for host 0, results/workers/K/ for the
+// others (docs/run-record.md).
+std::string host_results_prefix(const std::string& job_id, int host);
 std::string context_object(const std::string& sha256);  // contexts/SHA.tar.gz
 
 }  // namespace kinetic::gke

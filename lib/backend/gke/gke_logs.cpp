@@ -1,0 +1,355 @@
+// The gke backend's logs (docs/run-record.md): a running job's followed from its pods, attempt
+// after attempt (a slice's other hosts beside host 0 with --all-hosts), a finished one's read
+// from its record in the bucket.
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <thread>
+
+#include "backend/gke/cluster_access.h"
+#include "backend/gke/follower_heartbeat.h"
+#include "backend/gke/gke_backend.h"
+#include "backend/gke/job_state.h"
+#include "backend/gke/job_watch.h"
+#include "backend/gke/names.h"
+#include "backend/prefixed_log_sink.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "core/strings.h"
+#include "gcp/storage.h"
+#include "job/catalog.h"
+#include "k8s/timestamp.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Host HOST's recorded log: attempt number → the names of its parts (attempts/N/log/PART), each
+// attempt's in part order (docs/run-record.md).
+std::map<int, std::vector<std::string>> recorded_log_parts(gcp::StorageClient& storage,
+                                                           const std::string& bucket,
+                                                           const std::string& id, int host) {
+  const std::string prefix = host_results_prefix(id, host) + "attempts/";
+  std::map<int, std::vector<std::string>> parts;
+  for (const auto& o : storage.list(bucket, prefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
+    int attempt = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
+    if (ec == std::errc() && end == rest.data() + slash && attempt > 0)
+      parts[attempt].push_back(o.name);
+  }
+  for (auto& [attempt, names] : parts) std::sort(names.begin(), names.end());
+  return parts;
+}
+
+// A pod's host in its slice: its completion index (0 for a single-host Job's pod).
+int host_index(const json& pod) {
+  const json labels = pod["metadata"].value("labels", json::object());
+  return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
+}
+
+// Notes when the first byte of the job's own output arrives (a cold start's last step).
+class FirstLineClock : public LogSink {
+ public:
+  explicit FirstLineClock(LogSink& inner) : inner_(inner) {}
+  void write(LogStream stream, std::string_view data) override {
+    if (stream != LogStream::system && !at_) at_ = now_unix();
+    inner_.write(stream, data);
+  }
+  std::optional<double> at() const { return at_; }
+
+ private:
+  LogSink& inner_;
+  std::optional<double> at_;
+};
+
+// "node after 41s, image after 1m02s, first log line after 1m05s": a cold start's steps from
+// the submit, read from the pod (PodScheduled, the container's start) and the first output.
+std::string cold_start_line(const json& pod, double submitted, std::optional<double> first_line) {
+  auto since = [&](double t) { return format_duration(std::max(0.0, t - submitted)); };
+  std::string node, image;
+  for (const auto& c : pod["status"].value("conditions", json::array()))
+    if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "True")
+      node = since(parse_rfc3339(c.value("lastTransitionTime", "")));
+  for (const auto& cs : pod["status"].value("containerStatuses", json::array())) {
+    const json state = cs.value("state", json::object());
+    for (const char* s : {"running", "terminated"})
+      if (state.contains(s) && state[s].contains("startedAt"))
+        image = since(parse_rfc3339(state[s].value("startedAt", "")));
+  }
+  return "cold start: node after " + (node.empty() ? "?" : node) +
+         ", image pulled and started after " + (image.empty() ? "?" : image) +
+         ", first log line after " + (first_line ? since(*first_line) : "? (no output)") +
+         " (from the submit)";
+}
+
+// While host 0's log streams (run --all-hosts, logs -f --all-hosts), the slice's other hosts of
+// the same attempt (the pods of the same child Job) are followed, each from a thread of its own
+// with its own connection, into its own prefixed sink. The destructor waits for them: their
+// pods end with the slice.
+class SliceFollowers {
+ public:
+  SliceFollowers(const Session& session, const WatchOptions& lead, k8s::Client& lead_client,
+                 const std::string& lead_pod, int hosts, PrefixedLogSink* sinks)
+      : session_(session), ns_(lead.ns), spec_sha256_(lead.spec_sha256), sinks_(sinks) {
+    if (sinks == nullptr || hosts < 2) return;
+    auto pod = lead_client.get(k8s::pod_path(ns_, lead_pod));
+    if (!pod) return;
+    const json labels = (*pod)["metadata"].value("labels", json::object());
+    job_uid_ = labels.value("batch.kubernetes.io/controller-uid", "");
+    job_name_ = labels.value("batch.kubernetes.io/job-name", labels.value("job-name", ""));
+    if (job_uid_.empty() || job_name_.empty()) return;
+    for (int host = 1; host < hosts; ++host) threads_.emplace_back([this, host] { follow(host); });
+  }
+  ~SliceFollowers() {
+    lead_done_ = true;
+    for (auto& t : threads_) t.join();
+  }
+  SliceFollowers(const SliceFollowers&) = delete;
+  SliceFollowers& operator=(const SliceFollowers&) = delete;
+
+ private:
+  void follow(int host) {
+    LogSink& sink = sinks_->host(host);
+    try {
+      KubeConnection conn = connect_kube(session_, cluster_access(session_));
+      k8s::Client& client = *conn.client;
+      const std::string selector =
+          "batch.kubernetes.io/controller-uid=" + job_uid_ +
+          ",batch.kubernetes.io/job-completion-index=" + std::to_string(host);
+      WatchOptions o;
+      o.ns = ns_;
+      o.spec_sha256 = spec_sha256_;
+      for (;;) {
+        k8s::ObjectList pods = client.list(k8s::pods_path(ns_), selector);
+        std::optional<json> newest;
+        for (const auto& p : pods.items)
+          if (!newest || p["metadata"].value("creationTimestamp", "") >=
+                             (*newest)["metadata"].value("creationTimestamp", ""))
+            newest = p;
+        if (newest && (*newest)["status"].value("phase", "Pending") != "Pending") {
+          stream_pod_log(client, o, (*newest)["metadata"].value("name", ""), sink);
+          return;
+        }
+        // Host 0 may end first; this host's pod still runs while the slice's Job does.
+        if (lead_done_) {
+          auto job = client.get(k8s::job_path(ns_, job_name_));
+          if (!job || workload_finished(*job)) return;
+        }
+        // Until a pod of this host changes, or two seconds pass.
+        client.watch(k8s::pods_path(ns_), selector, pods.resource_version, 2,
+                     [](const k8s::WatchEvent&) { return false; });
+      }
+    } catch (const std::exception& e) {
+      sink.write(LogStream::system,
+                 std::string("cannot follow this host's log: ") + e.what() + "\n");
+    }
+  }
+
+  const Session& session_;
+  const std::string ns_;
+  const std::string spec_sha256_;
+  PrefixedLogSink* sinks_;
+  std::string job_uid_, job_name_;  // the slice's Job of this attempt
+  std::atomic<bool> lead_done_{false};
+  std::vector<std::thread> threads_;
+};
+
+// What one attempt came to, once its pod POD (the NUMBER-th followed) ended as ENDED said.
+AttemptRecord attempt_of(k8s::Client& k, const std::string& ns, const std::string& pod, int number,
+                         const PodLogEnd& ended) {
+  AttemptRecord a;
+  a.attempt = number;
+  a.pod = pod;
+  if (!ended.pod && ended.held) {
+    // The run failed for good and the pod is held for `exec`: nothing follows it.
+    a.state = "failed";
+    a.exit_code = ended.reported_exit;
+    a.error = "exited " + std::to_string(*a.exit_code);
+    return a;
+  }
+  if (!ended.pod && ended.reported_exit == 0) {
+    // The bootstrap said the job succeeded, after its uploads: the pod need not be read, and
+    // collect checks status.json. (A failure is read from the pod: a preemption shows only
+    // there.)
+    a.state = "succeeded";
+    a.exit_code = 0;
+    return a;
+  }
+  a = observe_attempt(k, ns, pod, number, ended.pod);
+  if (!a.exit_code && a.state == "failed" && ended.reported_exit) {
+    a.exit_code = ended.reported_exit;  // the pod was slow to say it
+    a.error = "exited " + std::to_string(*a.exit_code);
+  }
+  return a;
+}
+
+}  // namespace
+
+LogSink& GkeBackend::HostSinks::host(int h) const {
+  return by_host ? by_host->host(h) : all;
+}
+
+WatchOptions GkeBackend::watch_options(const std::string& id, const Interrupt* interrupt) {
+  WatchOptions o;
+  o.ns = session_.target.ns;
+  o.job_id = id;
+  o.io = session_.io;
+  o.interrupt = interrupt;
+  o.scheduling_grace_seconds =
+      seconds_from_env(*session_.env, "KINETIC_SCHEDULING_GRACE_SECONDS", 90);
+  o.failed_create_grace_seconds =
+      seconds_from_env(*session_.env, "KINETIC_FAILED_CREATE_GRACE_SECONDS", 30);
+  if (auto sha = spec_sha256_.find(id); sha != spec_sha256_.end()) o.spec_sha256 = sha->second;
+  return o;
+}
+
+void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
+                             const Interrupt* interrupt) {
+  const std::optional<JobSpec> spec = spec_for(id);
+  const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  // With --all-hosts every line carries its host, host 0's included.
+  std::optional<PrefixedLogSink> by_host;
+  if (hosts > 1) by_host.emplace(sink);
+  const HostSinks sinks{sink, by_host ? &*by_host : nullptr};
+  WatchOptions o = watch_options(id, interrupt);
+  if (!request.follow) {
+    print_log(id, hosts, sinks, o);
+    return;
+  }
+  // Following a job that already finished and was cleaned up: its record is all there is. (One
+  // this process just submitted is there.)
+  k8s::Client& k = kube();
+  if (!submitted_at_.count(id) &&
+      list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
+      list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
+    print_recorded_hosts(id, hosts, sinks);
+    return;
+  }
+  follow_attempts(id, spec, hosts, sinks, o);
+}
+
+// A finished job's log is its record in the bucket (every attempt, whether or not its pods
+// still exist); a running one's, its pods' (oldest attempt first).
+void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& sinks,
+                           const WatchOptions& o) {
+  if (results_status(id) && print_recorded_log(id, sinks.host(0))) {
+    for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host);
+    return;
+  }
+  k8s::Client& k = kube();
+  auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
+  std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
+    return a["metadata"].value("creationTimestamp", "") <
+           b["metadata"].value("creationTimestamp", "");
+  });
+  if (pods.empty()) {
+    print_recorded_hosts(id, hosts, sinks);
+    return;
+  }
+  int attempt = 0;
+  for (const auto& pod : pods) {
+    const int host = host_index(pod);
+    if (host >= hosts) continue;  // another host's: only with --all-hosts
+    if (host == 0 && pods.size() > 1)
+      sinks.all.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
+    print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256);
+  }
+}
+
+void GkeBackend::print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks) {
+  print_recorded_log(id, sinks.host(0));
+  for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host);
+}
+
+// Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one is
+// announced by one line before its wait for a node and its log.
+void GkeBackend::follow_attempts(const std::string& id, const std::optional<JobSpec>& spec,
+                                 int hosts, const HostSinks& sinks, WatchOptions& o) {
+  k8s::Client& k = kube();
+  std::vector<AttemptRecord>& seen = attempts_[id];
+  seen.clear();
+  const bool single_host = spec && resolve_accelerator(spec->accelerator).hosts == 1;
+  const int retries = spec ? spec->retries : 0;
+  // A foreground run is followed: the pod stops it once nobody refreshes the follower object.
+  std::optional<FollowerHeartbeat> heartbeat;
+  if (spec && spec->follower_timeout_seconds > 0)
+    heartbeat.emplace(session_, id, heartbeat_interval(spec->follower_timeout_seconds));
+  o.on_new_pod = [&](const std::string&) {
+    if (seen.empty()) return;
+    int preempted = 0;
+    for (const auto& a : seen) preempted += a.preempted ? 1 : 0;
+    const int next = static_cast<int>(seen.size()) + 1;
+    sinks.all.write(
+        LogStream::system,
+        attempt_line(seen.back(), next, retries + 1 + preempted, has_checkpoint(id)) + "\n");
+  };
+  for (;;) {
+    std::optional<std::string> pod;
+    try {
+      pod = wait_for_lead_pod(k, o);
+    } catch (const Error& e) {
+      if (e.code() == Errc::job_start) delete_runtime_objects(id);
+      throw;
+    }
+    if (!pod) return;
+    FirstLineClock clock(sinks.host(0));
+    PodLogEnd ended;
+    {
+      InterruptWatcher watcher(o.interrupt);
+      SliceFollowers others(session_, o, k, *pod, hosts, sinks.by_host);
+      // The log streams on a connection of its own: ended early (at the bootstrap's end-of-log
+      // lines), it drops that connection, not the one the next requests reuse.
+      KubeConnection stream = connect_kube(session_, cluster_access(session_));
+      ended = stream_pod_log(*stream.client, o, *pod, clock);
+    }
+    // -v 2: where the first attempt's start went (docs/multihost.md, bench/cold_start.sh).
+    if (seen.empty() && session_.verbosity >= 2 && submitted_at_.count(id))
+      if (auto p = ended.pod ? ended.pod : k.get(k8s::pod_path(o.ns, *pod)))
+        session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
+    o.skip_pods.insert(*pod);
+    seen.push_back(attempt_of(k, o.ns, *pod, static_cast<int>(seen.size()) + 1, ended));
+    if (!ended.pod && ended.held) return;
+    // A single-host Job whose pod succeeded is complete: no other attempt can follow, so the
+    // job's pods and Job need not be listed again (issue #14). A slice's other hosts decide its
+    // fate too, and a failed pod may be retried: those ask the cluster.
+    if (single_host && seen.back().state == "succeeded") return;
+  }
+}
+
+bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host) {
+  gcp::StorageClient& storage = session_.storage();
+  const std::string bucket = session_.bucket();
+  auto parts = recorded_log_parts(storage, bucket, id, host);
+  if (parts.empty()) return false;
+  for (auto& [attempt, names] : parts) {
+    if (parts.size() > 1)
+      sink.write(LogStream::system, "attempt " + std::to_string(attempt) + "\n");
+    for (const auto& name : names)
+      sink.write(LogStream::out, storage.download_string(bucket, name));
+  }
+  return true;
+}
+
+std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {
+  gcp::StorageClient& storage = session_.storage();
+  const std::string bucket = session_.bucket();
+  auto parts = recorded_log_parts(storage, bucket, id, host);
+  if (parts.empty()) return {};
+  const int latest = parts.rbegin()->first;
+  std::string text;
+  for (const auto& name : parts[latest]) text += storage.download_string(bucket, name);
+  std::vector<std::string> all = split(text, '\n');
+  while (!all.empty() && all.back().empty()) all.pop_back();
+  std::string tail;
+  for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();
+       ++i)
+    tail += all[i] + "\n";
+  return tail;
+}
+
+}  // namespace kinetic::gke
