@@ -15,8 +15,11 @@
 #include "auth/adc.h"
 #include "auth/authed.h"
 #include "backend/gke/gke_backend.h"
+#include "backend/gke/gke_cluster.h"
+#include "backend/gke/session.h"
 #include "backend/gke/submission_preview.h"
 #include "backend/local/local_backend.h"
+#include "backend/local/local_cluster.h"
 #include "config/paths.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -92,8 +95,18 @@ Backend* Factory::backend_or_null() {
   return backend_.get();
 }
 
-std::function<void(const gke::Change&)> Factory::change_printer() {
-  return [this](const gke::Change& c) {
+Cluster& Factory::cluster(const std::string& command, bool provisioning) {
+  if (!cluster_ && !provisioning && settings().backend != "gke")
+    cluster_ = std::make_unique<LocalCluster>(settings().context.value, command);
+  if (!cluster_) {
+    gke::require_target(gke_target(provisioning), "kinetic " + command);
+    cluster_ = std::make_unique<gke::GkeCluster>(gke_session(provisioning), change_printer());
+  }
+  return *cluster_;
+}
+
+std::function<void(const ClusterChange&)> Factory::change_printer() {
+  return [this](const ClusterChange& c) {
     const std::string line = c.kind + " " + c.name + ": " + c.action;
     if (gke_session_ && gke_session_->progress) {
       gke_session_->progress->finish(line);
@@ -163,7 +176,7 @@ gke::Session& Factory::gke_session(bool provisioning) {
       if (name != current->name) *current = {name, now_unix()};
       gke::show_operation(*progress, op, current->started);
     };
-    gke_session_ = std::move(session);
+    gke_session_ = std::make_shared<gke::Session>(std::move(session));
   }
   return *gke_session_;
 }

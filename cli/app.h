@@ -13,13 +13,21 @@
 
 #include "auth/token_cache.h"
 #include "backend/backend.h"
-#include "backend/gke/provisioner.h"
-#include "backend/gke/session.h"
+#include "backend/cluster.h"
 #include "config/config_file.h"
 #include "config/settings.h"
 #include "core/env.h"
 #include "http/transport.h"
 #include "render/output.h"
+
+// Only app.cpp builds these: the commands reach GKE through Backend and Cluster alone.
+namespace kinetic::gcp {
+class StorageClient;
+}  // namespace kinetic::gcp
+namespace kinetic::gke {
+struct Target;
+struct Session;
+}  // namespace kinetic::gke
 
 namespace kinetic::cli {
 
@@ -42,6 +50,8 @@ class Factory {
 
   // Tests: the backend every command uses, instead of the selected context's.
   void use_backend(std::unique_ptr<Backend> backend) { backend_ = std::move(backend); }
+  // Tests: the cluster `up`, `down`, `pool` and `status` use, instead of the selected context's.
+  void use_cluster(std::unique_ptr<Cluster> cluster) { cluster_ = std::move(cluster); }
 
   Globals& globals() { return globals_; }
   const Env& env() const { return env_; }
@@ -70,6 +80,13 @@ class Factory {
   std::shared_ptr<http::Transport> cloud();
   // A new transport like cloud(), for use from another thread.
   std::shared_ptr<http::Transport> make_cloud_transport();
+  // The cluster of the selected context, for `kinetic COMMAND`: GKE's (a config error naming
+  // COMMAND when the context lacks a project or location), or a local context's, which has
+  // none (backend/local/local_cluster.h). PROVISIONING (up, down): a local context means the
+  // gke cluster that the flags and environment name, gcloud's config filling the gaps.
+  Cluster& cluster(const std::string& command, bool provisioning = false);
+
+ private:
   // Settings as a gke context sees them: the selected context's, or, when it is local and
   // PROVISIONING (`up` creates the gke context), the flags and environment with gcloud's config
   // filling the gaps.
@@ -80,9 +97,8 @@ class Factory {
   // Everything a GKE command needs, for the selected context (see cloud_settings).
   gke::Session& gke_session(bool provisioning = false);
   // Prints what up/down/pool changed, one line each, over the current progress line.
-  std::function<void(const gke::Change&)> change_printer();
+  std::function<void(const ClusterChange&)> change_printer();
 
- private:
   Env env_;
   Globals globals_;
   IOStreams io_;
@@ -90,12 +106,13 @@ class Factory {
   std::optional<ConfigFile> config_;
   std::optional<Settings> settings_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Cluster> cluster_;
   std::shared_ptr<http::Transport> http_;
   std::shared_ptr<auth::TokenCache> credentials_;
   std::shared_ptr<http::Transport> cloud_;
   std::shared_ptr<gcp::StorageClient> data_storage_;  // the local backend's, for --data gs://
   std::optional<Settings> cloud_settings_;
-  std::optional<gke::Session> gke_session_;
+  std::shared_ptr<gke::Session> gke_session_;  // shared_ptr: the type is complete in app.cpp only
 };
 
 // A parsed command, in kubectl's three phases, which cli::run calls in order once the command

@@ -1,6 +1,6 @@
 // kinetic config view | get-contexts | use-context NAME | set KEY VALUE
 #include "app.h"
-#include "backend/gke/auto_down.h"
+#include "backend/auto_down_state.h"
 #include "backend/notify.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -142,7 +142,7 @@ struct ConfigSet : CommandOptions {
     const auto [context, field] = target();
     if (!context.empty()) refuse_local_backend(context, field);
     if (field == "prices") (void)parse_price_book(value);  // a bad one is refused, not saved
-    if (field == "auto-down") (void)gke::parse_auto_down(value, "auto-down");
+    if (field == "auto-down") (void)parse_auto_down(value, "auto-down");
     if (field == "notify")
       for (const auto& url : split(value, ','))
         if (!trim(url).empty()) require_notify_url(std::string(trim(url)), "notify");

@@ -6,8 +6,9 @@
 #include <iostream>
 
 #include "app.h"
-#include "backend/gke/provisioner.h"
+#include "backend/cluster_cost.h"
 #include "core/error.h"
+#include "job/pricing.h"
 
 namespace kinetic::cli {
 
@@ -27,11 +28,11 @@ struct DownFlags : CommandOptions {
   int run(Factory& f) override;
 };
 
-bool confirm(const gke::Target& t, const std::string& cost, FILE* err) {
+bool confirm(const ClusterPlace& t, const std::string& cost, FILE* err) {
   std::fprintf(err,
                "Delete cluster %s (%s) in project %s%s, with its node pools, image repository "
                "and jobs bucket? [y/N] ",
-               t.cluster.c_str(), t.location.c_str(), t.project.c_str(), cost.c_str());
+               t.name.c_str(), t.location.c_str(), t.project.c_str(), cost.c_str());
   std::fflush(err);
   std::string answer;
   if (!std::getline(std::cin, answer)) return false;
@@ -39,26 +40,27 @@ bool confirm(const gke::Target& t, const std::string& cost, FILE* err) {
 }
 
 int DownFlags::run(Factory& f) {
-  gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic down");
-  gke::Session& session = f.gke_session(/*provisioning=*/true);
-  gke::Provisioner provisioner(session, f.change_printer());
+  Cluster& cluster = f.cluster("down", /*provisioning=*/true);
+  const ClusterPlace place = cluster.place();
+  const PriceBook prices =
+      price_book_setting(f.settings().prices.value, f.settings().prices.source);
   // What stops with the cluster (docs/cost.md); a cluster that is gone or unreachable has none.
   std::string cost;
   try {
-    cost = gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools(), session.prices));
+    cost = cluster_cost_text(cluster_cost(cluster.pools(), prices));
   } catch (const Error&) {
   }
-  if (!yes && !confirm(session.target, cost.empty() ? "" : ", costing " + cost, f.io().err))
+  if (!yes && !confirm(place, cost.empty() ? "" : ", costing " + cost, f.io().err))
     throw Error(Errc::refused, "nothing deleted");
   IOStreams& io = f.io();
-  auto changes = provisioner.down({keep_bucket, keep_images});
+  auto changes = cluster.down({keep_bucket, keep_images});
   int deleted = 0;
   bool cluster_deleted = false;
   for (const auto& c : changes) {
     deleted += c.action == "deleted";
     cluster_deleted = cluster_deleted || (c.kind == "cluster" && c.action == "deleted");
   }
-  io.info(deleted == 0 ? "kinetic down: nothing to delete in project " + session.target.project
+  io.info(deleted == 0 ? "kinetic down: nothing to delete in project " + place.project
                        : "kinetic down: deleted " + std::to_string(deleted) +
                              (deleted == 1 ? " resource" : " resources") +
                              (cluster_deleted && !cost.empty() ? "; " + cost + " stops" : ""));

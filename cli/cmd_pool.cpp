@@ -1,7 +1,7 @@
 // kinetic pool add|remove|list: accelerator node pools of the current cluster.
 #include "app.h"
-#include "backend/gke/jobset_release.h"
-#include "backend/gke/provisioner.h"
+// Only to check the pool request in validate(), before the Factory hands out a cluster.
+#include "backend/gke/cluster_requests.h"
 #include "core/error.h"
 #include "render/output.h"
 #include "render/printer.h"
@@ -10,34 +10,20 @@ namespace kinetic::cli {
 
 namespace {
 
-gke::Session& cluster_session(Factory& f, const std::string& command) {
-  if (f.settings().backend != "gke")
-    throw Error(Errc::usage, "`kinetic " + command + "` works on a gke context; context '" +
-                                 f.settings().context.value +
-                                 "' is local (create one with `kinetic up`)");
-  gke::require_target(f.gke_target(), "kinetic " + command);
-  return f.gke_session();
-}
-
 std::string autoscaling_text(const gcp::NodePoolInfo& p) {
   return std::to_string(p.min_nodes) + "-" + std::to_string(p.max_nodes);
 }
 
 struct PoolAdd : CommandOptions {
   std::string accelerator;
-  gke::PoolOptions pool;
+  PoolOptions pool;
   std::string jobset_manifests;
 
   // Bad sizes and unknown accelerators fail before any call.
   void validate() const override { gke::node_pool_request(resolve_accelerator(accelerator), pool); }
   int run(Factory& f) override {
-    gke::Session& s = cluster_session(f, "pool add");
-    gke::Provisioner provisioner(s, f.change_printer());
-    const Accelerator a = resolve_accelerator(accelerator);
-    provisioner.add_pool(a, pool);
-    // A slice runs as a JobSet: the first multi-host pool brings the controller.
-    if (a.hosts > 1)
-      provisioner.ensure_jobset_for_slices(gke::jobset_manifests_source(jobset_manifests, f.env()));
+    Cluster& cluster = f.cluster("pool add");
+    cluster.add_pool(resolve_accelerator(accelerator), pool, jobset_manifests);
     return 0;
   }
 };
@@ -46,9 +32,7 @@ struct PoolRemove : CommandOptions {
   std::string name;
 
   int run(Factory& f) override {
-    gke::Session& s = cluster_session(f, "pool remove");
-    gke::Provisioner provisioner(s, f.change_printer());
-    provisioner.remove_pool(name);
+    f.cluster("pool remove").remove_pool(name);
     return 0;
   }
 };
@@ -61,9 +45,8 @@ struct PoolList : PrintingOptions {
 };
 
 int PoolList::run(Factory& f) {
-  gke::Session& s = cluster_session(f, "pool list");
-  gke::Provisioner provisioner(s, nullptr);
-  auto rows = provisioner.list_pools();
+  Cluster& cluster = f.cluster("pool list");
+  auto rows = cluster.pools();
   IOStreams& io = f.io();
   Printable p{.kind = "PoolList"};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -80,7 +63,7 @@ int PoolList::run(Factory& f) {
                     {"max_nodes", r.pool.max_nodes},
                     {"status", r.pool.status}});
   }
-  p.fields = {{"cluster", s.target.cluster}, {"pools", list}};
+  p.fields = {{"cluster", cluster.place().name}, {"pools", list}};
   p.table = [&rows](bool wide) {
     std::vector<std::string> headers = {"NAME",  "ACCELERATOR", "MACHINE", "SPOT",
                                         "NODES", "AUTOSCALE",   "STATUS"};

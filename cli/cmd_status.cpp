@@ -1,10 +1,11 @@
 // kinetic status [JOB|PIPELINE]: where jobs and pipelines stand, as a table or
 // -o json|yaml|name.
 #include <algorithm>
+#include <functional>
 
 #include "app.h"
-#include "backend/gke/auto_down.h"
-#include "backend/gke/provisioner.h"
+#include "backend/auto_down_state.h"
+#include "backend/cluster_cost.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "job/pricing.h"
@@ -35,6 +36,8 @@ struct StatusOptions : PrintingOptions {
   }
   int run(Factory& f) override;
   int show_pipeline(Factory& f);
+  // The job named, or every job -l selects.
+  std::vector<JobStatus> find_jobs(Backend& b) const;
 };
 
 // A document as a Printable's fields: document_of puts kind and schema_version first again.
@@ -172,32 +175,6 @@ std::string cost_text(const JobStatus& s, const PriceBook& prices) {
   return buf;
 }
 
-// The cluster and its pools, for `status` on a gke context.
-struct ClusterView {
-  std::string name;
-  std::string location;
-  std::vector<gke::PoolRow> pools;
-  std::optional<gke::AutoDownState> auto_down;  // what the in-cluster check recorded
-  bool missing = false;  // GKE has no such cluster (deleted by auto-down, or by `down`)
-};
-
-std::optional<ClusterView> cluster_view(Factory& f) {
-  if (f.settings().backend != "gke") return std::nullopt;
-  gke::Session& s = f.gke_session();
-  gke::Provisioner provisioner(s, nullptr);
-  ClusterView view{s.target.cluster, s.target.location, {}, std::nullopt};
-  try {
-    view.pools = provisioner.list_pools();
-  } catch (const Error& e) {
-    // Jobs' records outlive the cluster (they are in the bucket): still show them.
-    if (e.code() != Errc::not_found) throw;
-    view.missing = true;
-    return view;
-  }
-  view.auto_down = gke::read_auto_down(s);
-  return view;
-}
-
 std::string duration_text(const JobStatus& s) {
   if (!s.terminal()) {
     std::string age = age_of(s.started.empty() ? s.created : s.started);
@@ -206,88 +183,18 @@ std::string duration_text(const JobStatus& s) {
   return format_duration(s.duration_seconds);
 }
 
-int StatusOptions::run(Factory& f) {
-  if (looks_like_pipeline_id(job)) return show_pipeline(f);
-  Backend& b = f.backend("status");
-  const Settings& s = f.settings();
-  std::vector<JobStatus> jobs;
-  if (!job.empty()) {
-    jobs.push_back(require_job(b, job));
-  } else {
-    jobs = b.list();
-    std::erase_if(jobs, [&](const JobStatus& j) { return !has_labels(j, selector); });
-  }
-  IOStreams& io = f.io();
-  // Prices matter on gke only: a bad setting does not stop a local status.
-  const PriceBook prices =
-      s.backend == "gke" ? price_book_setting(s.prices.value, s.prices.source) : PriceBook{};
-  const bool whole = job.empty() && format != OutputFormat::name;
-  std::optional<ClusterView> cluster = whole ? cluster_view(f) : std::nullopt;
-  const gke::ClusterCost cost =
-      cluster ? gke::cluster_cost(cluster->pools, prices) : gke::ClusterCost{};
-  Printable p{.kind = job.empty() ? "JobList" : "Job"};
-  for (const auto& j : jobs) p.names.push_back(j.id);
-  if (!job.empty()) {
-    p.fields = nlohmann::ordered_json::parse(to_json(jobs.front()).dump());
-    p.fields.erase("schema_version");  // document_of puts it first
-  } else {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& j : jobs) {
-      auto item = nlohmann::ordered_json::parse(to_json(j).dump());
-      item.erase("schema_version");  // the list carries it
-      if (j.backend == "gke") item["cost_usd"] = cost_of(j, prices);
-      list.push_back(item);
-    }
-    p.fields = {{"context", s.context.value}, {"backend", s.backend}};
-    if (cluster) {
-      nlohmann::ordered_json pools = nlohmann::ordered_json::array();
-      for (const auto& pool : cluster->pools) {
-        auto each = gke::pool_node_price(pool, prices);
-        pools.push_back({{"name", pool.pool.name},
-                         {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
-                         {"nodes", pool.nodes},
-                         {"max_nodes", pool.pool.max_nodes},
-                         {"status", pool.pool.status},
-                         {"cost_per_hour", each ? nlohmann::ordered_json(*each * pool.nodes)
-                                                : nlohmann::ordered_json(nullptr)}});
-      }
-      p.fields["cluster"] = {{"name", cluster->name},
-                             {"location", cluster->location},
-                             {"exists", !cluster->missing},
-                             {"cost_per_hour", cost.per_hour},
-                             {"pools", pools}};
-      if (const auto& a = cluster->auto_down) {
-        auto when = [](const std::optional<double>& t) {
-          return t ? nlohmann::ordered_json(rfc3339(*t)) : nlohmann::ordered_json(nullptr);
-        };
-        p.fields["cluster"]["auto_down"] = {{"idle_after_seconds", a->idle_seconds},
-                                            {"state", a->state.empty() ? "unchecked" : a->state},
-                                            {"idle_since", when(a->idle_since)},
-                                            {"deletes_at", when(a->deletes_at)},
-                                            {"checked_at", when(a->checked_at)},
-                                            {"text", gke::auto_down_text(*a, now_unix())}};
-      }
-    }
-    p.fields["jobs"] = list;
-  }
-  // Pipelines below the jobs, when there are any (none: the output is the jobs' alone).
-  const std::vector<PipelineDocument> pipelines =
-      job.empty() && selector.empty() && format != OutputFormat::name
-          ? recent_pipelines(f)
-          : std::vector<PipelineDocument>{};
-  if (!pipelines.empty()) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& doc : pipelines) list.push_back(fields_of(doc));
-    p.fields["pipelines"] = list;
-  }
-  if (format != OutputFormat::table && format != OutputFormat::wide) {
-    print(io, format, p);
-    return 0;
-  }
-  // The table: the cluster's pools first (on a gke context), then the jobs.
-  p.print_empty_table = !job.empty();
-  const std::string held_now = rfc3339(now_unix());
-  p.table = [&jobs, &prices, &held_now](bool wide) {
+// A JobStatus as a document's fields, without the schema_version its container carries.
+nlohmann::ordered_json job_fields(const JobStatus& j) {
+  auto fields = nlohmann::ordered_json::parse(to_json(j).dump());
+  fields.erase("schema_version");
+  return fields;
+}
+
+// The jobs' table: a failed job held for `exec` (--hold-on-failure) still has its pod and node
+// up, and says so. HELD_NOW: the time holds are judged at.
+std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const PriceBook& prices,
+                                      const std::string& held_now) {
+  return [&jobs, &prices, held_now](bool wide) {
     std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
                                         "AGE", "DURATION", "COST", "FILE"};
     if (wide) {
@@ -296,7 +203,6 @@ int StatusOptions::run(Factory& f) {
     }
     Table t(headers);
     for (const auto& j : jobs) {
-      // A failed job held for `exec` (--hold-on-failure) still has its pod and node up.
       std::vector<std::string> row = {j.id,
                                       is_held(j, held_now) ? j.state + " (held)" : j.state,
                                       exit_text(j),
@@ -313,53 +219,162 @@ int StatusOptions::run(Factory& f) {
     }
     return t;
   };
-  if (cluster && cluster->missing) {
-    io.info("cluster " + cluster->name + " (" + cluster->location +
-            "): not found (deleted by its auto-down or by `kinetic down`); `kinetic up` makes it "
-            "again and reuses the images");
-  } else if (cluster) {
-    io.info("cluster " + cluster->name + " (" + cluster->location + "): costs " +
-            gke::cluster_cost_text(cost) + " now" +
-            (cluster->auto_down ? "; " + gke::auto_down_text(*cluster->auto_down, now_unix())
-                                : std::string()));
-    Table pools({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
-    for (const auto& pool : cluster->pools) {
-      auto each = gke::pool_node_price(pool, prices);
-      pools.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
-                     std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes),
-                     each ? format_usd(*each * pool.nodes) : "?"});
+}
+
+// The cluster and its pools: the "cluster" field of the JobList and the table above the jobs
+// (this Printable's table alone is printed; its fields go into the JobList).
+Printable pools_printable(const ClusterDescription& cluster, const PriceBook& prices,
+                          const ClusterCost& cost) {
+  Printable p{.kind = "Cluster"};
+  nlohmann::ordered_json pools = nlohmann::ordered_json::array();
+  for (const auto& pool : cluster.pools) {
+    auto each = pool_node_price(pool, prices);
+    pools.push_back({{"name", pool.pool.name},
+                     {"accelerator", pool.accelerator.empty() ? "cpu" : pool.accelerator},
+                     {"nodes", pool.nodes},
+                     {"max_nodes", pool.pool.max_nodes},
+                     {"status", pool.pool.status},
+                     {"cost_per_hour", each ? nlohmann::ordered_json(*each * pool.nodes)
+                                            : nlohmann::ordered_json(nullptr)}});
+  }
+  p.fields = {{"name", cluster.name},
+              {"location", cluster.location},
+              {"exists", !cluster.missing},
+              {"cost_per_hour", cost.per_hour},
+              {"pools", pools}};
+  if (const auto& a = cluster.auto_down) {
+    auto when = [](const std::optional<double>& t) {
+      return t ? nlohmann::ordered_json(rfc3339(*t)) : nlohmann::ordered_json(nullptr);
+    };
+    p.fields["auto_down"] = {{"idle_after_seconds", a->idle_seconds},
+                             {"state", a->state.empty() ? "unchecked" : a->state},
+                             {"idle_since", when(a->idle_since)},
+                             {"deletes_at", when(a->deletes_at)},
+                             {"checked_at", when(a->checked_at)},
+                             {"text", auto_down_text(*a, now_unix())}};
+  }
+  p.table = [&cluster, &prices](bool) {
+    Table t({"POOL", "ACCELERATOR", "NODES", "MAX", "COST/H"});
+    for (const auto& pool : cluster.pools) {
+      auto each = pool_node_price(pool, prices);
+      t.add_row({pool.pool.name, pool.accelerator.empty() ? "cpu" : pool.accelerator,
+                 std::to_string(pool.nodes), std::to_string(pool.pool.max_nodes),
+                 each ? format_usd(*each * pool.nodes) : "?"});
     }
-    std::string text = pools.render(io.out_tty);
-    std::fwrite(text.data(), 1, text.size(), io.out);
+    return t;
+  };
+  return p;
+}
+
+// The recent pipelines: the "pipelines" field of the JobList and the table below the jobs (as
+// with the pools, only the table is printed on its own).
+Printable pipelines_printable(const std::vector<PipelineDocument>& pipelines) {
+  Printable p{.kind = "PipelineList", .fields = {{"pipelines", nlohmann::ordered_json::array()}}};
+  for (const auto& doc : pipelines) p.fields["pipelines"].push_back(fields_of(doc));
+  p.table = [&pipelines](bool) {
+    Table t({"PIPELINE", "STATE", "STEPS", "AGE", "FILE"});
+    for (const auto& doc : pipelines)
+      t.add_row({doc.value("id", ""), doc.value("state", ""), steps_done(doc),
+                 age_of(doc.value("created", "")), doc.value("file", "")});
+    return t;
+  };
+  return p;
+}
+
+// The line above the pools: what the cluster costs now and when auto-down takes it, or that it
+// is gone.
+std::string cluster_line(const ClusterDescription& cluster, const ClusterCost& cost) {
+  const std::string where = "cluster " + cluster.name + " (" + cluster.location + "): ";
+  if (cluster.missing)
+    return where +
+           "not found (deleted by its auto-down or by `kinetic down`); `kinetic up` makes it "
+           "again and reuses the images";
+  return where + "costs " + cluster_cost_text(cost) + " now" +
+         (cluster.auto_down ? "; " + auto_down_text(*cluster.auto_down, now_unix()) : "");
+}
+
+// Idle and still billing: the reminder kinetic's users most asked for (issue #12).
+void warn_if_idle(IOStreams& io, const ClusterDescription& cluster, const ClusterCost& cost,
+                  const std::vector<JobStatus>& jobs, const std::string& held_now) {
+  if (cluster.missing || std::any_of(jobs.begin(), jobs.end(), [&held_now](const JobStatus& j) {
+        return j.state == kPending || j.state == kRunning || is_held(j, held_now);
+      }))
+    return;
+  io.warn("no job is pending or running, and cluster " + cluster.name + " still costs " +
+          cluster_cost_text(cost) +
+          "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
+          "images)" +
+          (cluster.auto_down ? std::string()
+                             : ", or let it go by itself: `kinetic up --auto-down 2h`"));
+}
+
+std::vector<JobStatus> StatusOptions::find_jobs(Backend& b) const {
+  if (!job.empty()) return {require_job(b, job)};
+  std::vector<JobStatus> jobs = b.list();
+  std::erase_if(jobs, [&](const JobStatus& j) { return !has_labels(j, selector); });
+  return jobs;
+}
+
+int StatusOptions::run(Factory& f) {
+  if (looks_like_pipeline_id(job)) return show_pipeline(f);
+  Backend& b = f.backend("status");
+  const Settings& s = f.settings();
+  const std::vector<JobStatus> jobs = find_jobs(b);
+  IOStreams& io = f.io();
+  // Prices matter on gke only: a bad setting does not stop a local status.
+  const PriceBook prices =
+      s.backend == "gke" ? price_book_setting(s.prices.value, s.prices.source) : PriceBook{};
+  // The whole picture (no JOB, not -o name): the cluster, if the context has one, and the
+  // pipelines, unless -l picks jobs.
+  const bool whole = job.empty() && format != OutputFormat::name;
+  const std::optional<ClusterDescription> cluster =
+      whole ? f.cluster("status").describe() : std::nullopt;
+  const ClusterCost cost = cluster ? cluster_cost(cluster->pools, prices) : ClusterCost{};
+  const std::optional<Printable> pools =
+      cluster ? std::optional(pools_printable(*cluster, prices, cost)) : std::nullopt;
+  const std::vector<PipelineDocument> pipelines =
+      whole && selector.empty() ? recent_pipelines(f) : std::vector<PipelineDocument>{};
+  const Printable pipeline_list = pipelines_printable(pipelines);
+
+  const std::string held_now = rfc3339(now_unix());
+  Printable p{.kind = job.empty() ? "JobList" : "Job", .table = jobs_table(jobs, prices, held_now)};
+  for (const auto& j : jobs) p.names.push_back(j.id);
+  p.print_empty_table = !job.empty();
+  if (!job.empty()) {
+    p.fields = job_fields(jobs.front());
+  } else {
+    p.fields = {{"context", s.context.value}, {"backend", s.backend}};
+    if (pools) p.fields["cluster"] = pools->fields;
+    p.fields["jobs"] = nlohmann::ordered_json::array();
+    for (const auto& j : jobs) {
+      p.fields["jobs"].push_back(job_fields(j));
+      if (j.backend == "gke") p.fields["jobs"].back()["cost_usd"] = cost_of(j, prices);
+    }
+    // Pipelines below the jobs, when there are any (none: the output is the jobs' alone).
+    if (!pipelines.empty()) p.fields["pipelines"] = pipeline_list.fields["pipelines"];
+  }
+  if (format != OutputFormat::table && format != OutputFormat::wide) {
+    print(io, format, p);
+    return 0;
+  }
+  // The table: the cluster's pools first (on a gke context), then the jobs, then the pipelines.
+  if (cluster) io.info(cluster_line(*cluster, cost));
+  if (cluster && !cluster->missing) {
+    print(io, format, *pools);
     std::fputs("\n", io.out);
   }
   if (job.empty())
     io.info("context " + s.context.value + " (backend " + s.backend +
             "): " + std::to_string(jobs.size()) + (jobs.size() == 1 ? " job" : " jobs"));
   print(io, format, p);
-  if (!pipelines.empty() && (format == OutputFormat::table || format == OutputFormat::wide)) {
+  if (!pipelines.empty()) {
     io.info(std::to_string(pipelines.size()) +
             (pipelines.size() == 1 ? " pipeline" : " pipelines") +
             " (`kinetic status PIPELINE-ID` shows its steps)");
     if (!jobs.empty()) std::fputs("\n", io.out);
-    Table t({"PIPELINE", "STATE", "STEPS", "AGE", "FILE"});
-    for (const auto& doc : pipelines)
-      t.add_row({doc.value("id", ""), doc.value("state", ""), steps_done(doc),
-                 age_of(doc.value("created", "")), doc.value("file", "")});
-    const std::string text = t.render(io.out_tty);
-    std::fwrite(text.data(), 1, text.size(), io.out);
+    print(io, format, pipeline_list);
   }
-  // Idle and still billing: the reminder kinetic's users most asked for (issue #12).
-  if (cluster && !cluster->missing &&
-      std::none_of(jobs.begin(), jobs.end(), [&held_now](const JobStatus& j) {
-        return j.state == kPending || j.state == kRunning || is_held(j, held_now);
-      }))
-    io.warn("no job is pending or running, and cluster " + cluster->name + " still costs " +
-            gke::cluster_cost_text(cost) +
-            "; `kinetic down --yes --keep-images` stops it (the next `kinetic up` reuses the "
-            "images)" +
-            (cluster->auto_down ? std::string()
-                                : ", or let it go by itself: `kinetic up --auto-down 2h`"));
+  if (cluster) warn_if_idle(io, *cluster, cost, jobs, held_now);
   return 0;
 }
 

@@ -2,12 +2,13 @@
 // the JobSet controller, the image repository and the jobs bucket, then record the gke context
 // and make it current.
 #include "app.h"
-#include "backend/gke/auto_down.h"
-#include "backend/gke/jobset_release.h"
-#include "backend/gke/names.h"
-#include "backend/gke/provisioner.h"
+#include "backend/auto_down_state.h"
+#include "backend/cluster_cost.h"
+// Only to check the pool requests in validate(), before the Factory hands out a cluster.
+#include "backend/gke/cluster_requests.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "job/pricing.h"
 
 namespace kinetic::cli {
 
@@ -26,16 +27,16 @@ struct UpFlags : CommandOptions {
   std::string auto_down;  // --auto-down: a period or "off"
 
   void validate() const override {
-    if (!auto_down.empty()) (void)gke::parse_auto_down(auto_down, "--auto-down");
+    if (!auto_down.empty()) (void)parse_auto_down(auto_down, "--auto-down");
     // Every pool request is checked before anything is touched, so a bad --min-nodes or an
     // unknown accelerator fails fast.
-    const gke::UpOptions o = up_options();
+    const UpOptions o = up_options();
     for (const auto& a : o.accelerators) gke::node_pool_request(a, o.pool);
   }
   int run(Factory& f) override;
 
-  gke::UpOptions up_options() const {
-    gke::UpOptions o;
+  UpOptions up_options() const {
+    UpOptions o;
     for (const auto& a : accelerators) o.accelerators.push_back(resolve_accelerator(a));
     o.pool.spot = spot;
     o.pool.reservation = reservation;
@@ -49,27 +50,27 @@ struct UpFlags : CommandOptions {
 };
 
 int UpFlags::run(Factory& f) {
-  gke::require_target(f.gke_target(/*provisioning=*/true), "kinetic up");
-  gke::Session& session = f.gke_session(/*provisioning=*/true);
+  Cluster& cluster = f.cluster("up", /*provisioning=*/true);
   IOStreams& io = f.io();
+  const PriceBook prices =
+      price_book_setting(f.settings().prices.value, f.settings().prices.source);
 
-  gke::UpOptions options = up_options();
-  options.jobset_manifests = gke::jobset_manifests_source(jobset_manifests, f.env());
+  UpOptions options = up_options();
+  options.jobset_manifests = jobset_manifests;
   // --auto-down, else the context's setting (which --auto-down updates); neither: as it is.
   const Setting& setting = f.settings().auto_down;
   const std::string period = auto_down.empty() ? setting.value : auto_down;
   if (!period.empty())
-    options.auto_down = gke::parse_auto_down(
+    options.auto_down = parse_auto_down(
         period, auto_down.empty() ? "auto-down (" + setting.source + ")" : "--auto-down");
 
-  const gke::Target& t = session.target;
-  io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.cluster);
-  gke::Provisioner provisioner(session, f.change_printer());
-  std::vector<gke::Change> changes = provisioner.up(options);
+  const ClusterPlace t = cluster.place();
+  io.info("kinetic up: project " + t.project + ", " + t.location + ", cluster " + t.name);
+  std::vector<ClusterChange> changes = cluster.up(options);
   // What keeping it up costs (docs/cost.md); the run goes on without the figure.
   try {
     io.info("kinetic up: the cluster costs " +
-            gke::cluster_cost_text(gke::cluster_cost(provisioner.list_pools(), session.prices)) +
+            cluster_cost_text(cluster_cost(cluster.pools(), prices)) +
             " while it exists, and each accelerator node its price while it is up; `kinetic "
             "down --yes` stops it");
   } catch (const Error&) {
@@ -78,13 +79,13 @@ int UpFlags::run(Factory& f) {
   // Record the context and make it current.
   ConfigFile& config = f.config();
   std::string name = context_name;
-  if (name.empty()) name = t.cluster == gke::kDefaultCluster ? t.project : t.cluster;
+  if (name.empty()) name = t.context_name;
   Context& ctx = config.upsert(name);
   ctx.backend = "gke";
   ctx.project = t.project;
   ctx.zone = t.location == t.region ? "" : t.location;
   ctx.region = t.location == t.region ? t.region : "";
-  ctx.cluster = t.cluster;
+  ctx.cluster = t.name;
   if (!auto_down.empty()) ctx.auto_down = auto_down;
   config.set_current_context(name);
   config.save();

@@ -38,27 +38,6 @@ ojson metadata(const std::string& name, const std::string& ns) {
   return script_metadata(kAutoDownName, name, ns);
 }
 
-// "2h", "1h12m", "45m", "1d2h": a period as a person says it.
-std::string period_text(long seconds) {
-  const long minutes = (seconds + 59) / 60;
-  const long d = minutes / 1440, h = minutes % 1440 / 60, m = minutes % 60;
-  std::string out;
-  if (d > 0) out += std::to_string(d) + "d";
-  if (h > 0) out += std::to_string(h) + "h";
-  if (m > 0 && d == 0) out += std::to_string(m) + "m";
-  return out.empty() ? "0m" : out;
-}
-
-// "14:03" in the local time zone; "Nov 24 14:03" when not within the last day.
-std::string clock_text(double when, double now) {
-  const time_t t = static_cast<time_t>(when);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, now - when < 20 * 3600 ? "%H:%M" : "%b %d %H:%M", &tm);
-  return buf;
-}
-
 std::optional<double> time_field(const nlohmann::json& data, const char* key) {
   auto it = data.find(key);
   if (it == data.end() || !it->is_string()) return std::nullopt;
@@ -197,17 +176,8 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
   return out;
 }
 
-long parse_auto_down(const std::string& text, const std::string& source) {
-  if (to_lower(std::string(trim(text))) == "off") return 0;
-  const long seconds = parse_duration(trim(text), source);
-  if (seconds < kAutoDownMinSeconds)
-    throw Error(Errc::usage, source + " " + text + " is too short: the cluster is checked every " +
-                                 "5 minutes, so give at least 10m (or off)");
-  return seconds;
-}
-
 void install_auto_down(const Session& session, k8s::Client& kube, const std::string& project_number,
-                       long idle_seconds, const std::function<void(Change)>& record) {
+                       long idle_seconds, const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   gcp::ProjectIamClient iam(*session.cloud, session.endpoint("cloudresourcemanager"),
                             session.endpoint("iam"), session.poll);
@@ -241,14 +211,14 @@ void install_auto_down(const Session& session, k8s::Client& kube, const std::str
     kube.apply(k8s::object_path(plain, kAutoDownNamespace), plain, "kinetic");
   }
   record({"auto-down",
-          "deletes the cluster after " + period_text(idle_seconds) +
+          "deletes the cluster after " + auto_down_period_text(idle_seconds) +
               " with no pod, Job or JobSet pending or running in any namespace but " +
               ignored_namespaces_text() + " (checked every 5 minutes; jobs bucket and images kept)",
           action});
 }
 
 void remove_auto_down(const Session& session, k8s::Client* kube,
-                      const std::function<void(Change)>& record) {
+                      const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   if (kube) {
     const bool had = remove_auto_down_objects(*kube, kAutoDownNamespace, t.cluster, true);
@@ -296,30 +266,6 @@ std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string
 std::optional<AutoDownState> read_auto_down(const Session& session) {
   auto conn = connect_kube(session, cluster_access(session));
   return read_auto_down(*conn.client, session.target.ns);
-}
-
-std::string auto_down_text(const AutoDownState& s, double now) {
-  const std::string period = period_text(s.idle_seconds);
-  std::string text;
-  if (s.state == "error") {
-    text = "auto-down failed at its last check: " + s.message;
-  } else if (s.state == "deleting") {
-    text = "auto-down is deleting the cluster" +
-           (s.idle_since ? " (idle since " + clock_text(*s.idle_since, now) + ")" : "");
-  } else if (s.state == "idle" && s.deletes_at && s.idle_since) {
-    const double left = *s.deletes_at - now;
-    text =
-        (left > 0 ? "auto-down in " + period_text(static_cast<long>(left)) : "auto-down due now") +
-        " (idle since " + clock_text(*s.idle_since, now) + ")";
-  } else if (s.state == "active") {
-    text = "auto-down after " + period + " idle (a job is pending or running)";
-  } else {
-    text = "auto-down after " + period + " idle (first check within 5 minutes)";
-  }
-  // A CronJob that stopped running would never delete anything: say so.
-  if (s.checked_at && now - *s.checked_at > 15 * 60)
-    text += "; last check " + period_text(static_cast<long>(now - *s.checked_at)) + " ago";
-  return text;
 }
 
 }  // namespace kinetic::gke

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/auto_down_state.h"
 #include "backend/gke/provisioner.h"
 #include "backend/gke/session.h"
 #include "k8s/client.h"
@@ -37,9 +38,6 @@ inline constexpr const char* kAutoDownIgnored = "kube-*,gke-*,gmp-*,jobset-syste
 inline constexpr const char* kAutoDownRoleId = "kineticAutoDown";
 inline constexpr const char* kResourceManagerService = "cloudresourcemanager.googleapis.com";
 inline constexpr const char* kAutoDownSchedule = "*/5 * * * *";
-// The shortest period accepted: less would delete a cluster between a job's end and the next.
-inline constexpr long kAutoDownMinSeconds = 10 * 60;
-
 // The script, as embedded (comments dropped).
 std::string_view auto_down_source();
 
@@ -58,33 +56,17 @@ std::string auto_down_condition(const Target& target);
 // The in-cluster objects, in the order they are applied (golden: tests/golden/manifests/).
 std::vector<nlohmann::ordered_json> auto_down_manifests(const Target& target, long idle_seconds);
 
-// `--auto-down` / the context's auto-down setting: "off" (0) or a duration of at least
-// kAutoDownMinSeconds; throws Error(Errc::usage) naming SOURCE otherwise.
-long parse_auto_down(const std::string& text, const std::string& source);
-
 // Grants the role (creating it if need be) and applies the objects; PROJECT_NUMBER names the
 // principal. Reports each step through RECORD.
 void install_auto_down(const Session& session, k8s::Client& kube, const std::string& project_number,
-                       long idle_seconds, const std::function<void(Change)>& record);
+                       long idle_seconds, const std::function<void(ClusterChange)>& record);
 // Deletes the objects (KUBE may be null when the cluster is gone) and revokes the grant, if any
 // (none can exist while the Resource Manager API is off).
 void remove_auto_down(const Session& session, k8s::Client* kube,
-                      const std::function<void(Change)>& record);
+                      const std::function<void(ClusterChange)>& record);
 
-// What the script recorded, for `status`.
-struct AutoDownState {
-  long idle_seconds = 0;
-  std::string state;  // "", "active", "idle", "deleting", "error"
-  int active = 0;
-  std::optional<double> idle_since, deletes_at, checked_at;  // Unix seconds
-  std::string message;
-};
 // Null when auto-down is not installed (in kAutoDownNamespace, or by an older kinetic in the job
 // namespace LEGACY_NS).
 std::optional<AutoDownState> read_auto_down(k8s::Client& kube, const std::string& legacy_ns);
 std::optional<AutoDownState> read_auto_down(const Session& session);
-// "auto-down in 1h12m (idle since 14:03)", "auto-down after 2h idle (1 job active)", ... NOW
-// in Unix seconds; times shown in the local time zone.
-std::string auto_down_text(const AutoDownState& state, double now);
-
 }  // namespace kinetic::gke

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cluster.h"
 #include "job/catalog.h"
 
 namespace kinetic::gke {
@@ -40,14 +41,6 @@ const std::vector<std::string>& default_machine_candidates();
 
 // Whether a GKE 400 says the machine type does not exist in the zone.
 bool is_machine_type_unavailable(const std::string& message);
-
-struct PoolOptions {
-  bool spot = false;  // also from the accelerator's :spot
-  std::string reservation;
-  int min_nodes = 0;
-  std::optional<int> max_nodes;  // default: one slice for multi-host TPUs, 4 nodes otherwise
-  std::string service_account;   // the nodes' Google identity; empty: GKE's default
-};
 
 // The node pool for ACCELERATOR: machine type, GPUs with drivers, TPU topology placement for
 // multi-host slices, Spot (with a taint so only Spot-tolerating jobs land there), reservation

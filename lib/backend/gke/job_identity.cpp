@@ -73,7 +73,7 @@ bool is_kinetic_principal(const std::string& member, const std::string& project_
 }
 
 void grant_jobs_bucket(const Session& session, const std::string& project_number,
-                       const std::function<void(Change)>& record) {
+                       const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   gcp::StorageClient& storage = session.storage();
   const std::string bucket = session.bucket();
@@ -117,7 +117,7 @@ void remember_data_grant(const Session& session, const std::string& bucket,
 }
 
 void revoke_job_grants(const Session& session, bool keep_bucket,
-                       const std::function<void(Change)>& record) {
+                       const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   gcp::StorageClient& storage = session.storage();
   const std::string jobs_bucket = session.bucket();

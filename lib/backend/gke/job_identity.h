@@ -38,7 +38,7 @@ bool is_kinetic_principal(const std::string& member, const std::string& project_
 // `up`: the job principal of the target's namespace gets objectUser on the jobs bucket; the
 // namespace's `default` loses the objectUser an older kinetic gave it.
 void grant_jobs_bucket(const Session& session, const std::string& project_number,
-                       const std::function<void(Change)>& record);
+                       const std::function<void(ClusterChange)>& record);
 
 inline constexpr const char* kDataGrantsObject = "grants/data-buckets.json";
 // `run --data gs://BUCKET --grant`: remembers (in kDataGrantsObject) that kinetic granted MEMBER
@@ -50,6 +50,6 @@ void remember_data_grant(const Session& session, const std::string& bucket,
 // buckets it remembers and, when the jobs bucket stays (KEEP_BUCKET), on it; a bucket deleted
 // takes its policy with it.
 void revoke_job_grants(const Session& session, bool keep_bucket,
-                       const std::function<void(Change)>& record);
+                       const std::function<void(ClusterChange)>& record);
 
 }  // namespace kinetic::gke

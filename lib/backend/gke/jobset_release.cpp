@@ -200,7 +200,7 @@ std::string installed_jobset_version(k8s::Client& kube) {
   return "unknown";
 }
 
-Change ensure_jobset(const Session& session, k8s::Client& kube, const std::string& source) {
+ClusterChange ensure_jobset(const Session& session, k8s::Client& kube, const std::string& source) {
   const std::string installed = installed_jobset_version(kube);
   const bool crd = kube.get(
                            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"

@@ -56,6 +56,6 @@ std::string installed_jobset_version(k8s::Client& kube);
 
 // Installs or upgrades JobSet to kJobSetVersion from SOURCE unless it is there already, then
 // waits for its controller. The change says "installed", "exists" or "upgraded from vX".
-Change ensure_jobset(const Session& session, k8s::Client& kube, const std::string& source);
+ClusterChange ensure_jobset(const Session& session, k8s::Client& kube, const std::string& source);
 
 }  // namespace kinetic::gke

@@ -36,7 +36,7 @@ const std::vector<std::string>& node_roles() {
 }
 
 void ensure_node_service_account(const Session& session,
-                                 const std::function<void(Change)>& record) {
+                                 const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   const std::string email = node_service_account(t.project);
   gcp::ServiceAccountsClient accounts(*session.cloud, session.endpoint("iam"));
@@ -53,7 +53,7 @@ void ensure_node_service_account(const Session& session,
 }
 
 void remove_node_service_account(const Session& session,
-                                 const std::function<void(Change)>& record) {
+                                 const std::function<void(ClusterChange)>& record) {
   const Target& t = session.target;
   // Without IAM and Resource Manager on, no `up` made the account or its grants.
   gcp::ServiceUsageClient services(*session.cloud, session.endpoint("serviceusage"));

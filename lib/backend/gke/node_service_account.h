@@ -28,10 +28,12 @@ std::string node_service_account(const std::string& project);
 const std::vector<std::string>& node_roles();
 
 // Creates or reuses the account and grants node_roles(); each step reported through RECORD.
-void ensure_node_service_account(const Session& session, const std::function<void(Change)>& record);
+void ensure_node_service_account(const Session& session,
+                                 const std::function<void(ClusterChange)>& record);
 
 // Revokes node_roles() and deletes the account, unless a cluster of the project other than
 // this one has nodes running as it (then both stay, and RECORD says why).
-void remove_node_service_account(const Session& session, const std::function<void(Change)>& record);
+void remove_node_service_account(const Session& session,
+                                 const std::function<void(ClusterChange)>& record);
 
 }  // namespace kinetic::gke

@@ -35,16 +35,17 @@ std::vector<gcp::LifecycleRule> lifecycle_rules() {
 
 }  // namespace
 
-Provisioner::Provisioner(const Session& session, std::function<void(const Change&)> on_change)
+Provisioner::Provisioner(const Session& session,
+                         std::function<void(const ClusterChange&)> on_change)
     : session_(session), on_change_(std::move(on_change)) {}
 
-void Provisioner::record(std::vector<Change>& changes, Change change) {
+void Provisioner::record(std::vector<ClusterChange>& changes, ClusterChange change) {
   if (on_change_) on_change_(change);
   changes.push_back(std::move(change));
 }
 
 gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
-                                             std::vector<Change>& changes) {
+                                             std::vector<ClusterChange>& changes) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
   if (auto existing = gke.get_cluster(t.project, t.location, t.cluster)) {
@@ -102,8 +103,8 @@ gcp::ClusterInfo Provisioner::ensure_cluster(const UpOptions& options,
   throw Error(Errc::internal, "no machine type to try");
 }
 
-std::vector<Change> Provisioner::up(const UpOptions& options) {
-  std::vector<Change> changes;
+std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
+  std::vector<ClusterChange> changes;
   const Target& t = session_.target;
 
   gcp::ServiceUsageClient services(*session_.cloud, session_.endpoint("serviceusage"));
@@ -117,7 +118,7 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   }
 
   // The nodes' account first: GKE refuses a pool naming an account that does not exist.
-  ensure_node_account([&](Change c) { record(changes, std::move(c)); });
+  ensure_node_account([&](ClusterChange c) { record(changes, std::move(c)); });
   gcp::ClusterInfo cluster = ensure_cluster(options, changes);
   remember_cluster_access(session_, {"https://" + cluster.endpoint, cluster.ca_pem});
 
@@ -158,11 +159,11 @@ std::vector<Change> Provisioner::up(const UpOptions& options) {
   // writes results in the bucket, nothing else.
   if (!info.project_number.empty())
     grant_jobs_bucket(session_, info.project_number,
-                      [&](Change c) { record(changes, std::move(c)); });
+                      [&](ClusterChange c) { record(changes, std::move(c)); });
 
   if (options.auto_down) {
     auto conn = connect_kube(session_, cluster_access(session_));
-    auto report = [&](Change c) { record(changes, std::move(c)); };
+    auto report = [&](ClusterChange c) { record(changes, std::move(c)); };
     if (*options.auto_down == 0) {
       remove_auto_down(session_, conn.client.get(), report);
     } else {
@@ -192,13 +193,14 @@ std::string Provisioner::zone_for(const std::string& machine_type, const std::st
                                "gpus/gpu-regions-zones)");
 }
 
-void Provisioner::ensure_node_account(const std::function<void(Change)>& report) {
+void Provisioner::ensure_node_account(const std::function<void(ClusterChange)>& report) {
   if (node_account_ready_) return;
   ensure_node_service_account(session_, report);
   node_account_ready_ = true;
 }
 
-Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& pool_options) {
+ClusterChange Provisioner::add_pool(const Accelerator& accelerator,
+                                    const PoolOptions& pool_options) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
   PoolOptions options = pool_options;
@@ -207,14 +209,14 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
   const std::string name = request["name"];
   for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
     if (p.name == name) {
-      Change c{"node pool", name, "exists"};
+      ClusterChange c{"node pool", name, "exists"};
       if (on_change_) on_change_(c);
       return c;
     }
   }
   // `pool add` on a cluster from an older kinetic: the account may not exist yet. Only what it
   // changes is worth a line there.
-  ensure_node_account([&](const Change& c) {
+  ensure_node_account([&](const ClusterChange& c) {
     if (c.action != "exists" && on_change_) on_change_(c);
   });
   const std::string zone = zone_for(accelerator.machine_type, accelerator.name);
@@ -249,7 +251,7 @@ Change Provisioner::add_pool(const Accelerator& accelerator, const PoolOptions& 
                              : node_price_per_hour(accelerator.machine_type, session_.prices)) {
     what += "; " + format_usd(*each) + "/h per node" + basis + " while up" + spot;
   }
-  Change c{"node pool", what + ")", "created"};
+  ClusterChange c{"node pool", what + ")", "created"};
   if (on_change_) on_change_(c);
   return c;
 }
@@ -262,14 +264,14 @@ bool Provisioner::has_slice_pool() {
   return false;
 }
 
-Change Provisioner::ensure_jobset_for_slices(const std::string& source) {
+ClusterChange Provisioner::ensure_jobset_for_slices(const std::string& source) {
   auto conn = connect_kube(session_, cluster_access(session_));
-  Change c = ensure_jobset(session_, *conn.client, source);
+  ClusterChange c = ensure_jobset(session_, *conn.client, source);
   if (on_change_) on_change_(c);
   return c;
 }
 
-Change Provisioner::remove_pool(const std::string& name) {
+ClusterChange Provisioner::remove_pool(const std::string& name) {
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
   if (name == "default-pool")
@@ -285,42 +287,9 @@ Change Provisioner::remove_pool(const std::string& name) {
                                      (close.empty() ? std::string("; see `kinetic pool list`")
                                                     : "; did you mean " + join_or(close) + "?"));
   }
-  Change c{"node pool", name, "deleted"};
+  ClusterChange c{"node pool", name, "deleted"};
   if (on_change_) on_change_(c);
   return c;
-}
-
-std::optional<double> pool_node_price(const PoolRow& row, const PriceBook& prices) {
-  if (row.pool.spot)
-    if (auto spot = spot_node_price_per_hour(row.pool.machine_type, prices)) return spot;
-  return node_price_per_hour(row.pool.machine_type, prices);
-}
-
-ClusterCost cluster_cost(const std::vector<PoolRow>& pools, const PriceBook& prices) {
-  ClusterCost cost;
-  cost.per_hour = control_plane_price(prices);
-  for (const auto& row : pools) {
-    cost.nodes += row.nodes;
-    if (row.pool.spot && !spot_node_price_per_hour(row.pool.machine_type, prices))
-      cost.spot_nodes += row.nodes;  // at its on-demand price: at most
-    if (auto each = pool_node_price(row, prices))
-      cost.per_hour += *each * row.nodes;
-    else
-      cost.unpriced_nodes += row.nodes;
-  }
-  return cost;
-}
-
-std::string cluster_cost_text(const ClusterCost& cost) {
-  // Spot nodes are counted at more than they cost, unpriced ones not at all.
-  const char* bound = cost.unpriced_nodes > 0 ? "more than "
-                      : cost.spot_nodes > 0   ? "at most "
-                                              : "";
-  std::string text = bound + format_usd(cost.per_hour) + "/h (the control plane and " +
-                     std::to_string(cost.nodes) + (cost.nodes == 1 ? " node" : " nodes");
-  if (cost.unpriced_nodes > 0)
-    text += ", " + std::to_string(cost.unpriced_nodes) + " of them of a machine type not priced";
-  return text + ")";
 }
 
 std::vector<PoolRow> Provisioner::list_pools() {
@@ -345,8 +314,8 @@ std::vector<PoolRow> Provisioner::list_pools() {
   return rows;
 }
 
-std::vector<Change> Provisioner::down(const DownOptions& options) {
-  std::vector<Change> changes;
+std::vector<ClusterChange> Provisioner::down(const DownOptions& options) {
+  std::vector<ClusterChange> changes;
   const Target& t = session_.target;
   gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
   if (gke.delete_cluster(t.project, t.location, t.cluster))
@@ -366,7 +335,7 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
 
   // What kinetic granted its jobs goes before the bucket that records it.
   revoke_job_grants(session_, options.keep_bucket,
-                    [&](Change c) { record(changes, std::move(c)); });
+                    [&](ClusterChange c) { record(changes, std::move(c)); });
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   if (options.keep_bucket) {
@@ -379,8 +348,8 @@ std::vector<Change> Provisioner::down(const DownOptions& options) {
   }
 
   // Auto-down's access goes with the cluster (its objects went with it), and so do the nodes'.
-  remove_auto_down(session_, nullptr, [&](Change c) { record(changes, std::move(c)); });
-  remove_node_service_account(session_, [&](Change c) { record(changes, std::move(c)); });
+  remove_auto_down(session_, nullptr, [&](ClusterChange c) { record(changes, std::move(c)); });
+  remove_node_service_account(session_, [&](ClusterChange c) { record(changes, std::move(c)); });
   return changes;
 }
 

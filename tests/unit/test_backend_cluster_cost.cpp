@@ -2,11 +2,11 @@
 // honest wording for Spot and unpriced nodes.
 #include <gtest/gtest.h>
 
-#include "backend/gke/provisioner.h"
+#include "backend/cluster_cost.h"
 #include "job/catalog.h"
 #include "job/pricing.h"
 
-namespace kinetic::gke {
+namespace kinetic {
 namespace {
 
 PoolRow pool(const std::string& machine_type, int nodes, bool spot = false) {
@@ -59,4 +59,4 @@ TEST(ClusterCost, SpotNodesAtYourSpotPriceAreNoLongerAnUpperBound) {
 }
 
 }  // namespace
-}  // namespace kinetic::gke
+}  // namespace kinetic
