@@ -72,19 +72,22 @@ class ChildRunner {
       result.started = false;
       return result;
     }
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    int out[2], err[2], go[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+        ::pipe2(go, O_CLOEXEC) != 0) {
       log_.write(LogStream::system, std::string("cannot create pipes: ") + std::strerror(errno));
       result.exit_code = exit_codes::not_run;
       result.started = false;
       return result;
     }
-    const pid_t pid = spawn(*prog, argv, envp, cwd, out[1], err[1]);
+    const pid_t pid = spawn(*prog, argv, envp, cwd, out[1], err[1], go);
     ::close(out[1]);
     ::close(err[1]);
+    ::close(go[0]);
     if (pid < 0) {
       ::close(out[0]);
       ::close(err[0]);
+      ::close(go[1]);
       log_.write(LogStream::system, std::string("cannot fork: ") + std::strerror(errno) + "\n");
       result.exit_code = exit_codes::not_run;
       result.started = false;
@@ -93,15 +96,23 @@ class ChildRunner {
     ::setpgid(pid, pid);  // also here, so the group exists before any kill below
     *pgid_out = pid;
     on_start(pid);
+    // Recorded (status.json names the group): now the job may start. Had the runner died before
+    // this, the job would never run, rather than run where nobody can find and stop it.
+    const char go_byte = 1;
+    [[maybe_unused]] const ssize_t sent = ::write(go[1], &go_byte, 1);
+    ::close(go[1]);
     follow(pid, out[0], err[0], result);
     return result;
   }
 
  private:
   // Forks PROG with ARGV and ENVP in CWD, in a process group of its own, stdout and stderr on
-  // the pipes' ends OUT and ERR; -1 when it cannot fork.
+  // the pipes' ends OUT and ERR; -1 when it cannot fork. The child execs PROG only once a byte
+  // arrives on the pipe GO (the runner has recorded its group); at end of file (the runner
+  // died first) it exits.
   static pid_t spawn(const fs::path& prog, const std::vector<std::string>& argv,
-                     const std::vector<std::string>& envp, const fs::path& cwd, int out, int err) {
+                     const std::vector<std::string>& envp, const fs::path& cwd, int out, int err,
+                     const int go[2]) {
     std::vector<char*> cargv, cenv;
     for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
@@ -125,6 +136,13 @@ class ChildRunner {
       dprintf(2, "kinetic: cannot enter %s: %s\n", cwd.c_str(), std::strerror(errno));
       ::_exit(exit_codes::not_run);
     }
+    ::close(go[1]);
+    char go_byte = 0;
+    ssize_t got;
+    do {
+      got = ::read(go[0], &go_byte, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) ::_exit(exit_codes::not_run);
     ::execve(prog.c_str(), cargv.data(), cenv.data());
     dprintf(2, "kinetic: cannot execute %s: %s\n", prog.c_str(), std::strerror(errno));
     ::_exit(errno == ENOENT ? exit_codes::not_found : exit_codes::not_run);
