@@ -27,6 +27,7 @@
 #include "pack/pack_cache.h"
 #include "pack/requirements.h"
 #include "render/printer.h"
+#include "render/status_line.h"
 #include "render/yaml.h"
 
 namespace kinetic {
@@ -420,29 +421,23 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules
   Packaged p;
   p.temp_dir = TempDir(env.state_dir / "tmp", "pack-");
   p.archive = p.temp_dir / ("context" + std::string(archive_extension(compression)));
-  // On a terminal, a context that takes a while to pack shows how far it got.
+  // On a terminal, a context that takes a while to pack shows how far it got (the line goes
+  // when packing ends, or fails).
+  StatusLine line(env.io);
   PackProgress progress;
-  double last = 0;
-  bool shown = false;
   if (env.io.err_tty && !env.io.quiet) {
     const double start = now_unix();
-    progress = [&, start](uint64_t entries, uint64_t bytes) {
-      double now = now_unix();
+    progress = [&line, &r, start, last = 0.0](uint64_t entries, uint64_t bytes) mutable {
+      const double now = now_unix();
       if (now - start < 0.3 || now - last < 0.1) return;
       last = now;
-      shown = true;
-      std::fprintf(env.io.err, "\r\033[Kpackaging %s: %llu files, %s", r.context_root.c_str(),
-                   static_cast<unsigned long long>(entries), format_bytes(bytes).c_str());
-      std::fflush(env.io.err);
+      line.update("packaging " + r.context_root.string() + ": " + std::to_string(entries) +
+                      " files, " + format_bytes(bytes),
+                  /*transient=*/true);
     };
   }
-  try {
-    p.result = pack_directory(r.context_root, rules, p.archive, compression, progress);
-  } catch (...) {
-    if (shown) std::fputs("\r\033[K", env.io.err);
-    throw;
-  }
-  if (shown) std::fputs("\r\033[K", env.io.err);
+  p.result = pack_directory(r.context_root, rules, p.archive, compression, progress);
+  line.clear();
   constexpr uint64_t kWarnBytes = 100ull << 20;
   if (p.result.input_bytes > kWarnBytes) {
     std::string largest;
