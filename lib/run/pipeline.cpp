@@ -54,6 +54,26 @@ struct Resolved {
   // Context paths a --data directory replaces ("./data:data"): left out of the context.
   std::vector<fs::path> data_excludes;
   std::optional<FunctionCall> function;  // --function
+  // What the later steps need of the request, read once by resolve: none of them sees it.
+  struct Options {
+    std::vector<std::string> args;
+    std::vector<std::pair<std::string, std::string>> labels;
+    fs::path output;  // --output made absolute; empty: ./kinetic-out/JOB
+    std::vector<std::string> exclude;
+    std::vector<std::pair<std::string, std::string>> inputs;
+    std::optional<long> timeout_seconds;
+    int retries = 0;
+    int max_preemptions = 10;
+    std::optional<long> checkpoint_interval_seconds;
+    long hold_on_failure_seconds = 0;
+    bool keep = false;
+    bool detach = false;
+    bool grant = false;
+    // What the local backend does not use, said once rather than silently ignored.
+    bool with = false;
+    std::string python;
+    bool max_cost = false;
+  } options;
 };
 
 // --notify, else the context's notify setting (comma-separated); each checked.
@@ -233,6 +253,28 @@ void resolve_function(const RunRequest& req, const RunEnvironment& env, Resolved
   if (local) require_host_tool(env, "python3", "function");
 }
 
+Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
+  Resolved::Options o;
+  o.args = req.args;
+  o.labels = req.labels;
+  if (!req.output.empty())
+    o.output = fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output;
+  o.exclude = req.exclude;
+  o.inputs = req.inputs;
+  o.timeout_seconds = req.timeout_seconds;
+  o.retries = req.retries;
+  o.max_preemptions = req.max_preemptions;
+  o.checkpoint_interval_seconds = req.checkpoint_interval_seconds;
+  o.hold_on_failure_seconds = req.hold_on_failure_seconds;
+  o.keep = req.keep;
+  o.detach = req.detach;
+  o.grant = req.grant;
+  o.with = !req.with.empty();
+  o.python = req.python;
+  o.max_cost = req.max_cost_usd.has_value();
+  return o;
+}
+
 Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   Resolved r;
   std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
@@ -298,6 +340,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   r.job_env = build_job_env(req.env, req.capture_env, env.env);
   r.notify = notify_urls(req, env.settings);
   require_recordable(req, r, env);
+  r.options = options_of(req, env);
   return r;
 }
 
@@ -318,15 +361,10 @@ std::string anchored_pattern(const fs::path& rel, bool dir) {
   return dir ? out + "/" : out;
 }
 
-// --output, made absolute; empty when not given.
-fs::path explicit_output_dir(const RunRequest& req, const RunEnvironment& env) {
-  if (req.output.empty()) return {};
-  return fs::path(req.output).is_absolute() ? fs::path(req.output) : env.cwd / req.output;
-}
-
 // What the context leaves out: the defaults, .kineticignore, and kinetic's own directories.
-IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnvironment& env,
-                          const fs::path& output_dir) {
+// (--output inside the context is left out of it; ./kinetic-out is a default exclude.)
+IgnoreRules context_rules(const Resolved& r, const RunEnvironment& env) {
+  const fs::path& output_dir = r.options.output;
   IgnoreRules rules = IgnoreRules::defaults();
   rules.add_file(r.context_root / ".kineticignore");
   // kinetic's own state and the outputs directory never ship, wherever they are: a state dir
@@ -335,7 +373,7 @@ IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnv
     if (!own.empty() && is_within(own, r.context_root))
       rules.add_line(anchored_pattern(own.lexically_relative(r.context_root), true));
   }
-  std::vector<std::string> excluded = req.exclude;
+  std::vector<std::string> excluded = r.options.exclude;
   // A call file written inside the context travels as the call, not as part of the context.
   if (r.function) excluded.push_back(r.function->local_path);
   for (const auto& file : excluded) {
@@ -351,7 +389,7 @@ IgnoreRules context_rules(const RunRequest& req, const Resolved& r, const RunEnv
 // DST does not hide what the context ships, and the backend can make DST.
 void resolve_data(const RunRequest& req, const RunEnvironment& env, Resolved& r, bool local) {
   if (req.data.empty()) return;
-  const IgnoreRules rules = context_rules(req, r, env, explicit_output_dir(req, env));
+  const IgnoreRules rules = context_rules(r, env);
   for (DataMount m : req.data) {
     const std::string flag =
         "--data '" + m.source + ":" + m.target + (m.writable ? ":rw" : "") + "'";
@@ -471,21 +509,22 @@ double follower_timeout(const Env& env) {
 }
 
 // How the pod keeps the run record (docs/run-record.md).
-void apply_record_options(const RunRequest& req, JobSpec& spec) {
-  spec.max_preemptions = req.max_preemptions;
-  if (req.checkpoint_interval_seconds)
-    spec.checkpoint_sync_seconds = static_cast<double>(*req.checkpoint_interval_seconds);
+void apply_record_options(const Resolved::Options& o, JobSpec& spec) {
+  spec.max_preemptions = o.max_preemptions;
+  if (o.checkpoint_interval_seconds)
+    spec.checkpoint_sync_seconds = static_cast<double>(*o.checkpoint_interval_seconds);
 }
 
 // The job's spec, as submit receives it and as --dry-run shows it.
-JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
-                 const std::string& id, const std::string& context_sha256,
-                 const std::string& context_uri, const std::string& image) {
+JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string& id,
+                 const std::string& context_sha256, const std::string& context_uri,
+                 const std::string& image) {
+  const Resolved::Options& o = r.options;
   JobSpec spec;
   spec.id = id;
   spec.file = r.file_rel;
   spec.kind = r.kind;
-  spec.args = req.args;
+  spec.args = o.args;
   spec.workdir = r.workdir_rel;
   spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
   spec.backend = env.settings.backend;
@@ -496,22 +535,22 @@ JobSpec job_spec(const RunRequest& req, const RunEnvironment& env, const Resolve
   spec.data = r.data;
   if (!r.notify.empty()) spec.secret_env.push_back(kNotifyVariable);
   if (spec.backend == "gke") spec.price_per_hour = r.accel.price_per_hour;
-  spec.timeout_seconds = req.timeout_seconds;
+  spec.timeout_seconds = o.timeout_seconds;
   if (r.budget) {
     spec.max_cost_usd = r.budget->max_cost_usd;
     spec.budget_seconds = r.budget->seconds;
     if (!spec.timeout_seconds || r.budget->seconds < *spec.timeout_seconds)
       spec.timeout_seconds = r.budget->seconds;
   }
-  spec.retries = req.retries;
-  spec.hold_on_failure_seconds = req.hold_on_failure_seconds;
-  apply_record_options(req, spec);
-  spec.keep = req.keep;
-  spec.detached = req.detach;
-  if (!req.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
-  spec.inputs = req.inputs;
+  spec.retries = o.retries;
+  spec.hold_on_failure_seconds = o.hold_on_failure_seconds;
+  apply_record_options(o, spec);
+  spec.keep = o.keep;
+  spec.detached = o.detach;
+  if (!o.detach) spec.follower_timeout_seconds = follower_timeout(env.env);
+  spec.inputs = o.inputs;
   spec.function = r.function;
-  spec.labels = req.labels;
+  spec.labels = o.labels;
   return spec;
 }
 
@@ -525,9 +564,10 @@ nlohmann::ordered_json data_plan(const std::vector<DataMount>& mounts) {
 // --dry-run: what would happen, or with -o yaml|json on a backend that creates API objects, the
 // manifests run would submit.
 // The plan a dry run prints with -o json/yaml (the RunPlan document, docs/schemas.md).
-nlohmann::ordered_json plan_document(const RunRequest& req, const RunEnvironment& env,
-                                     const Resolved& r, const PackResult& pack,
-                                     const std::string& job_id, const std::string& image) {
+nlohmann::ordered_json plan_document(const RunEnvironment& env, const Resolved& r,
+                                     const PackResult& pack, const std::string& job_id,
+                                     const std::string& image) {
+  const Resolved::Options& o = r.options;
   const Settings& s = env.settings;
   nlohmann::ordered_json plan = {
       {"dry_run", true},
@@ -536,7 +576,7 @@ nlohmann::ordered_json plan_document(const RunRequest& req, const RunEnvironment
       {"backend", s.backend},
       {"file", r.file_rel},
       {"job_kind", job_kind_name(r.kind)},
-      {"args", req.args},
+      {"args", o.args},
       {"context_dir", r.context_root.string()},
       {"context_files", pack.files},
       {"context_bytes", pack.input_bytes},
@@ -551,12 +591,11 @@ nlohmann::ordered_json plan_document(const RunRequest& req, const RunEnvironment
       {"env", r.job_env.names},
       {"notify", redacted_urls(r.notify)},
       {"data", data_plan(r.data)},
-      {"timeout_seconds",
-       req.timeout_seconds ? nlohmann::ordered_json(*req.timeout_seconds) : nullptr},
+      {"timeout_seconds", o.timeout_seconds ? nlohmann::ordered_json(*o.timeout_seconds) : nullptr},
       {"max_cost_usd", r.budget ? nlohmann::ordered_json(r.budget->max_cost_usd) : nullptr},
       {"budget_seconds", r.budget ? nlohmann::ordered_json(r.budget->seconds) : nullptr},
-      {"retries", req.retries},
-      {"max_preemptions", req.max_preemptions},
+      {"retries", o.retries},
+      {"max_preemptions", o.max_preemptions},
   };
   if (s.backend == "gke") plan["image"] = image;
   return plan;
@@ -575,8 +614,8 @@ std::string shell_quoted(const std::vector<std::string>& args) {
 }
 
 // The plan a dry run prints as text: a line a step of the journey.
-std::string plan_text(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
-                      const PackResult& pack, const std::string& job_id, const std::string& image) {
+std::string plan_text(const RunEnvironment& env, const Resolved& r, const PackResult& pack,
+                      const std::string& job_id, const std::string& image) {
   const Settings& s = env.settings;
   const bool gke = s.backend == "gke";
   std::string text;
@@ -586,7 +625,7 @@ std::string plan_text(const RunRequest& req, const RunEnvironment& env, const Re
   line("job:", job_id + " (dry run: nothing submitted)");
   line("context:", s.context.value + " (backend " + s.backend + ")");
   line("file:", r.file_rel + " (" + std::string(job_kind_name(r.kind)) + ")");
-  if (!req.args.empty()) line("args:", shell_quoted(req.args));
+  if (!r.options.args.empty()) line("args:", shell_quoted(r.options.args));
   line("package:", r.context_root.string() + ": " + std::to_string(pack.files) + " entries, " +
                        format_bytes(pack.input_bytes) + " -> " + format_bytes(pack.archive_bytes) +
                        ", sha256 " + pack.sha256.substr(0, 12));
@@ -618,15 +657,15 @@ std::string plan_text(const RunRequest& req, const RunEnvironment& env, const Re
   return text;
 }
 
-int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
+int dry_run(OutputFormat format, const RunEnvironment& env, const Resolved& r,
             const PackResult& pack) {
   const SubmissionPreview& preview = *env.preview;
   const std::string job_id = new_job_id();
   const std::string image = preview.image(r.recipe ? &*r.recipe : nullptr, r.custom_image);
-  if (req.format == OutputFormat::yaml || req.format == OutputFormat::json) {
+  if (format == OutputFormat::yaml || format == OutputFormat::json) {
     auto docs = preview.manifests(
-        job_spec(req, env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
-    if (!docs.empty() && req.format == OutputFormat::yaml) {
+        job_spec(env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
+    if (!docs.empty() && format == OutputFormat::yaml) {
       std::string y = to_yaml_stream(docs);
       std::fwrite(y.data(), 1, y.size(), env.io.out);
       return 0;
@@ -636,11 +675,11 @@ int dry_run(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
       print_document(env.io.out, OutputFormat::json, list);
       return 0;
     }
-    print(env.io, req.format,
-          {.kind = "RunPlan", .fields = plan_document(req, env, r, pack, job_id, image)});
+    print(env.io, format,
+          {.kind = "RunPlan", .fields = plan_document(env, r, pack, job_id, image)});
     return 0;
   }
-  const std::string text = plan_text(req, env, r, pack, job_id, image);
+  const std::string text = plan_text(env, r, pack, job_id, image);
   std::fwrite(text.data(), 1, text.size(), env.io.out);
   return 0;
 }
@@ -715,14 +754,13 @@ struct StagedContext {
 
 // 2 package. An unchanged tree whose archive the backend already holds is neither packed nor
 // staged again: its fingerprint (stat calls only) names the archive it packed into last time.
-StagedContext package_context(const RunRequest& req, const RunEnvironment& env, const Resolved& r) {
+StagedContext package_context(bool dry_run, const RunEnvironment& env, const Resolved& r) {
   // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
-  const bool gzip = req.dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
+  const bool gzip = dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
   const Compression compression = gzip ? Compression::gzip : Compression::zstd;
-  // --output inside the context is left out of it (./kinetic-out is a default exclude).
-  const IgnoreRules rules = context_rules(req, r, env, explicit_output_dir(req, env));
+  const IgnoreRules rules = context_rules(r, env);
   StagedContext c;
-  if (!req.dry_run) {
+  if (!dry_run) {
     c.signature = tree_signature(r.context_root, rules, compression, &c.newest);
     if (auto hit = pack_cache_lookup(env.state_dir, c.signature)) {
       if (auto uri = env.backend->staged_context(hit->sha256)) {
@@ -738,30 +776,29 @@ StagedContext package_context(const RunRequest& req, const RunEnvironment& env, 
 }
 
 // What the local backend leaves out of a run, said once rather than silently ignored.
-void note_what_local_ignores(const RunRequest& req, const RunEnvironment& env, const Resolved& r) {
+void note_what_local_ignores(const RunEnvironment& env, const Resolved& r) {
   if (r.requirements && env.io.verbosity > 0)
     env.io.info("kinetic: local backend: " + display_path(r.requirements->source, env.cwd) +
                 " is not installed; the job uses the host's python3");
   if (!r.custom_image.empty())
     env.io.info("kinetic: local backend: --image " + r.custom_image +
                 " is not used; the job runs with this machine's tools");
-  if (!req.with.empty() && env.io.verbosity > 0)
+  if (r.options.with && env.io.verbosity > 0)
     env.io.info(
         "kinetic: local backend: --with is not installed; the job uses the host's "
         "python3");
-  if (!req.python.empty())
-    env.io.info("kinetic: local backend: --python " + req.python +
+  if (!r.options.python.empty())
+    env.io.info("kinetic: local backend: --python " + r.options.python +
                 " is not used; the job runs with this machine's python3");
-  if (req.max_cost_usd)
+  if (r.options.max_cost)
     env.io.info(
         "kinetic: local backend: --max-cost is not used; this machine bills nothing "
         "(--timeout still applies)");
 }
 
 // 3 image: the local backend runs on the host's own tools, so there is nothing to build.
-std::string prepare_image(const RunRequest& req, const RunEnvironment& env, const Resolved& r,
-                          bool local) {
-  if (local) note_what_local_ignores(req, env, r);
+std::string prepare_image(const RunEnvironment& env, const Resolved& r, bool local) {
+  if (local) note_what_local_ignores(env, r);
   if (!local && r.recipe && env.io.verbosity > 0)
     for (const auto& note : r.recipe->notes) env.io.info("kinetic: image: " + note);
   return r.recipe ? env.backend->prepare_image(*r.recipe) : r.custom_image;
@@ -781,10 +818,10 @@ bool stage_context(const RunEnvironment& env, StagedContext& c) {
 // 4 stage, --data: each mount where the runner will find it. A local directory that the backend
 // copies is packed and staged like a context: content-addressed, and an unchanged directory is
 // neither packed nor uploaded again.
-void stage_data(const RunRequest& req, const RunEnvironment& env, std::vector<DataMount>& mounts) {
+void stage_data(const RunEnvironment& env, bool grant, std::vector<DataMount>& mounts) {
   for (DataMount& m : mounts) {
     if (m.is_gcs() || !env.backend->copies_data_dirs()) {
-      m = env.backend->stage_data(m, req.grant);
+      m = env.backend->stage_data(m, grant);
       continue;
     }
     const fs::path root(m.source);
@@ -813,9 +850,9 @@ void stage_data(const RunRequest& req, const RunEnvironment& env, std::vector<Da
 }
 
 // --detach: submitted; the id on stdout (or a SubmittedJob document), and how to follow it.
-int report_detached(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec) {
-  if (req.format == OutputFormat::json || req.format == OutputFormat::yaml) {
-    print(env.io, req.format,
+int report_detached(OutputFormat format, const RunEnvironment& env, const JobSpec& spec) {
+  if (format == OutputFormat::json || format == OutputFormat::yaml) {
+    print(env.io, format,
           {.kind = "SubmittedJob",
            .fields = {{"id", spec.id}, {"state", "running"}, {"output_dir", spec.output_dir}}});
   } else {
@@ -912,8 +949,8 @@ std::string summary_line(const JobStatus& st, const JobSpec& spec, const fs::pat
 namespace {
 
 // Where the job's outputs go: --output, else ./kinetic-out/JOB.
-std::string output_dir_for(const RunRequest& req, const RunEnvironment& env, const JobSpec& spec) {
-  const fs::path explicit_output = explicit_output_dir(req, env);
+std::string output_dir_for(const Resolved& r, const RunEnvironment& env, const JobSpec& spec) {
+  const fs::path& explicit_output = r.options.output;
   const fs::path out_dir =
       explicit_output.empty() ? env.cwd / "kinetic-out" / spec.id : explicit_output;
   return out_dir.lexically_normal().string();
@@ -937,14 +974,14 @@ PreparedJob prepare_job(const RunRequest& req, const RunEnvironment& env) {
   const bool local = env.settings.backend == "local";
   Resolved r = resolve(req, env, local);
   for (const auto& w : r.job_env.warnings) env.io.warn(w);
-  StagedContext context = package_context(req, env, r);
+  StagedContext context = package_context(req.dry_run, env, r);
   stage_context(env, context);
   PreparedJob job;
   job.recipe = r.recipe;
   job.image_tag = r.recipe ? r.recipe->tag : r.custom_image;
   job.secrets = secret_values(r);
-  job.spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, "");
-  job.spec.output_dir = output_dir_for(req, env, job.spec);
+  job.spec = job_spec(env, r, new_job_id(), context.pkg.result.sha256, context.uri, "");
+  job.spec.output_dir = output_dir_for(r, env, job.spec);
   job.spec.created = rfc3339(env.now());
   return job;
 }
@@ -967,23 +1004,23 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (req.dry_run ? !env.preview : !env.backend) throw Error(Errc::internal, "run: no backend");
 
   // 2 package
-  StagedContext context = package_context(req, env, r);
+  StagedContext context = package_context(req.dry_run, env, r);
   clock.mark("package");
   if (req.dry_run) {
     context.pkg.temp_dir.reset();
-    return dry_run(req, env, r, context.pkg.result);
+    return dry_run(req.format, env, r, context.pkg.result);
   }
 
   // 3 image, 4 stage
-  const std::string image = prepare_image(req, env, r, local);
+  const std::string image = prepare_image(env, r, local);
   clock.mark("image");
   const bool uploaded = stage_context(env, context);
-  stage_data(req, env, r.data);
+  stage_data(env, r.options.grant, r.data);
   clock.mark("stage");
 
   // the job to submit (--detach: submitted here, and followed no further)
-  JobSpec spec = job_spec(req, env, r, new_job_id(), context.pkg.result.sha256, context.uri, image);
-  spec.output_dir = output_dir_for(req, env, spec);
+  JobSpec spec = job_spec(env, r, new_job_id(), context.pkg.result.sha256, context.uri, image);
+  spec.output_dir = output_dir_for(r, env, spec);
   spec.created = rfc3339(env.now());
   if (env.io.err_tty && !env.io.quiet)
     env.io.info("kinetic: " + spec.id + ": " + r.file_rel + " on " + accelerator_summary(r.accel) +
@@ -995,7 +1032,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   if (req.detach) {
     env.backend->submit(spec, secret_values(r));
     clock.mark("submit");
-    return report_detached(req, env, spec);
+    return report_detached(req.format, env, spec);
   }
 
   // 5 submit, 6-7 watch and stream (Ctrl-C cancels the job), 8 collect, 9 clean
