@@ -37,7 +37,7 @@ struct StatusOptions : PrintingOptions {
   int run(Factory& f) override;
   int show_pipeline(Factory& f);
   // The job named, or every job -l selects.
-  std::vector<JobStatus> find_jobs(Backend& b) const;
+  std::vector<JobStatus> find_jobs(JobStore& b) const;
 };
 
 // A document as a Printable's fields: document_of puts kind and schema_version first again.
@@ -308,7 +308,7 @@ void warn_if_idle(IOStreams& io, const ClusterDescription& cluster, const Cluste
                              : ", or let it go by itself: `kinetic up --auto-down 2h`"));
 }
 
-std::vector<JobStatus> StatusOptions::find_jobs(Backend& b) const {
+std::vector<JobStatus> StatusOptions::find_jobs(JobStore& b) const {
   if (!job.empty()) return {require_job(b, job)};
   std::vector<JobStatus> jobs = b.list();
   std::erase_if(jobs, [&](const JobStatus& j) { return !has_labels(j, selector); });

@@ -9,7 +9,7 @@
 
 namespace kinetic::cli {
 
-JobStatus require_job(Backend& backend, const std::string& id) {
+JobStatus require_job(JobStore& backend, const std::string& id) {
   require_job_id(id);
   if (auto st = backend.get(id)) return *st;
   std::vector<std::string> ids;

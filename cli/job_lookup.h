@@ -8,7 +8,7 @@
 
 namespace kinetic::cli {
 
-JobStatus require_job(Backend& backend, const std::string& id);
+JobStatus require_job(JobStore& backend, const std::string& id);
 
 // Where BACKEND keeps pipelines' records; Error(unsupported) where pipelines do not run.
 std::unique_ptr<PipelineRecords> pipeline_records(Backend& backend);

@@ -153,7 +153,7 @@ struct ExecRequest {
 class SubmissionPreview {
  public:
   virtual ~SubmissionPreview() = default;
-  // As Backend::gzip_contexts.
+  // As BackendCapabilities::gzip_contexts.
   virtual bool gzip_contexts() const = 0;
   // The image the job would run in: RECIPE's, as this backend names it, else CUSTOM (--image).
   virtual std::string image(const ImageRecipe* recipe, const std::string& custom) const = 0;
@@ -186,18 +186,30 @@ class PipelineStore {
   virtual std::string location(const std::string& name) const = 0;
 };
 
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual std::string name() const = 0;
+// What a backend can do, known without a request: callers branch on these, never on its name.
+struct BackendCapabilities {
+  // Contexts ship as tar.gz (readable by any python3's tarfile in a pod) rather than the faster
+  // tar.zst.
+  bool gzip_contexts = false;
+  // --data: a local directory reaches the job as an archive staged like a context
+  // (stage_context, unpacked at DST by the runner) rather than as it is.
+  bool copies_data_dirs = false;
+  // A detached pipeline is run by the backend itself (gke: a runner Job in the cluster) rather
+  // than by a process of this machine (docs/pipelines.md "Detached on GKE").
+  bool runs_pipelines_itself = false;
+};
 
-  // Whether contexts ship as tar.gz (readable by any python3's tarfile in a pod) rather than the
-  // faster tar.zst.
-  virtual bool gzip_contexts() const { return false; }
+// The journey's steps 3-9 (docs/architecture.md "The job's journey"): what `run` and a
+// pipeline's steps ask of a backend.
+class JobRunner {
+ public:
+  virtual ~JobRunner() = default;
+  virtual std::string name() const = 0;
+  virtual BackendCapabilities capabilities() const { return {}; }
+
   // Step 3: makes sure the image exists (building it if needed) and returns its reference. The
   // local backend runs on the host's own tools and returns the tag.
   virtual std::string prepare_image(const ImageRecipe& recipe) { return recipe.tag; }
-
   // Step 4: makes the context archive available to the runner. Returns its URI; sets *UPLOADED
   // to false when the store already had it (content-addressed).
   virtual std::string stage_context(const fs::path& archive, const std::string& sha256,
@@ -205,9 +217,6 @@ class Backend {
   // The URI of the context archive SHA256 when the store already holds it (a run over an
   // unchanged tree then skips packing and staging); nullopt otherwise.
   virtual std::optional<std::string> staged_context(const std::string& sha256) = 0;
-  // Step 4, --data: whether a local directory reaches the job as an archive staged like a
-  // context (stage_context, unpacked at DST by the runner) rather than as it is.
-  virtual bool copies_data_dirs() const { return false; }
   // Step 4, --data: MOUNT with staged_uri set to where the runner finds its data (a local
   // directory that is not copied: the directory itself). GRANT (--grant): give the job's
   // identity access to a gs:// bucket rather than say how. A backend that cannot reach gs://
@@ -231,15 +240,22 @@ class Backend {
   virtual JobStatus collect(const JobSpec& spec) = 0;
   // Step 9: removes the job's staging objects and runtime objects unless spec.keep.
   virtual void clean(const JobSpec& spec) = 0;
-
-  // Stops a running job (its whole process tree / pods). Returns its final status.
-  virtual JobStatus cancel(const std::string& id) = 0;
-  // Asks for the job to stop and returns at once; asking again stops it without grace.
+  // Asks for the job to stop and returns at once (Ctrl-C); asking again stops it without grace.
   virtual void request_cancel(const std::string& id) = 0;
+};
+
+// The jobs a backend knows, after their run: what `status`, `logs`, `cancel`, `cleanup`,
+// `exec` and `wait` ask.
+class JobStore {
+ public:
+  virtual ~JobStore() = default;
+  virtual std::string name() const = 0;
   virtual std::optional<JobStatus> get(const std::string& id) = 0;
   virtual std::optional<JobSpec> get_spec(const std::string& id) = 0;
   // Every job the backend knows, newest first.
   virtual std::vector<JobStatus> list() = 0;
+  // Stops a running job (its whole process tree / pods). Returns its final status.
+  virtual JobStatus cancel(const std::string& id) = 0;
   // Finished jobs and unused staging objects older than OLDER_THAN seconds.
   virtual std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) = 0;
   // One ended job, whatever its age (`kinetic cleanup JOB`, the Python API's cleanup()): its
@@ -253,32 +269,44 @@ class Backend {
   // kinetic's stdin/stdout/stderr; returns the command's exit code (126 it could not run,
   // 127 not found). A job that is not running is Error(Errc::not_found) naming its state.
   virtual int exec(const ExecRequest& request) = 0;
-  // Pipelines: where this backend keeps their cache and their steps' outputs; null when
-  // pipelines do not run on it.
+};
+
+// Where pipelines live on a backend (docs/pipelines.md).
+class PipelineHost {
+ public:
+  virtual ~PipelineHost() = default;
+  // Where this backend keeps their cache and their steps' outputs; null when pipelines do not
+  // run on it.
   virtual PipelineStore* pipeline_store() { return nullptr; }
   // Where this backend keeps pipeline runs' records (backend/pipeline_records.h); null when
   // pipelines do not run on it.
   virtual std::unique_ptr<PipelineRecords> pipeline_records() { return nullptr; }
-  // A detached pipeline run by the backend itself (gke: a runner Job in the cluster) rather than
-  // by a process of this machine (docs/pipelines.md "Detached on GKE"):
+  // A detached pipeline run by the backend itself (capabilities().runs_pipelines_itself):
   // - stage_step does everything submit does for SPEC but start it (its spec stored, its
   //   Secret created) and returns how the runner starts it: {job, manifest, create, object,
   //   secret, status}; undone by clean(SPEC);
   // - start_pipeline_runner hands the run's PLAN to a runner of pipeline ID and returns what
   //   its record's `runner` says.
-  virtual bool runs_pipelines_itself() const { return false; }
   virtual nlohmann::ordered_json stage_step(const JobSpec& spec,
                                             const std::map<std::string, std::string>& secrets) {
     (void)spec;
     (void)secrets;
-    throw Error(Errc::unsupported, "the " + name() + " backend runs no pipeline by itself");
+    throw Error(Errc::unsupported, "this backend runs no pipeline by itself");
   }
   virtual nlohmann::ordered_json start_pipeline_runner(const std::string& id,
                                                        const nlohmann::ordered_json& plan) {
     (void)id;
     (void)plan;
-    throw Error(Errc::unsupported, "the " + name() + " backend runs no pipeline by itself");
+    throw Error(Errc::unsupported, "this backend runs no pipeline by itself");
   }
+};
+
+// A backend (local, gke) in its three roles: it runs jobs, keeps them, and hosts pipelines. A
+// caller that needs one role takes that role's interface.
+class Backend : public JobRunner, public JobStore, public PipelineHost {
+ public:
+  // One name for both roles that have one (an override of either is an override of this).
+  std::string name() const override = 0;
   // A backend of the same context for another thread to run jobs on at the same time; null
   // when this one may itself be used from several threads at once (the local backend).
   virtual std::unique_ptr<Backend> for_another_thread() { return nullptr; }

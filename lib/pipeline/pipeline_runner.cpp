@@ -332,7 +332,7 @@ class PipelineRun {
   // plan is this process's, so the runner inherits it (and the secrets, which touch no disk);
   // this process returns once the runner has recorded itself.
   int detach() {
-    if (env_.backend->runs_pipelines_itself()) return detach_to_backend();
+    if (env_.backend->capabilities().runs_pipelines_itself) return detach_to_backend();
     const fs::path log = LocalPipelineRecords(env_.state_dir).log_path(id_);
     make_dirs(log.parent_path());
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);

@@ -756,7 +756,8 @@ struct StagedContext {
 // staged again: its fingerprint (stat calls only) names the archive it packed into last time.
 StagedContext package_context(bool dry_run, const RunEnvironment& env, const Resolved& r) {
   // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
-  const bool gzip = dry_run ? env.preview->gzip_contexts() : env.backend->gzip_contexts();
+  const bool gzip =
+      dry_run ? env.preview->gzip_contexts() : env.backend->capabilities().gzip_contexts;
   const Compression compression = gzip ? Compression::gzip : Compression::zstd;
   const IgnoreRules rules = context_rules(r, env);
   StagedContext c;
@@ -820,7 +821,7 @@ bool stage_context(const RunEnvironment& env, StagedContext& c) {
 // neither packed nor uploaded again.
 void stage_data(const RunEnvironment& env, bool grant, std::vector<DataMount>& mounts) {
   for (DataMount& m : mounts) {
-    if (m.is_gcs() || !env.backend->copies_data_dirs()) {
+    if (m.is_gcs() || !env.backend->capabilities().copies_data_dirs) {
       m = env.backend->stage_data(m, grant);
       continue;
     }
@@ -882,7 +883,7 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
 JobStatus execute(const RunEnvironment& env, const JobSpec& spec,
                   const std::map<std::string, std::string>& secrets, const LogRequest& request,
                   LogSink& sink, const Interrupt* interrupt, StepClock* clock) {
-  Backend& backend = *env.backend;
+  JobRunner& backend = *env.backend;
   auto mark = [clock](const char* step) {
     if (clock) clock->mark(step);
   };

@@ -37,8 +37,9 @@ class FakeBackend : public Backend {
   bool copies = false;  // copies_data_dirs(): a local --data directory is staged as a context
 
   std::string name() const override { return "fake"; }
-  bool gzip_contexts() const override { return true; }
-  bool copies_data_dirs() const override { return copies; }
+  BackendCapabilities capabilities() const override {
+    return {.gzip_contexts = true, .copies_data_dirs = copies};
+  }
   std::string prepare_image(const ImageRecipe& recipe) override {
     step("prepare_image");
     return "registry.example/" + recipe.tag;

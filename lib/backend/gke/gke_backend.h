@@ -24,14 +24,15 @@ class GkeBackend : public Backend {
   ~GkeBackend() override;
 
   std::string name() const override { return "gke"; }
-  bool gzip_contexts() const override { return true; }
+  BackendCapabilities capabilities() const override {
+    return {.gzip_contexts = true, .copies_data_dirs = true, .runs_pipelines_itself = true};
+  }
   std::string prepare_image(const ImageRecipe& recipe) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             bool* uploaded) override;
   std::optional<std::string> staged_context(const std::string& sha256) override;
   // --data: a local directory is packed and staged like a context, and unpacked at DST by the
   // bootstrap; gs:// is mounted by GKE's Cloud Storage FUSE CSI driver (gke_data.cpp).
-  bool copies_data_dirs() const override { return true; }
   DataMount stage_data(const DataMount& mount, bool grant) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
   void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
@@ -54,7 +55,6 @@ class GkeBackend : public Backend {
   // The bucket's pipelines/ID/ (gke_pipeline_records.h).
   std::unique_ptr<PipelineRecords> pipeline_records() override;
   // A detached pipeline's steps run by a Job in the cluster (pipeline_runner_job.h).
-  bool runs_pipelines_itself() const override { return true; }
   nlohmann::ordered_json stage_step(const JobSpec& spec,
                                     const std::map<std::string, std::string>& secrets) override;
   nlohmann::ordered_json start_pipeline_runner(const std::string& id,
