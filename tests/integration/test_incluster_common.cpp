@@ -69,6 +69,19 @@ TEST(InclusterCommonScript, ItsBackOffIsCoreBackoffsDefaultCurve) {
   EXPECT_EQ(evaluate(incluster_common_source(), "[backoff_seconds(n) for n in range(13)]"), want);
 }
 
+// Its requests against a scripted server on loopback: what is tried again and how long it waits,
+// a lasting 401 raised, 404 and 412 as data, an error's message (check_incluster_requests.py).
+TEST(InclusterCommonScript, RequestsRetryAlongTheCurveAndSayWhatFailed) {
+  const fs::path source =
+      fs::temp_directory_path() / ("kinetic-incluster-" + std::to_string(::getpid()) + ".py");
+  std::ofstream(source) << incluster_common_source();
+  const auto run = test::command_output("python3 " KINETIC_SOURCE_DIR
+                                        "/tests/integration/check_incluster_requests.py " +
+                                        source.string() + " 2>&1");
+  fs::remove(source);
+  EXPECT_EQ(run.status, 0) << run.out;
+}
+
 // A name a script defined again would replace the shared one, for the shared code too
 // (check_incluster_names.py).
 TEST(InclusterCommonScript, NoScriptRedefinesASharedName) {
