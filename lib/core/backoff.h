@@ -2,8 +2,9 @@
 // long-running operations, re-opening a cut log stream, re-creating an object after a
 // conflict) is min(max, initial * factor^(attempt - 1)) for retry ATTEMPT = 1, 2, ...; callers
 // choose the three parameters for what they wait on, and jitter where many clients could
-// retry in step (docs/architecture.md "Back-off"). The in-pod bootstrap, in Python, uses the
-// same curve (lib/job/bootstrap.py `nap`).
+// retry in step (docs/architecture.md "Back-off"). The in-cluster scripts, in Python, use the
+// same curve with the default parameters (lib/job/incluster_common.py `nap`; a test compares
+// them).
 #pragma once
 
 #include <chrono>

@@ -9,7 +9,8 @@ namespace kinetic {
 
 // kinetic's exit codes, in one place (README "Exit codes", docs/decisions.md). `run` exits with the
 // job's own code, or with one of the codes from 124 up, which say what kept the job from
-// finishing (as timeout(1), env(1) and shells use them).
+// finishing (as timeout(1), env(1) and shells use them). The in-cluster scripts' copy is
+// lib/job/incluster_common.py's EXIT_*; tests/golden/exit_codes.json holds both to one table.
 namespace exit_codes {
 inline constexpr int ok = 0;
 inline constexpr int failed = 1;         // any command but run: it failed

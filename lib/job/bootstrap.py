@@ -2,7 +2,9 @@
 #
 # Standard library only, so any image with python3 runs it and nothing kinetic-specific is baked
 # into images. The build embeds this file into the binary with comment lines and blank lines
-# removed (cmake/embed_python.cmake); keep it free of triple-quoted strings.
+# removed (cmake/embed_python.cmake); keep it free of triple-quoted strings. The build puts
+# lib/job/incluster_common.py ahead of it: Storage and its helpers, nap (kinetic's back-off
+# curve), now_text and the exit codes (EXIT_*) come from there.
 #
 # The contract (tests/integration/test_bootstrap.cpp runs it for real against the fake GCS;
 # docs/run-record.md has the bucket layout):
@@ -57,7 +59,6 @@ import http.client
 import json
 import math
 import os
-import random
 import selectors
 import shutil
 import signal
@@ -69,12 +70,7 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
-
-RUN_OVER = 197  # lib/job/manifest.h kRunOverExitCode
-RETRY_CODES = (408, 429, 500, 502, 503, 504)
-NETWORK_ERRORS = (OSError, http.client.HTTPException)
 
 env = os.environ
 job_id = env["KINETIC_JOB_ID"]
@@ -130,90 +126,15 @@ def say(message):
     print("kinetic: " + message, file=sys.stderr, flush=True)
 
 
-def now():
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % (t % 1 * 1000)
-
-
 # ---- Cloud Storage ------------------------------------------------------------------------
 
-override = env.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "").strip().rstrip("/")
-if override.endswith("/storage/v1"):
-    override = override[: -len("/storage/v1")].rstrip("/")
-emulator = env.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
-if override:
-    storage_base = override
-elif emulator:
-    storage_base = emulator if "://" in emulator else "http://" + emulator
-else:
-    storage_base = "https://storage.googleapis.com"
-authenticated = bool(override) or not emulator
-token = {"value": "", "expires": 0.0}
-token_lock = threading.Lock()
-
-
-def nap(attempt, at_least=0):
-    # kinetic's one back-off curve (core/backoff.h): retry N = attempt + 1 waits
-    # min(30 s, 1 s * 2^(N - 1)), jittered over its upper half.
-    time.sleep(max(at_least, min(30, 1 * 2**attempt) * random.uniform(0.5, 1)))
-
-
-def bearer():
-    with token_lock:
-        if time.time() > token["expires"] - 225:
-            host = env.get("GCE_METADATA_HOST", "metadata.google.internal")
-            url = "http://%s/computeMetadata/v1/instance/service-accounts/default/token" % host
-            request = urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})
-            answer = json.load(urllib.request.urlopen(request, timeout=30))
-            token["value"] = answer["access_token"]
-            token["expires"] = time.time() + float(answer.get("expires_in", 300))
-        return token["value"]
-
-
-def call(method, url, data=None, headers=None, tries=8):
-    # One Cloud Storage request, retried on 408, 429, 5xx and dropped connections. A 308
-    # (resumable upload incomplete) is returned, not raised.
-    headers = dict(headers or {})
-    for attempt in range(tries):
-        wait = 0
-        try:
-            if authenticated:
-                headers["Authorization"] = "Bearer " + bearer()
-            request = urllib.request.Request(
-                url if "://" in url else storage_base + url, data, headers, method=method
-            )
-            return urllib.request.urlopen(request, timeout=120)
-        except urllib.error.HTTPError as e:
-            if e.code == 308:
-                return e
-            if e.code == 401 and authenticated:
-                token["expires"] = 0
-            elif e.code not in RETRY_CODES or attempt == tries - 1:
-                raise
-            retry_after = e.headers.get("Retry-After", "")
-            wait = int(retry_after) if retry_after.isdigit() else 0
-        except NETWORK_ERRORS:
-            if attempt == tries - 1:
-                raise
-        if hasattr(data, "seek"):
-            data.seek(0)
-        nap(attempt, wait)
-
-
-def quote(name):
-    return urllib.parse.quote(name, safe="")
-
-
-def split_uri(uri):
-    bucket, _, name = uri[len("gs://") :].partition("/")
-    return bucket, name
+storage = Storage(env)
 
 
 def download(uri, path):
-    bucket, name = split_uri(uri)
     try:
         for attempt in range(5):
-            answer = call("GET", "/storage/v1/b/%s/o/%s?alt=media" % (bucket, quote(name)))
+            answer = storage.call("GET", object_path(uri) + "?alt=media")
             try:
                 with open(path, "wb") as f:
                     shutil.copyfileobj(answer, f, 1 << 20)
@@ -225,33 +146,18 @@ def download(uri, path):
             nap(attempt)
         raise OSError("the download kept breaking off")
     except NETWORK_ERRORS as e:
-        raise Failure(126, "cannot download %s: %s" % (uri, e))
-
-
-def upload_bytes(uri, data, content_type="application/octet-stream", only_if_absent=False):
-    # One request; with ONLY_IF_ABSENT a 412 (the object exists) returns False.
-    bucket, name = split_uri(uri)
-    url = "/upload/storage/v1/b/%s/o?uploadType=media&name=%s" % (bucket, quote(name))
-    if only_if_absent:
-        url += "&ifGenerationMatch=0"
-    try:
-        call("POST", url, data, {"Content-Type": content_type})
-    except urllib.error.HTTPError as e:
-        if only_if_absent and e.code == 412:
-            return False
-        raise
-    return True
+        raise Failure(EXIT_NOT_RUN, "cannot download %s: %s" % (uri, e))
 
 
 def upload(uri, path, content_type="application/octet-stream"):
     size = os.path.getsize(path)
     if size < 1 << 20:
         with open(path, "rb") as f:
-            return upload_bytes(uri, f.read(), content_type)
+            return storage.write(uri, f.read(), content_type)
     # Larger files go through a resumable session that resumes where the server stopped.
     bucket, name = split_uri(uri)
     start = "/upload/storage/v1/b/%s/o?uploadType=resumable&name=%s" % (bucket, quote(name))
-    session = call(
+    session = storage.call(
         "POST",
         start,
         json.dumps({"contentType": content_type}).encode(),
@@ -268,9 +174,10 @@ def upload(uri, path, content_type="application/octet-stream"):
                         "Content-Length": str(size - offset),
                         "Content-Range": "bytes %d-%d/%d" % (offset, size - 1, size),
                     }
-                    answer = call("PUT", session, f, headers, 1)
+                    answer = storage.call("PUT", session, f, headers, 1)
                 else:
-                    answer = call("PUT", session, b"", {"Content-Range": "bytes */%d" % size})
+                    answer = storage.call("PUT", session, b"",
+                                          {"Content-Range": "bytes */%d" % size})
                 if answer.code != 308:
                     return True
                 got = answer.headers.get("Range")
@@ -293,7 +200,7 @@ def list_objects(uri, delimiter=""):
             url += "&delimiter=" + quote(delimiter)
         if page:
             url += "&pageToken=" + quote(page)
-        answer = json.load(call("GET", url))
+        answer = json.load(storage.call("GET", url))
         items += answer.get("items", [])
         prefixes += answer.get("prefixes", [])
         page = answer.get("nextPageToken")
@@ -384,15 +291,15 @@ status = dict(
     schema_version=1,  # docs/schemas.md
     id=job_id,
     state="failed",
-    exit_code=126,
+    exit_code=EXIT_NOT_RUN,
     error="",
     backend="gke",
-    started=now(),
+    started=now_text(),
     attempts=1,
 )
 spec = {}
 attempt = {"number": 0}
-# phase 0 before the job, 1 running, 2 after; run_over: no further attempt (exit RUN_OVER);
+# phase 0 before the job, 1 running, 2 after; run_over: no further attempt (EXIT_RUN_OVER);
 # abandoned: nobody follows this foreground run any more.
 # timed_out: the run's deadline passed (deadline_passed).
 process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False,
@@ -472,8 +379,8 @@ def attempt_record(state, exit_code=None, error="", finished=""):
 
 
 def record_attempt(record):
-    upload_bytes(attempt_uri(attempt["number"]) + "status.json", json.dumps(record).encode(),
-                 "application/json")
+    storage.write(attempt_uri(attempt["number"]) + "status.json", json.dumps(record),
+                  "application/json")
 
 
 def earlier_attempts():
@@ -484,9 +391,7 @@ def earlier_attempts():
     records = []
     for number in numbers:
         try:
-            answer = call("GET", "/storage/v1/b/%s/o/%s?alt=media" % (
-                split_uri(results)[0], quote(split_uri(attempt_uri(number) + "status.json")[1])))
-            record = json.load(answer)
+            record = json.loads(storage.read(attempt_uri(number) + "status.json"))
         except Exception:
             record = dict(attempt=number, state="running")
         record["attempt"] = number
@@ -505,8 +410,8 @@ def try_claim(number):
     # Records attempt NUMBER as running, unless another pod already has it.
     record = dict(attempt=number, attempts=number, pod=pod_name, state="running",
                   started=status["started"])
-    if upload_bytes(attempt_uri(number) + "status.json", json.dumps(record).encode(),
-                    "application/json", only_if_absent=True):
+    if storage.write(attempt_uri(number) + "status.json", json.dumps(record),
+                     "application/json", only_if_absent=True):
         attempt["number"] = number
         return True
     return False
@@ -559,7 +464,7 @@ class LogRecorder:
                 del self.pending[:end]
             self.part += 1
             uri = "%slog/%06d" % (attempt_uri(attempt["number"]), self.part)
-            upload_bytes(uri, data, "text/plain")
+            storage.write(uri, data, "text/plain")
 
 
 log = LogRecorder()
@@ -651,14 +556,8 @@ def check_follower():
     # stopped: nothing runs, and bills, for a run nobody follows. A second check still finding
     # it running sends SIGKILL.
     timeout = float(spec.get("follower_timeout_seconds", 0))
-    bucket, name = split_uri(env["KINETIC_SPEC_URI"].rsplit("/", 1)[0] + "/follower")
-    try:
-        item = json.load(call("GET", "/storage/v1/b/%s/o/%s" % (bucket, quote(name))))
-        last = parse_time(item["updated"])
-    except urllib.error.HTTPError as e:
-        if e.code != 404:
-            raise
-        last = 0
+    item = storage.stat(env["KINETIC_SPEC_URI"].rsplit("/", 1)[0] + "/follower")
+    last = parse_time(item["updated"]) if item else 0
     silent = time.time() - max(last, started_at)
     if silent <= timeout:
         return
@@ -680,7 +579,8 @@ def check_follower():
 # a new child Job with a fresh one. So every attempt of every host of a slice (an Indexed Job:
 # JOB_COMPLETION_INDEX is set) checks the time left when it starts and stops its job when none is
 # left: a restart never buys a run more time (issue #27, docs/cost.md). It then ends the run (exit
-# RUN_OVER), and the Job's podFailurePolicy and the JobSet's failure policy start no other attempt.
+# EXIT_RUN_OVER), and the Job's podFailurePolicy and the JobSet's failure policy start no other
+# attempt.
 
 
 def run_deadline():
@@ -725,7 +625,7 @@ def watch_deadline():
     left = deadline - time.time()
     if left <= 0:
         process["timed_out"] = True
-        raise Failure(124, timeout_error())
+        raise Failure(EXIT_TIMEOUT, timeout_error())
     timer = threading.Timer(left, deadline_passed)
     timer.daemon = True
     timer.start()
@@ -737,10 +637,9 @@ def watch_deadline():
 def touch(uri, what):
     # The bucket's lifecycle counts a context's days from its last use (customTime), so a job
     # restarted weeks after it started (a preemption) still finds its context (and its data).
-    bucket, name = split_uri(uri)
     try:
-        call("PATCH", "/storage/v1/b/%s/o/%s" % (bucket, quote(name)),
-             json.dumps({"customTime": now()}).encode(), {"Content-Type": "application/json"})
+        storage.call("PATCH", object_path(uri), json.dumps({"customTime": now_text()}).encode(),
+                     {"Content-Type": "application/json"})
     except Exception as e:
         say("could not mark the %s as in use (the download decides): %s" % (what, e))
 
@@ -756,7 +655,7 @@ def extract_safely(tar, dest, what):
     # may climb only as far as DEST; and once all exist, every symlink is resolved for real,
     # since links checked one by one can escape together (a -> x/.., then x -> .).
     def refuse(name, why):
-        raise Failure(126, "refusing to unpack the %s: %s %s" % (what, name, why))
+        raise Failure(EXIT_NOT_RUN, "refusing to unpack the %s: %s %s" % (what, name, why))
 
     os.makedirs(dest, exist_ok=True)
     base = os.path.realpath(dest)
@@ -827,8 +726,9 @@ def unpack(uri, want, dest, what, archive):
     checked = want is not None
     got, want = digest.hexdigest(), (want or "").lower()
     if checked and got != want:
-        raise Failure(126, "%s checksum mismatch: %s has sha256 %s, expected %s; the staged "
-                      "%s is corrupt: delete it and run again" % (what, uri, got, want, what))
+        raise Failure(EXIT_NOT_RUN, "%s checksum mismatch: %s has sha256 %s, expected %s; the "
+                      "staged %s is corrupt: delete it and run again"
+                      % (what, uri, got, want, what))
     with open(archive, "rb") as f:
         zstd = f.read(4) == b"(\xb5/\xfd"
     decompressor = None
@@ -837,17 +737,17 @@ def unpack(uri, want, dest, what, archive):
             decompressor = subprocess.Popen(["zstd", "-dcq", archive], stdout=subprocess.PIPE)
             tar = tarfile.open(fileobj=decompressor.stdout, mode="r|")
         elif zstd and sys.version_info < (3, 14):
-            raise Failure(126, "the %s is tar.zst but the image has neither the zstd tool "
+            raise Failure(EXIT_NOT_RUN, "the %s is tar.zst but the image has neither the zstd tool "
                           "nor Python 3.14+; stage it as tar.gz" % what)
         else:
             tar = tarfile.open(archive)
 
         extract_safely(tar, dest, what)
         if decompressor and decompressor.wait():
-            raise Failure(126, "cannot decompress the %s (zstd exit %d)"
+            raise Failure(EXIT_NOT_RUN, "cannot decompress the %s (zstd exit %d)"
                           % (what, decompressor.returncode))
     except (tarfile.TarError, OSError) as e:
-        raise Failure(126, "cannot unpack the %s: %s" % (what, e))
+        raise Failure(EXIT_NOT_RUN, "cannot unpack the %s: %s" % (what, e))
     finally:
         if os.path.exists(archive):
             os.unlink(archive)
@@ -882,17 +782,18 @@ def place_data(cwd):
         elif not target.startswith("/"):
             mounted = DATA_MOUNT_ROOT + "/" + target
             if not os.path.isdir(mounted):
-                raise Failure(126, "--data %s is not mounted at %s; is the Cloud Storage FUSE "
-                              "CSI driver on? (`kinetic up` turns it on)" % (m["source"], mounted))
+                raise Failure(EXIT_NOT_RUN, "--data %s is not mounted at %s; is the Cloud "
+                              "Storage FUSE CSI driver on? (`kinetic up` turns it on)"
+                              % (m["source"], mounted))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             os.symlink(mounted, path)
         elif not os.path.isdir(target):
-            raise Failure(126, "--data %s is not mounted at %s; is the Cloud Storage FUSE CSI "
-                          "driver on? (`kinetic up` turns it on)" % (m["source"], target))
+            raise Failure(EXIT_NOT_RUN, "--data %s is not mounted at %s; is the Cloud Storage "
+                          "FUSE CSI driver on? (`kinetic up` turns it on)" % (m["source"], target))
     try:
         at_once(*fetches)
     except NETWORK_ERRORS as e:
-        raise Failure(126, "cannot fetch --data: %s" % e)
+        raise Failure(EXIT_NOT_RUN, "cannot fetch --data: %s" % e)
 
 
 # ---- a pipeline step's inputs -------------------------------------------------------------
@@ -912,10 +813,11 @@ def place_inputs():
     for i, item in enumerate(inputs):
         name, location = item.get("name", ""), item.get("location", "")
         if not name or "/" in name or name in (".", ".."):
-            raise Failure(126, "the spec names an input %r, which is not a step name" % name)
+            raise Failure(EXIT_NOT_RUN,
+                          "the spec names an input %r, which is not a step name" % name)
         if not location.startswith("gs://"):
-            raise Failure(126, "the outputs of step %s are at %s, which this pod cannot read; "
-                          "run the pipeline on one backend" % (name, location))
+            raise Failure(EXIT_NOT_RUN, "the outputs of step %s are at %s, which this pod cannot "
+                          "read; run the pipeline on one backend" % (name, location))
 
         def fetch(name=name, location=location, i=i):
             unpack(location, None, os.path.join(input_dir, name), "outputs of step " + name,
@@ -925,7 +827,7 @@ def place_inputs():
     try:
         at_once(*fetches)
     except NETWORK_ERRORS as e:
-        raise Failure(126, "cannot fetch the inputs: %s" % e)
+        raise Failure(EXIT_NOT_RUN, "cannot fetch the inputs: %s" % e)
 
 
 # ---- running the job ----------------------------------------------------------------------
@@ -994,7 +896,7 @@ def run(command, cwd, record_output, is_job=False):
                                  stderr=subprocess.PIPE if record_output else None,
                                  start_new_session=True)
     except OSError as e:
-        code = 127 if isinstance(e, FileNotFoundError) else 126
+        code = EXIT_NOT_FOUND if isinstance(e, FileNotFoundError) else EXIT_NOT_RUN
         raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
     process["child"] = child
     if is_job:
@@ -1047,8 +949,8 @@ def load_spec():
     # the Job must not be able to change it.
     got, want = hashlib.sha256(data).hexdigest(), env.get("KINETIC_SPEC_SHA256", "").lower()
     if got != want:
-        raise Failure(126, "spec checksum mismatch: %s has sha256 %s, expected %s; it was changed "
-                      "after kinetic wrote it: run the job again" % (uri, got, want))
+        raise Failure(EXIT_NOT_RUN, "spec checksum mismatch: %s has sha256 %s, expected %s; it was "
+                      "changed after kinetic wrote it: run the job again" % (uri, got, want))
     spec.update(json.loads(data))
 
 
@@ -1065,8 +967,8 @@ def fetch_function():
         with open(path, "rb") as f:
             got = hashlib.sha256(f.read()).hexdigest()
         if got != function.get(key, "").lower():
-            raise Failure(126, "%s checksum mismatch: %s%s has sha256 %s, expected %s; it was "
-                          "changed after kinetic wrote it: run the job again"
+            raise Failure(EXIT_NOT_RUN, "%s checksum mismatch: %s%s has sha256 %s, expected %s; it "
+                          "was changed after kinetic wrote it: run the job again"
                           % (name, where, name, got, function.get(key, "")))
         paths[name] = path
     return ["python3", "-u", paths["function_runner.py"], paths["function.pkl"], context_dir]
@@ -1103,28 +1005,31 @@ def run_job():
     times = sum(1 for r in history if preempted(r))
     if times > limit:
         process["run_over"] = True
-        raise Failure(RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
+        raise Failure(EXIT_RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
                       % (times, "" if times == 1 else "s", limit))
 
     try:
         if history:
             fetch_checkpoints()
     except NETWORK_ERRORS as e:
-        raise Failure(126, "cannot fetch the checkpoints in %scheckpoints/: %s" % (results, e))
+        raise Failure(EXIT_NOT_RUN,
+                      "cannot fetch the checkpoints in %scheckpoints/: %s" % (results, e))
 
     job_file = os.path.join(context_dir, spec["file"])
     cwd = os.path.join(context_dir, spec.get("workdir") or "")
     if not os.path.isdir(cwd):
-        raise Failure(127, "the working directory %s is not in the context" % spec["workdir"])
+        raise Failure(EXIT_NOT_FOUND,
+                      "the working directory %s is not in the context" % spec["workdir"])
     kind = spec.get("kind")
     if kind != "function" and not os.path.isfile(job_file):
-        raise Failure(127, "%s is not in the context" % spec["file"])
+        raise Failure(EXIT_NOT_FOUND, "%s is not in the context" % spec["file"])
     place_data(cwd)
     place_inputs()
     function_command = fetch_function() if kind == "function" else None
 
     if process["timed_out"]:
-        raise Failure(124, timeout_error())  # the time ran out while the job was being set up
+        # The time ran out while the job was being set up.
+        raise Failure(EXIT_TIMEOUT, timeout_error())
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)
     every(float(spec.get("checkpoint_sync_seconds", 10)), sync_checkpoints, sync_checkpoints_now)
@@ -1174,10 +1079,10 @@ if process["timed_out"]:
     # The run's deadline ended this attempt (its start found no time left, or the timer stopped
     # the job): the run is over, whatever else the job or a signal said.
     process["run_over"] = True
-    status.update(state="timeout", exit_code=124, error=timeout_error())
+    status.update(state="timeout", exit_code=EXIT_TIMEOUT, error=timeout_error())
 elif process["abandoned"]:
     process["run_over"] = True
-    status.update(state="cancelled", exit_code=RUN_OVER,
+    status.update(state="cancelled", exit_code=EXIT_RUN_OVER,
                   error="abandoned: nobody followed this run for %ds (the kinetic that started it "
                   "stopped); run with --detach to keep a job going on its own"
                   % float(spec.get("follower_timeout_seconds", 0)))
@@ -1215,7 +1120,7 @@ def upload_outputs():
     upload(results + "outputs.tar.gz", work + "/outputs.tar.gz", "application/gzip")
 
 
-finished = now()
+finished = now_text()
 status.update(finished=finished, duration_seconds=round(time.time() - started_at, 3))
 
 
@@ -1239,7 +1144,7 @@ def final_verdict():
         deadline = run_deadline()
         if deadline is None or time.time() < deadline - 5:
             return None
-        state, exit_code, error = "timeout", 124, timeout_error()
+        state, exit_code, error = "timeout", EXIT_TIMEOUT, timeout_error()
     elif state == "failed" and not process["run_over"]:
         failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
         if max(failures, 1) <= int(spec.get("retries", 0)):
@@ -1347,10 +1252,10 @@ if hold > 0:
     say("holding this pod %s for `kinetic exec %s -it -- bash` (`kinetic cancel %s` ends it "
         "sooner)" % (format_duration(hold), job_id, job_id))
 # 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
-code = 1 if code == RUN_OVER and not process["run_over"] else code
+code = 1 if code == EXIT_RUN_OVER and not process["run_over"] else code
 # A run past its deadline is over too: status.json says timeout (124), the container exits
-# RUN_OVER so that neither the Job nor the JobSet starts another attempt.
-code = RUN_OVER if process["timed_out"] else code
+# EXIT_RUN_OVER so that neither the Job nor the JobSet starts another attempt.
+code = EXIT_RUN_OVER if process["timed_out"] else code
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
 # order, so a follower that has read both lines has read everything, and the uploads are over.
 # It need not ask the cluster whether the container ended, nor read the log once more (issue

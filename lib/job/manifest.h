@@ -41,7 +41,8 @@ struct ManifestInput {
 
 // The bootstrap's exit code for "this run is over, start no other attempt" (the preemption cap
 // was reached); the Job's podFailurePolicy fails the Job on it. A job's own exit code 197 is
-// passed to Kubernetes as 1 (status.json keeps 197).
+// passed to Kubernetes as 1 (status.json keeps 197). The bootstrap's copy is EXIT_RUN_OVER
+// (lib/job/incluster_common.py); tests/golden/exit_codes.json holds both to the same value.
 inline constexpr int kRunOverExitCode = 197;
 
 // "kinetic-" + job id: the name of the Job (or JobSet) and of its Secret.

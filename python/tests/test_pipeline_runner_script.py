@@ -6,18 +6,21 @@ goes on, and a step that never finishes is failed at its deadline. The script ru
 against the fake cloud in tests/e2e/test_gke_pipeline.cpp."""
 
 import hashlib
-import importlib.util
 import json
 import os
+import types
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "lib", "backend", "gke", "pipeline_runner.py")
+# The build puts the code the in-cluster scripts share ahead of the runner (one module).
+COMMON = os.path.join(REPO, "lib", "job", "incluster_common.py")
 
-spec = importlib.util.spec_from_file_location("kinetic_pipeline_runner", SCRIPT)
-runner = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(runner)
+runner = types.ModuleType("kinetic_pipeline_runner")
+for path in (COMMON, SCRIPT):
+    with open(path) as source:
+        exec(compile(source.read(), path, "exec"), runner.__dict__)
 
 NS = "team"
 JOBS = "/apis/batch/v1/namespaces/team/jobs"
@@ -37,7 +40,7 @@ class Bucket:
     def exists(self, uri):
         return uri in self.objects
 
-    def write(self, uri, data):
+    def write(self, uri, data, content_type="application/octet-stream"):
         self.objects[uri] = data
 
 
@@ -52,6 +55,11 @@ class Cluster:
         self.finish = True  # a created workload completes at once
 
     def call(self, method, path, body=None):
+        if method == "DELETE":
+            path = path.split("?")[0]
+            self.deleted.append(path)
+            self.workloads.pop(path, None)
+            return 200, {}
         if method == "POST":
             self.created.append(path)
             name = body["metadata"]["name"]
@@ -61,10 +69,6 @@ class Cluster:
         if path in self.workloads:
             return 200, self.workloads[path]
         return 404, {}
-
-    def delete(self, path):
-        self.deleted.append(path)
-        self.workloads.pop(path, None)
 
 
 def job_manifest(name, secret="", account=None):

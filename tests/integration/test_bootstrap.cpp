@@ -37,6 +37,7 @@
 #include "job/bootstrap.h"
 #include "job/data_mount.h"
 #include "job/function_call.h"
+#include "job/incluster_common.h"
 #include "job/spec.h"
 #include "pack/archive.h"
 #include "pack/ignore.h"
@@ -594,7 +595,9 @@ TEST(BootstrapUnpack, HostileArchivesAreRefusedWithOrWithoutTheDataFilter) {
   ASSERT_NE(to, std::string::npos);
   const fs::path dir = fs::temp_directory_path() / ("kinetic-unpack-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::ofstream(dir / "extract.py") << "import os\n" << source.substr(from, to - from);
+  // The shared code ahead of it too (its exit codes): as the bootstrap runs it.
+  std::ofstream(dir / "extract.py") << "import os\n"
+                                    << incluster_common_source() << source.substr(from, to - from);
   const std::string cmd = "python3 " KINETIC_SOURCE_DIR
                           "/tests/integration/check_bootstrap_unpack.py " +
                           (dir / "extract.py").string() + " 2>&1";

@@ -3,7 +3,9 @@
 # idle period, so a forgotten cluster stops costing money with the user's laptop closed.
 #
 # Standard library only (the CronJob's image is a plain python:3.X-slim), like the bootstrap;
-# no triple-quoted strings (cmake/embed_python.cmake drops comment lines). Each run:
+# no triple-quoted strings (cmake/embed_python.cmake drops comment lines). The build puts
+# lib/job/incluster_common.py ahead of it: the cluster's API (Kube), the metadata server's token
+# and error_answer come from there. Each run:
 #   1. lists the Jobs, JobSets, pods and events of every namespace but the ignored ones
 #      (KINETIC_IGNORED_NAMESPACES: Kubernetes' and GKE's own, the JobSet controller, its own),
 #      with the pod's service-account token (RBAC: a ClusterRole to list those, a Role to get and
@@ -27,7 +29,6 @@
 import datetime
 import json
 import os
-import ssl
 import sys
 import time
 import urllib.error
@@ -35,7 +36,6 @@ import urllib.request
 
 # The kinds whose events say a workload was there (a Node's events, in "default", do not).
 WORKLOAD_KINDS = ("Job", "JobSet", "Pod")
-SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 def parse_time(text):
@@ -141,49 +141,15 @@ def decide(now, seen, state, idle_seconds):
     return record, delete
 
 
-class Kube:
-    # The cluster's API with this pod's service-account token.
-
-    def __init__(self, env):
-        sa_dir = env.get("KINETIC_SERVICEACCOUNT_DIR") or SA_DIR
-        with open(os.path.join(sa_dir, "token")) as f:
-            self.token = f.read().strip()
-        self.context = ssl.create_default_context(cafile=os.path.join(sa_dir, "ca.crt"))
-        host = env.get("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc")
-        port = env.get("KUBERNETES_SERVICE_PORT", "443")
-        if ":" in host:
-            host = "[" + host + "]"
-        self.base = "https://%s:%s" % (host, port)
-
-    def call(self, method, path, body=None, content_type="application/json"):
-        data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method)
-        req.add_header("Authorization", "Bearer " + self.token)
-        req.add_header("Accept", "application/json")
-        if data is not None:
-            req.add_header("Content-Type", content_type)
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=30) as r:
-                return json.loads(r.read() or b"{}")
-        except urllib.error.HTTPError as e:
-            raise RuntimeError("%s %s: HTTP %d: %s" % (method, path, e.code, status_message(e)))
-
-    def items(self, path, optional=False):
-        try:
-            return self.call("GET", path).get("items") or []
-        except RuntimeError as e:
-            # A cluster without JobSet (its API group absent) has no JobSets to count.
-            if optional and "HTTP 404" in str(e):
-                return []
-            raise
-
-
-def status_message(error):
-    try:
-        body = json.loads(error.read() or b"{}")
-        return (body.get("error") or {}).get("message") or body.get("message") or error.reason
-    except ValueError:
-        return error.reason
+def items(kube, path, optional=False):
+    # The objects a list at PATH returns; OPTIONAL: a cluster without the API group (JobSet's)
+    # has none of them to count.
+    code, answer = kube.call("GET", path)
+    if optional and code == 404:
+        return []
+    if code >= 400:
+        raise RuntimeError("GET %s: HTTP %d: %s" % (path, code, answer["message"]))
+    return answer.get("items") or []
 
 
 def ignored_namespaces(env):
@@ -193,20 +159,15 @@ def ignored_namespaces(env):
 
 def look(kube, ignored):
     # Every namespace at once (the ClusterRole's list), the ignored ones left out here.
-    return activity(kube.items("/apis/batch/v1/jobs"),
-                    kube.items("/apis/jobset.x-k8s.io/v1alpha2/jobsets", optional=True),
-                    kube.items("/api/v1/pods"),
-                    kube.items("/api/v1/events"), ignored)
+    return activity(items(kube, "/apis/batch/v1/jobs"),
+                    items(kube, "/apis/jobset.x-k8s.io/v1alpha2/jobsets", optional=True),
+                    items(kube, "/api/v1/pods"),
+                    items(kube, "/api/v1/events"), ignored)
 
 
 def delete_cluster(env):
     # DELETE the cluster through the GKE API as this pod's Workload Identity principal.
-    host = env.get("GCE_METADATA_HOST", "metadata.google.internal")
-    req = urllib.request.Request(
-        "http://%s/computeMetadata/v1/instance/service-accounts/default/token" % host,
-        headers={"Metadata-Flavor": "Google"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        token = json.loads(r.read())["access_token"]
+    token, _ = metadata_token(env)
     base = env.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER") or "https://container.googleapis.com/"
     if not base.endswith("/"):
         base += "/"
@@ -219,14 +180,14 @@ def delete_cluster(env):
             return json.loads(r.read() or b"{}").get("name", "")
     except urllib.error.HTTPError as e:
         raise RuntimeError("deleting cluster %s: HTTP %d: %s" %
-                           (env["KINETIC_CLUSTER"], e.code, status_message(e)))
+                           (env["KINETIC_CLUSTER"], e.code, error_answer(e)["message"]))
 
 
 def main(env):
     ns = env["KINETIC_NAMESPACE"]
     state_path = "/api/v1/namespaces/%s/configmaps/%s" % (ns, env["KINETIC_STATE"])
     kube = Kube(env)
-    state = kube.call("GET", state_path).get("data") or {}
+    state = kube.checked_call("GET", state_path).get("data") or {}
     try:
         idle_seconds = int(state.get("idle_after", ""))
     except ValueError:
@@ -239,7 +200,7 @@ def main(env):
         record, delete = decide(time.time(), look(kube, ignored), state, idle_seconds)
     record["message"] = ""
     patch = "application/merge-patch+json"
-    kube.call("PATCH", state_path, {"data": record}, patch)
+    kube.checked_call("PATCH", state_path, {"data": record}, patch)
     if not delete:
         if record["state"] == "active":
             print("kinetic auto-down: %s workload(s) active; the cluster stays" %
@@ -251,7 +212,8 @@ def main(env):
     try:
         operation = delete_cluster(env)
     except (RuntimeError, OSError, ValueError, KeyError) as e:
-        kube.call("PATCH", state_path, {"data": {"state": "error", "message": str(e)}}, patch)
+        kube.checked_call("PATCH", state_path,
+                          {"data": {"state": "error", "message": str(e)}}, patch)
         print("kinetic auto-down: %s" % e, file=sys.stderr)
         return 1
     print("kinetic auto-down: idle since %s; deleting cluster %s (operation %s)" %

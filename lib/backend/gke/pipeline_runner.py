@@ -4,7 +4,9 @@
 # command of one Job in the default pool, then runs the steps with the user's laptop closed.
 #
 # Standard library only (its image is a plain python:3.X-slim), like the bootstrap and the
-# auto-down check; no triple-quoted strings (cmake/embed_python.cmake drops comment lines).
+# auto-down check; no triple-quoted strings (cmake/embed_python.cmake drops comment lines). The
+# build puts lib/job/incluster_common.py ahead of it: Storage, Kube, now_text and the exit codes
+# come from there.
 #
 # The plan (lib/pipeline/pipeline_runner.cpp writes it, lib/backend/gke/pipeline_runner_job.cpp
 # adds where things are):
@@ -46,7 +48,7 @@
 #
 # Environment: KINETIC_PLAN_URI, KINETIC_PLAN_SHA256; the service-account token and namespace
 # where Kubernetes mounts them, or in KINETIC_SERVICEACCOUNT_DIR (a fake kubelet's:
-# docs/fakes.md). Storage endpoint and token as the bootstrap's (lib/job/bootstrap.py):
+# docs/fakes.md). Storage endpoint and token as the bootstrap's (incluster_common.py Storage):
 # CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE, else STORAGE_EMULATOR_HOST, else
 # https://storage.googleapis.com, with a metadata-server token.
 import calendar
@@ -55,16 +57,10 @@ import json
 import math
 import os
 import re
-import ssl
 import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
-SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 RUNNER_ACCOUNT = "kinetic-pipeline-runner"
-RETRY_CODES = (408, 429, 500, 502, 503, 504)
 FAILED_STATES = ("failed", "skipped", "cancelled")
 DONE_STATES = ("succeeded", "reused")
 STEP_STATES = ("waiting", "running", "succeeded", "reused", "failed", "skipped", "cancelled")
@@ -79,129 +75,14 @@ def say(message):
     print("kinetic pipeline: " + message, flush=True)
 
 
-def now_text():
-    t = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + ".%03dZ" % (t % 1 * 1000)
+# How often a call to the cluster's API is tried (transient failures only).
+KUBE_TRIES = 6
 
 
-class Storage:
-    # The few Cloud Storage calls the runner makes: whole small objects, read and written.
-
-    def __init__(self, env):
-        override = env.get("CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE", "").strip().rstrip("/")
-        if override.endswith("/storage/v1"):
-            override = override[: -len("/storage/v1")].rstrip("/")
-        emulator = env.get("STORAGE_EMULATOR_HOST", "").strip().rstrip("/")
-        if override:
-            self.base = override
-        elif emulator:
-            self.base = emulator if "://" in emulator else "http://" + emulator
-        else:
-            self.base = "https://storage.googleapis.com"
-        self.authenticated = bool(override) or not emulator
-        self.metadata = env.get("GCE_METADATA_HOST", "metadata.google.internal")
-        self.token, self.expires = "", 0.0
-
-    def bearer(self):
-        if time.time() > self.expires - 225:
-            url = "http://%s/computeMetadata/v1/instance/service-accounts/default/token" % (
-                self.metadata)
-            req = urllib.request.Request(url, headers={"Metadata-Flavor": "Google"})
-            answer = json.load(urllib.request.urlopen(req, timeout=30))
-            self.token = answer["access_token"]
-            self.expires = time.time() + float(answer.get("expires_in", 300))
-        return self.token
-
-    def request(self, method, path, data=None, content_type=None):
-        # Bytes, or None on 404; retried on 408, 429, 5xx and dropped connections.
-        for attempt in range(8):
-            headers = {}
-            if self.authenticated:
-                headers["Authorization"] = "Bearer " + self.bearer()
-            if content_type:
-                headers["Content-Type"] = content_type
-            req = urllib.request.Request(self.base + path, data, headers, method=method)
-            try:
-                with urllib.request.urlopen(req, timeout=60) as r:
-                    return r.read()
-            except urllib.error.HTTPError as e:
-                if e.code == 404:
-                    return None
-                if e.code == 401 and self.authenticated:
-                    self.expires = 0
-                elif e.code not in RETRY_CODES or attempt == 7:
-                    raise RuntimeError("%s %s: HTTP %d" % (method, path, e.code))
-            except (OSError, urllib.error.URLError):
-                if attempt == 7:
-                    raise
-            time.sleep(min(30, 2**attempt) * 0.5)
-        return None
-
-    @staticmethod
-    def split(uri):
-        bucket, _, name = uri[len("gs://") :].partition("/")
-        return urllib.parse.quote(bucket, safe=""), urllib.parse.quote(name, safe="")
-
-    def read(self, uri):
-        bucket, name = self.split(uri)
-        return self.request("GET", "/storage/v1/b/%s/o/%s?alt=media" % (bucket, name))
-
-    def exists(self, uri):
-        bucket, name = self.split(uri)
-        return self.request("GET", "/storage/v1/b/%s/o/%s" % (bucket, name)) is not None
-
-    def write(self, uri, data):
-        bucket, name = self.split(uri)
-        path = "/upload/storage/v1/b/%s/o?uploadType=media&name=%s" % (bucket, name)
-        self.request("POST", path, data.encode(), "application/json")
-
-
-class Kube:
-    # The cluster's API with this pod's service-account token (RBAC: this namespace's Jobs and
-    # JobSets, created, read and deleted, and its Secrets deleted).
-
-    def __init__(self, env):
-        sa_dir = env.get("KINETIC_SERVICEACCOUNT_DIR") or SA_DIR
-        with open(os.path.join(sa_dir, "token")) as f:
-            self.token = f.read().strip()
-        # The namespace this pod runs in, as Kubernetes says: the only one its launches may use.
-        with open(os.path.join(sa_dir, "namespace")) as f:
-            self.namespace = f.read().strip()
-        self.context = ssl.create_default_context(cafile=os.path.join(sa_dir, "ca.crt"))
-        host = env.get("KUBERNETES_SERVICE_HOST", "kubernetes.default.svc")
-        if ":" in host:
-            host = "[" + host + "]"
-        self.base = "https://%s:%s" % (host, env.get("KUBERNETES_SERVICE_PORT", "443"))
-
-    def call(self, method, path, body=None):
-        # (HTTP code, the answer's JSON); a transient failure is tried again.
-        data = None if body is None else json.dumps(body).encode()
-        for attempt in range(6):
-            req = urllib.request.Request(self.base + path, data=data, method=method)
-            req.add_header("Authorization", "Bearer " + self.token)
-            req.add_header("Accept", "application/json")
-            if data is not None:
-                req.add_header("Content-Type", "application/json")
-            try:
-                with urllib.request.urlopen(req, context=self.context, timeout=30) as r:
-                    return r.status, json.loads(r.read() or b"{}")
-            except urllib.error.HTTPError as e:
-                try:
-                    answer = json.loads(e.read() or b"{}")
-                except ValueError:
-                    answer = {}
-                if e.code not in RETRY_CODES or attempt == 5:
-                    return e.code, answer
-            except (OSError, urllib.error.URLError):
-                if attempt == 5:
-                    raise
-            time.sleep(min(30, 2**attempt) * 0.5)
-        return 0, {}
-
-    def delete(self, path):
-        code, answer = self.call("DELETE", path + "?propagationPolicy=Background")
-        if code not in (200, 202, 404):
-            say("could not delete %s: HTTP %d: %s" % (path, code, answer.get("message", "")))
+def delete(kube, path):
+    code, answer = kube.call("DELETE", path + "?propagationPolicy=Background")
+    if code not in (200, 202, 404):
+        say("could not delete %s: HTTP %d: %s" % (path, code, answer.get("message", "")))
 
 
 def parse_object(data, what):
@@ -421,13 +302,13 @@ def verdict_of(status, workload):
 def exit_code_for(state, exit_code):
     # lib/run/pipeline.cpp exit_code_of: what a step's end stands for.
     if state == "succeeded":
-        return 0
+        return EXIT_OK
     if state == "timeout":
-        return 124
+        return EXIT_TIMEOUT
     if state == "cancelled":
-        return 130
+        return EXIT_INTERRUPTED
     if state == "lost" or not exit_code:
-        return 125
+        return EXIT_KINETIC
     return exit_code
 
 
@@ -483,7 +364,8 @@ class Run:
         return json.loads(json.dumps(self.plan["record"]))
 
     def save(self):
-        self.storage.write(self.plan["record_uri"], json.dumps(self.record, indent=2) + "\n")
+        self.storage.write(self.plan["record_uri"], json.dumps(self.record, indent=2) + "\n",
+                           "application/json")
 
     def launch_of(self, name):
         # Step NAME's launch when it passed the checks, else None: nothing is created or
@@ -544,9 +426,9 @@ class Run:
     def end(self, name, state, exit_code, error, duration):
         launch = self.launch_of(name)
         if launch is not None:
-            self.kube.delete(launch["object"])
+            delete(self.kube, launch["object"])
             if launch.get("secret"):
-                self.kube.delete(launch["secret"])
+                delete(self.kube, launch["secret"])
         row = self.rows[name]
         row["state"] = state if state in ("succeeded", "cancelled") else "failed"
         row["exit_code"] = exit_code
@@ -567,13 +449,13 @@ class Run:
             return
         try:
             text = json.dumps(cache["entry"], indent=2) + "\n"
-            self.storage.write(cache["uri"], text)
+            self.storage.write(cache["uri"], text, "application/json")
             where = self.plan["latest_uri"]
             latest = parse_object(self.storage.read(where), where) or {}
             if not isinstance(latest.get("steps"), dict):
                 latest["steps"] = {}
             latest["steps"][name] = cache["entry"]
-            self.storage.write(where, json.dumps(latest, indent=2) + "\n")
+            self.storage.write(where, json.dumps(latest, indent=2) + "\n", "application/json")
         except (RuntimeError, OSError, ValueError, KeyError, TypeError) as e:
             say("step %s will not be reused: %s" % (name, e))
 
@@ -581,7 +463,7 @@ class Run:
         # A step that never runs: its staged Secret goes (its Job was never created).
         secret = (self.launch_of(name) or {}).get("secret")
         if secret:
-            self.kube.delete(secret)
+            delete(self.kube, secret)
         row = self.rows[name]
         row["state"], row["error"], row["finished"] = "skipped", why, now_text()
         self.job_states[name] = "skipped"
@@ -622,7 +504,7 @@ class Run:
             if self.rows[name]["state"] in ("failed", "cancelled") and code == 0:
                 code = self.codes[name]
         if cancelled and code == 0:
-            code = 130
+            code = EXIT_INTERRUPTED
         state = "cancelled" if cancelled else ("succeeded" if code == 0 else "failed")
         self.record.update(state=state, exit_code=code, finished=now_text())
         self.save()
@@ -664,13 +546,13 @@ def refuse(storage, plan_uri, why):
         record = parse_object(storage.read(record_uri), record_uri)
         if record is not None:
             error = "its runner refused the plan: " + why
-            record.update(state="failed", exit_code=125, finished=now_text(), error=error)
+            record.update(state="failed", exit_code=EXIT_KINETIC, finished=now_text(), error=error)
             # The steps that were to run never will.
             for row in record.get("steps") if isinstance(record.get("steps"), list) else []:
                 if isinstance(row, dict) and row.get("state") == "waiting":
                     row.update(state="skipped", error="its runner refused the plan",
                                finished=now_text())
-            storage.write(record_uri, json.dumps(record, indent=2) + "\n")
+            storage.write(record_uri, json.dumps(record, indent=2) + "\n", "application/json")
     except (RuntimeError, OSError, ValueError) as e:
         say("could not record the refusal: %s" % e)
     return 1
@@ -688,7 +570,7 @@ def main(env):
         return refuse(storage, plan_uri, "%s has sha256 %s, and this runner's Job says %s: it "
                       "changed after `kinetic pipeline run --detach` wrote it; nothing was "
                       "launched" % (plan_uri, actual, expected or "none"))
-    kube = Kube(env)
+    kube = Kube(env, KUBE_TRIES)
     plan = parse_object(plan_bytes, plan_uri)
     try:
         check_plan(plan, kube.namespace)
