@@ -90,8 +90,10 @@ tests_exist() {
   for spec in "${specs[@]}"; do
     spec=$(echo "$spec" | xargs)
     binary=${spec%%:*} filter=${spec#*:}
-    "$tree/build/tests/$binary" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null |
-      grep -q '^  ' || { echo "no test of $binary matches $filter" >&2; return 1; }
+    # Read whole, not piped to grep -q: an early exit would SIGPIPE the lister (pipefail).
+    local listed
+    listed=$("$tree/build/tests/$binary" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null)
+    [[ $listed == *$'\n  '* ]] || { echo "no test of $binary matches $filter" >&2; return 1; }
   done
 }
 
