@@ -69,7 +69,7 @@ targets_of() {
 # Runs TESTS ("BINARY:FILTER ; BINARY:FILTER"); fails when one of them fails.
 run_tests() {
   if [ -n "${KINETIC_MUTANTS_FULL:-}" ]; then
-    ctest --test-dir "$tree/build" -j2 >/dev/null 2>&1
+    ctest --test-dir "$tree/build" -j2 </dev/null >/dev/null 2>&1
     return
   fi
   local spec binary filter
@@ -77,8 +77,9 @@ run_tests() {
   for spec in "${specs[@]}"; do
     spec=$(echo "$spec" | xargs)
     binary=${spec%%:*} filter=${spec#*:}
+    # stdin is not theirs: the caller's loop reads the list from it.
     (cd "$tree" && "build/tests/$binary" --gtest_filter="$filter" --gtest_brief=1) \
-      >>"$tree/../last-run.log" 2>&1 || return 1
+      </dev/null >>"$tree/../last-run.log" 2>&1 || return 1
   done
 }
 
@@ -96,6 +97,33 @@ tests_exist() {
     [[ $listed == *$'\n  '* ]] || { echo "no test of $binary matches $filter" >&2; return 1; }
   done
 }
+
+# The baseline: each distinct TESTS of the chosen mutants must pass unmutated, or a test that
+# fails anyway (a flake, a broken environment) would read as killing every mutant it serves.
+baseline=$(python3 - "$list" "$@" <<'PY'
+import sys
+seen = []
+for line in open(sys.argv[1]):
+    fields = line.rstrip("\n").split(" | ")
+    if line.startswith("#") or len(fields) != 6:
+        continue
+    if len(sys.argv) > 2 and not any(fields[0].strip().startswith(p) for p in sys.argv[2:]):
+        continue
+    if fields[4].strip() not in seen:
+        seen.append(fields[4].strip())
+print("\n".join(seen))
+PY
+)
+[ -n "${KINETIC_MUTANTS_FULL:-}" ] && baseline=full
+mapfile -t baseline_tests <<<"$baseline"
+for tests in "${baseline_tests[@]}"; do
+  [ -n "$tests" ] || continue
+  : >"$tree/../last-run.log"
+  run_tests "$tests" || {
+    echo "the unmutated tests fail ($tests): fix them first (build-mutants/last-run.log)" >&2
+    exit 1
+  }
+done
 
 killed=0 survived=0 invalid=0
 while IFS= read -r line; do
