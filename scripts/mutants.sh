@@ -10,7 +10,7 @@
 # Prints one line per mutant: KILLED, SURVIVED, or INVALID (its pattern is not in the file exactly
 # once, a test filter matches no test, or it does not build: fix the list). Exits 1 when one survived or is invalid.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 repo=$PWD
 tree=$repo/build-mutants/tree
 list=$repo/scripts/mutants.list
@@ -139,12 +139,12 @@ while IFS= read -r line; do
   fi
   cp "$tree/$file" "$tree/../original"
   : >"$tree/../last-run.log"
+  read -ra targets <<<"$(targets_of "$tests")"
   if ! tests_exist "$tests"; then
     verdict=INVALID
   elif ! mutate "$tree/$file" "$pattern" "$replacement"; then
     verdict=INVALID
-  # shellcheck disable=SC2046  # one word per target
-  elif ! cmake --build "$tree/build" --target $(targets_of "$tests") >"$tree/../last-build.log" 2>&1; then
+  elif ! cmake --build "$tree/build" --target "${targets[@]}" >"$tree/../last-build.log" 2>&1; then
     verdict=INVALID
   elif run_tests "$tests"; then
     verdict=SURVIVED
