@@ -8,13 +8,15 @@
 #   KINETIC_MUTANTS_FULL=1 scripts/mutants.sh   each mutant against the whole ctest suite
 #
 # Prints one line per mutant: KILLED, SURVIVED, or INVALID (its pattern is not in the file exactly
-# once, or it does not build: fix the list). Exits 1 when one survived or is invalid.
+# once, a test filter matches no test, or it does not build: fix the list). Exits 1 when one survived or is invalid.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 repo=$PWD
 tree=$repo/build-mutants/tree
 list=$repo/scripts/mutants.list
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$repo")} CCACHE_NOHASHDIR=1
+# ccache cannot use the tests' precompiled headers unless told these differences do not matter.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$repo")} CCACHE_NOHASHDIR=1 \
+  CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros}
 
 # The scratch copy: the files git knows (tracked or not ignored), copied only when they differ so
 # that an unchanged tree rebuilds nothing. Same layout as the repository, so ccache hits.
@@ -28,7 +30,7 @@ for name in filter(None, files):
     if not os.path.isfile(src) or (os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False)):
         continue
     os.makedirs(os.path.dirname(dst), exist_ok=True)
-    shutil.copy2(src, dst)
+    shutil.copy(src, dst)  # a fresh mtime: an older one would not rebuild what it changed
 PY
 if [ ! -f "$tree/build/build.ninja" ]; then
   cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -49,10 +51,25 @@ open(path, "w").write(text.replace(pattern, replacement))
 PY
 }
 
+# The build targets a mutant needs: the test binaries TESTS names (the e2e binary brings the CLI
+# along), or everything for the whole suite. Relinking only those keeps a mutant to a minute.
+targets_of() {
+  if [ -n "${KINETIC_MUTANTS_FULL:-}" ]; then
+    echo all
+    return
+  fi
+  local spec
+  IFS=';' read -ra specs <<<"$1"
+  for spec in "${specs[@]}"; do
+    spec=$(echo "$spec" | xargs)
+    echo "${spec%%:*}"
+  done | sort -u | xargs
+}
+
 # Runs TESTS ("BINARY:FILTER ; BINARY:FILTER"); fails when one of them fails.
 run_tests() {
   if [ -n "${KINETIC_MUTANTS_FULL:-}" ]; then
-    ctest --test-dir "$tree/build" -j2 >/dev/null 2>&1
+    ctest --test-dir "$tree/build" -j2 </dev/null >/dev/null 2>&1
     return
   fi
   local spec binary filter
@@ -60,10 +77,53 @@ run_tests() {
   for spec in "${specs[@]}"; do
     spec=$(echo "$spec" | xargs)
     binary=${spec%%:*} filter=${spec#*:}
+    # stdin is not theirs: the caller's loop reads the list from it.
     (cd "$tree" && "build/tests/$binary" --gtest_filter="$filter" --gtest_brief=1) \
-      >>"$tree/../last-run.log" 2>&1 || return 1
+      </dev/null >>"$tree/../last-run.log" 2>&1 || return 1
   done
 }
+
+# Whether every filter of TESTS names at least one test: gtest runs none of a filter that matches
+# nothing, and passes, which would read as a survivor (the goldens are `*CliGolden*`, say).
+tests_exist() {
+  local spec binary filter
+  IFS=';' read -ra specs <<<"$1"
+  for spec in "${specs[@]}"; do
+    spec=$(echo "$spec" | xargs)
+    binary=${spec%%:*} filter=${spec#*:}
+    # Read whole, not piped to grep -q: an early exit would SIGPIPE the lister (pipefail).
+    local listed
+    listed=$("$tree/build/tests/$binary" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null)
+    [[ $listed == *$'\n  '* ]] || { echo "no test of $binary matches $filter" >&2; return 1; }
+  done
+}
+
+# The baseline: each distinct TESTS of the chosen mutants must pass unmutated, or a test that
+# fails anyway (a flake, a broken environment) would read as killing every mutant it serves.
+baseline=$(python3 - "$list" "$@" <<'PY'
+import sys
+seen = []
+for line in open(sys.argv[1]):
+    fields = line.rstrip("\n").split(" | ")
+    if line.startswith("#") or len(fields) != 6:
+        continue
+    if len(sys.argv) > 2 and not any(fields[0].strip().startswith(p) for p in sys.argv[2:]):
+        continue
+    if fields[4].strip() not in seen:
+        seen.append(fields[4].strip())
+print("\n".join(seen))
+PY
+)
+[ -n "${KINETIC_MUTANTS_FULL:-}" ] && baseline=full
+mapfile -t baseline_tests <<<"$baseline"
+for tests in "${baseline_tests[@]}"; do
+  [ -n "$tests" ] || continue
+  : >"$tree/../last-run.log"
+  run_tests "$tests" || {
+    echo "the unmutated tests fail ($tests): fix them first (build-mutants/last-run.log)" >&2
+    exit 1
+  }
+done
 
 killed=0 survived=0 invalid=0
 while IFS= read -r line; do
@@ -79,9 +139,12 @@ while IFS= read -r line; do
   fi
   cp "$tree/$file" "$tree/../original"
   : >"$tree/../last-run.log"
-  if ! mutate "$tree/$file" "$pattern" "$replacement"; then
+  read -ra targets <<<"$(targets_of "$tests")"
+  if ! tests_exist "$tests"; then
     verdict=INVALID
-  elif ! cmake --build "$tree/build" >"$tree/../last-build.log" 2>&1; then
+  elif ! mutate "$tree/$file" "$pattern" "$replacement"; then
+    verdict=INVALID
+  elif ! cmake --build "$tree/build" --target "${targets[@]}" >"$tree/../last-build.log" 2>&1; then
     verdict=INVALID
   elif run_tests "$tests"; then
     verdict=SURVIVED
@@ -99,5 +162,5 @@ done <"$list"
 cmake --build "$tree/build" >/dev/null 2>&1  # back to the unmutated build for the next run
 
 total=$((killed + survived))
-echo "score: $killed of $total killed ($invalid invalid)"
+echo "score: $killed of $total killed ($invalid invalid) in $((SECONDS / 60)) min $((SECONDS % 60)) s"
 [ $survived = 0 ] && [ $invalid = 0 ]

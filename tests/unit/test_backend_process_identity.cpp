@@ -96,5 +96,25 @@ TEST(ProcessIdentity, AnIncompleteRecordIsNeverActedOn) {
   EXPECT_TRUE(g.running());
 }
 
+// A pipeline's runner is found again by its record {pid, start_time, boot_id}: a pid another
+// process took since, or one of another boot, is not the runner, and a cancel never signals it.
+TEST(ProcessIdentity, ARunnerRecordNamesItsProcessOnlyAtItsStartTimeAndBoot) {
+  Group g;
+  const nlohmann::ordered_json runner = {{"pid", g.pid()},
+                                         {"start_time", process_start_time(g.pid())},
+                                         {"boot_id", current_boot_id()}};
+  ASSERT_FALSE(runner["start_time"].get<std::string>().empty());
+  EXPECT_TRUE(process_runner_alive(runner));
+  auto reused = runner;  // the runner started a tick earlier: this process took its pid since
+  reused["start_time"] = std::to_string(std::stoll(runner["start_time"].get<std::string>()) - 1);
+  auto other_boot = runner;
+  other_boot["boot_id"] = "00000000-0000-0000-0000-000000000000";
+  for (const auto& r : {reused, other_boot}) {
+    EXPECT_FALSE(process_runner_alive(r)) << r.dump();
+    EXPECT_FALSE(wake_process_runner(r)) << r.dump();
+  }
+  EXPECT_TRUE(g.running());
+}
+
 }  // namespace
 }  // namespace kinetic
