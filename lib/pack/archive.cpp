@@ -232,6 +232,19 @@ unsigned zstd_workers() {
   return std::clamp(n, 1u, 4u);  // more workers buy little and cost ~30 MiB each
 }
 
+// The entries under ROOT that RULES keep, in path order (the archive's, and the fingerprint's);
+// ROOT_STR gets ROOT without trailing slashes.
+std::vector<WalkEntry> sorted_walk(const fs::path& root, const IgnoreRules& rules,
+                                   std::string& root_str) {
+  root_str = root.string();
+  while (root_str.size() > 1 && root_str.back() == '/') root_str.pop_back();
+  std::vector<WalkEntry> entries;
+  walk(root_str, "", rules, entries);
+  std::sort(entries.begin(), entries.end(),
+            [](const WalkEntry& a, const WalkEntry& b) { return a.rel < b.rel; });
+  return entries;
+}
+
 }  // namespace
 
 std::string_view archive_extension(Compression compression) {
@@ -245,12 +258,8 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
 
 std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compression compression,
                            double* newest) {
-  std::string root_str = root.string();
-  while (root_str.size() > 1 && root_str.back() == '/') root_str.pop_back();
-  std::vector<WalkEntry> entries;
-  walk(root_str, "", rules, entries);
-  std::sort(entries.begin(), entries.end(),
-            [](const WalkEntry& a, const WalkEntry& b) { return a.rel < b.rel; });
+  std::string root_str;
+  const std::vector<WalkEntry> entries = sorted_walk(root, rules, root_str);
   Sha256 sha;
   // The format of the archive is part of what the fingerprint stands for.
   std::string head = "kinetic-tree-v1 " + std::string(archive_extension(compression)) + "\n";
@@ -445,13 +454,8 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
     throw Error(Errc::packaging, "context directory " + root.string() +
                                      " does not exist or is not a directory; check --context");
   }
-  std::string root_str = root.string();
-  while (root_str.size() > 1 && root_str.back() == '/') root_str.pop_back();
-
-  std::vector<WalkEntry> entries;
-  walk(root_str, "", rules, entries);
-  std::sort(entries.begin(), entries.end(),
-            [](const WalkEntry& a, const WalkEntry& b) { return a.rel < b.rel; });
+  std::string root_str;
+  const std::vector<WalkEntry> entries = sorted_walk(root, rules, root_str);
 
   TempArchiveFile out(out_file);
   Sink sink;

@@ -117,27 +117,25 @@ class Pipeline : public ::testing::Test {
     return run_prepared(job, env, sink, nullptr);
   }
 
-  // The error run_step() throws.
-  Error step_failure() {
-    test::RecordingSink sink;
+  // The error ATTEMPT throws; a recorded failure (and an internal error) when it returns.
+  template <class Attempt>
+  static Error error_of(Attempt attempt) {
     try {
-      run_step(sink);
+      attempt();
     } catch (const Error& e) {
       return e;
     }
     ADD_FAILURE() << "no error";
     return Error(Errc::internal, "no error");
   }
-
-  // The error run() throws; a recorded failure (and an internal error) when it returns.
+  Error step_failure() {
+    return error_of([this] {
+      test::RecordingSink sink;
+      run_step(sink);
+    });
+  }
   Error failure() {
-    try {
-      run();
-    } catch (const Error& e) {
-      return e;
-    }
-    ADD_FAILURE() << "no error";
-    return Error(Errc::internal, "no error");
+    return error_of([this] { run(); });
   }
 
   // What is left under the state directory's tmp/ (where packing happens).
