@@ -31,6 +31,17 @@ for name in filter(None, files):
         continue
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     shutil.copy(src, dst)  # a fresh mtime: an older one would not rebuild what it changed
+# A file the repository no longer has goes from the copy too: the tests' CMakeLists globs its
+# folders, so a renamed test left behind would still be compiled (and fail to).
+known = set(filter(None, files))
+for top, dirs, names in os.walk(tree):
+    rel_top = os.path.relpath(top, tree)
+    if rel_top == ".":
+        dirs[:] = [d for d in dirs if d not in ("build", ".git")]
+    for name in names:
+        rel = os.path.normpath(os.path.join(rel_top, name))
+        if rel not in known:
+            os.remove(os.path.join(top, name))
 PY
 if [ ! -f "$tree/build/build.ninja" ]; then
   cmake -S "$tree" -B "$tree/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \

@@ -1,5 +1,5 @@
-// A fake cloud shared by a suite, `kinetic up` done per test in a fresh sandbox: the set-up of
-// the gke end-to-end suites.
+// A fake cloud and `kinetic up` per test, in a fresh sandbox: the set-up of the gke end-to-end
+// suites.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,13 +19,16 @@ inline constexpr const char* kGkeBucket = "acme-ml-kinetic-kinetic";
 
 class GkeFixture : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { cloud_ = new fakes::FakeCloud(fakes::FakeCloudOptions{}); }
   static void TearDownTestSuite() {
     delete cloud_;
     cloud_ = nullptr;
   }
-  // A project with a standard job (train.py: prints its arguments, writes model.txt), then `up`.
+  // A fresh fake cloud (one test's nodes, auto-down or held exit reports never reach the next
+  // when a suite runs in one process), a project with a standard job (train.py: prints its
+  // arguments, writes model.txt), then `up`.
   void SetUp() override {
+    delete cloud_;
+    cloud_ = new fakes::FakeCloud(fakes::FakeCloudOptions{});
     sb.write("proj/train.py",
              "import os, sys\n"
              "print('training', ' '.join(sys.argv[1:]))\n"
