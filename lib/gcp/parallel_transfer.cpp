@@ -9,7 +9,7 @@ namespace kinetic::gcp {
 
 TransferSummary transfer_all(
     const std::vector<TransferTask>& tasks, const std::string& endpoint,
-    const std::function<std::unique_ptr<http::Transport>()>& make_transport, int parallelism,
+    const std::function<std::shared_ptr<http::Transport>()>& make_transport, int parallelism,
     const std::function<void(size_t, uint64_t)>& progress) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
@@ -31,8 +31,10 @@ TransferSummary transfer_all(
           UploadOptions opt = t.upload;
           opt.progress = nullptr;
           o = client.upload_file(t.bucket, t.name, t.file, opt);
-        } else {
+        } else if (t.kind == TransferTask::Kind::download) {
           o = client.download_file(t.bucket, t.name, t.file);
+        } else {
+          client.delete_object(t.bucket, t.name);
         }
         std::lock_guard<std::mutex> lock(mu);
         summary.objects++;

@@ -12,7 +12,8 @@
 namespace kinetic::gcp {
 
 struct TransferTask {
-  enum class Kind { upload, download } kind = Kind::upload;
+  // remove: the object deleted (one gone already counts as done).
+  enum class Kind { upload, download, remove } kind = Kind::upload;
   std::string bucket;
   std::string name;
   fs::path file;
@@ -29,7 +30,7 @@ struct TransferSummary {
 // starting new tasks and is rethrown once all threads have stopped.
 TransferSummary transfer_all(
     const std::vector<TransferTask>& tasks, const std::string& endpoint,
-    const std::function<std::unique_ptr<http::Transport>()>& make_transport, int parallelism,
+    const std::function<std::shared_ptr<http::Transport>()>& make_transport, int parallelism,
     const std::function<void(size_t objects, uint64_t bytes)>& progress = nullptr);
 
 }  // namespace kinetic::gcp

@@ -332,6 +332,14 @@ TEST(ParallelTransfer, ManySmallObjectsBothWaysOnEightThreads) {
   // One bad task fails the whole transfer with its error, after the others stop.
   down.push_back({TransferTask::Kind::download, "b", "missing", dir / "x", {}});
   EXPECT_THROW(transfer_all(down, fake.url(), make, 8), Error);
+
+  // Removal (`cleanup`'s deletes): every object goes, and one gone already is no failure.
+  std::vector<TransferTask> removals;
+  for (int i = 0; i < 300; ++i)
+    removals.push_back({TransferTask::Kind::remove, "b", "many/f" + std::to_string(i), {}, {}});
+  removals.push_back({TransferTask::Kind::remove, "b", "missing", {}, {}});
+  EXPECT_EQ(transfer_all(removals, fake.url(), make, 8).objects, 301u);
+  EXPECT_TRUE(fake.object_names("b", "many/").empty());
   remove_all_quiet(dir);
 }
 

@@ -30,6 +30,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/terminal.h"
+#include "gcp/parallel_transfer.h"
 #include "gcp/storage.h"
 #include "job/budget.h"
 #include "job/function_call.h"
@@ -78,6 +79,23 @@ void refresh_last_use(gcp::StorageClient& storage, const gcp::ObjectInfo& contex
   } catch (const Error&) {
     // The run goes on: the pod's bootstrap touches it again when it starts.
   }
+}
+
+// Deletes NAMES from BUCKET, many at once: a `cleanup` of a thousand finished records is
+// thousands of deletes, each a round trip, so they go on kParallelDeletes connections of their
+// own (one already gone counts as done; the first other failure is thrown once all stop).
+constexpr int kParallelDeletes = 16;
+void remove_objects(const Session& session, const std::string& bucket,
+                    const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  if (!session.new_cloud) {
+    for (const auto& name : names) session.storage().delete_object(bucket, name);
+    return;
+  }
+  std::vector<gcp::TransferTask> tasks;
+  for (const auto& name : names)
+    tasks.push_back({gcp::TransferTask::Kind::remove, bucket, name, {}, {}});
+  gcp::transfer_all(tasks, session.endpoint("storage"), session.new_cloud, kParallelDeletes);
 }
 
 }  // namespace
@@ -565,6 +583,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
       contexts_known = false;
     }
   }
+  std::vector<std::string> doomed;  // deleted once all are known, many at once
   for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
     if (!contexts_known && std::string(prefix) == kContextsPrefix) continue;
     if (!pipelines_known) continue;  // what a running pipeline's steps need is not known
@@ -583,9 +602,10 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
         if (live.count(id)) continue;
       }
       items.push_back({"staging", "gs://" + bucket + "/" + o.name, o.size, ""});
-      if (!dry_run) storage.delete_object(bucket, o.name);
+      doomed.push_back(o.name);
     }
   }
+  if (!dry_run) remove_objects(session_, bucket, doomed);
   return items;
 }
 
@@ -606,10 +626,12 @@ std::vector<CleanupItem> GkeBackend::remove_job(const std::string& id, bool dry_
   }
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
+  std::vector<std::string> doomed;
   for (const auto& o : storage.list(bucket, job_prefix(id)).objects) {
     items.push_back({"record", "gs://" + bucket + "/" + o.name, o.size, ""});
-    if (!dry_run) storage.delete_object(bucket, o.name);
+    doomed.push_back(o.name);
   }
+  if (!dry_run) remove_objects(session_, bucket, doomed);
   return items;
 }
 
