@@ -84,7 +84,7 @@ void refresh_last_use(gcp::StorageClient& storage, const gcp::ObjectInfo& contex
 // Deletes NAMES from BUCKET, many at once: a `cleanup` of a thousand finished records is
 // thousands of deletes, each a round trip, so they go on kParallelDeletes connections of their
 // own (one already gone counts as done; the first other failure is thrown once all stop).
-constexpr int kParallelDeletes = 16;
+constexpr int kParallelDeletes = 32;
 void remove_objects(const Session& session, const std::string& bucket,
                     const std::vector<std::string>& names) {
   if (names.empty()) return;
