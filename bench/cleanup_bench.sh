@@ -48,8 +48,9 @@ measure() {
     "$STORAGE_EMULATOR_HOST/upload/storage/v1/b/$bucket/o?uploadType=media&name={}"
   local t0 t1 removed
   t0=$(date +%s%N)
-  removed=$(cd "$dir/proj" && "$kin" cleanup --older-than 0s 2>/dev/null | grep -c 'gs://' || true)
+  (cd "$dir/proj" && "$kin" cleanup --older-than 0s >"$dir/cleanup.out" 2>/dev/null)
   t1=$(date +%s%N)
+  removed=$(grep -c 'gs://' "$dir/cleanup.out" || true)
   printf '%6s ms round trip: %6s objects removed in %6.2f s\n' "$ms" "$removed" \
     "$(echo "($t1 - $t0) / 1000000000" | bc -l)"
   stop_fake
