@@ -14,26 +14,13 @@ rtt="${3:-50}"
 kin="$build/kinetic"
 fake="$build/tests/kinetic_fake_cloud"
 work="$(mktemp -d /tmp/kinetic-cleanup-bench.XXXXXX)"
-fake_pid=
-stop_fake() {
-  if [[ -n "$fake_pid" ]]; then
-    kill "$fake_pid" 2>/dev/null || true
-    wait "$fake_pid" 2>/dev/null || true
-  fi
-  fake_pid=
-}
-trap 'stop_fake; rm -rf "$work"' EXIT
+# shellcheck source=bench/fake_cloud.sh
+source "$(dirname "$0")/fake_cloud.sh"
+trap 'stop_fake_cloud; rm -rf "$work"' EXIT
 
 measure() {
   local ms="$1" dir="$work/at-$1"
-  mkdir -p "$dir/home" "$dir/proj"
-  export HOME="$dir/home" XDG_CONFIG_HOME="$dir/config" KINETIC_HOME="$dir/state"
-  export GCE_METADATA_HOST=127.0.0.1:9
-  "$fake" --enable-all --round-trip-ms "$ms" >"$dir/fake.env" &
-  fake_pid=$!
-  for _ in $(seq 600); do grep -q '^$' "$dir/fake.env" 2>/dev/null && break; sleep 0.1; done
-  # shellcheck disable=SC1091
-  source "$dir/fake.env"
+  start_fake_cloud "$fake" "$dir" "$ms"
   (cd "$dir/proj" && "$kin" -q up --project bench --zone us-central1-a >/dev/null)
   local bucket=bench-kinetic-kinetic
   # The records, 32 uploads at once (the seeding is not what is measured).
@@ -53,7 +40,7 @@ measure() {
   removed=$(grep -c 'gs://' "$dir/cleanup.out" || true)
   printf '%6s ms round trip: %6s objects removed in %6.2f s\n' "$ms" "$removed" \
     "$(echo "($t1 - $t0) / 1000000000" | bc -l)"
-  stop_fake
+  stop_fake_cloud
 }
 
 echo "== kinetic cleanup --older-than 0s of $records records ($((records * 4)) objects; $(nproc) cores)"

@@ -17,28 +17,15 @@ rtt="${3:-50}"
 kin="$build/kinetic"
 fake="$build/tests/kinetic_fake_cloud"
 work="$(mktemp -d /tmp/kinetic-rtt-bench.XXXXXX)"
-fake_pid=
-stop_fake() {
-  if [[ -n "$fake_pid" ]]; then
-    kill "$fake_pid" 2>/dev/null || true
-    wait "$fake_pid" 2>/dev/null || true
-  fi
-  fake_pid=
-}
-trap 'stop_fake; [[ -n "${BENCH_KEEP:-}" ]] || rm -rf "$work"' EXIT
+# shellcheck source=bench/fake_cloud.sh
+source "$(dirname "$0")/fake_cloud.sh"
+trap 'stop_fake_cloud; [[ -n "${BENCH_KEEP:-}" ]] || rm -rf "$work"' EXIT
 
 # measure MS: a fresh fake cloud at MS per request, a warm-up run, then RUNS timed runs.
 # Writes $work/MS.walls (ms, one per run), $work/MS.steps (-v 2 lines), $work/MS.trace (-v 6).
 measure() {
   local ms="$1" dir="$work/at-$1"
-  mkdir -p "$dir/home" "$dir/proj"
-  export HOME="$dir/home" XDG_CONFIG_HOME="$dir/config" KINETIC_HOME="$dir/state"
-  export GCE_METADATA_HOST=127.0.0.1:9
-  "$fake" --enable-all --round-trip-ms "$ms" >"$dir/fake.env" &
-  fake_pid=$!
-  for _ in $(seq 600); do grep -q '^$' "$dir/fake.env" 2>/dev/null && break; sleep 0.1; done
-  # shellcheck disable=SC1091
-  source "$dir/fake.env"
+  start_fake_cloud "$fake" "$dir" "$ms"
   "$kin" -q up --project bench --zone us-central1-a --accelerator v5litepod-1 >/dev/null
   cd "$dir/proj"
   printf 'import time\ntime.sleep(0.1)\nprint("hello from the pod")\n' >train.py
@@ -58,7 +45,7 @@ measure() {
   done
   "$kin" -v 6 run train.py --accelerator v5litepod-1 2>"$work/$ms.trace" >/dev/null
   cd "$work"
-  stop_fake
+  stop_fake_cloud
 }
 
 [[ -n "${BENCH_KEEP:-}" ]] && echo "work directory: $work"
