@@ -96,6 +96,11 @@ void remove_all_quiet(const fs::path& path) {
   fs::remove_all(path, ec);
 }
 
+void UniqueFd::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
 fs::path make_temp_dir(const fs::path& parent, std::string_view prefix) {
   make_dirs(parent);
   std::string tmpl = (parent / (std::string(prefix) + "XXXXXX")).string();

@@ -34,6 +34,21 @@ void remove_all_quiet(const fs::path& path);
 // the current directory); PROG holding a '/' is returned as it is. nullopt when not found.
 std::optional<std::string> find_executable(const std::string& prog, std::string_view path_var);
 
+// An open file descriptor (or -1), closed when this goes or at reset.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd = -1) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  // Closes the one held, then holds FD.
+  void reset(int fd = -1);
+
+ private:
+  int fd_;
+};
+
 // A fresh directory under PARENT named PREFIX + random suffix (mkdtemp).
 fs::path make_temp_dir(const fs::path& parent, std::string_view prefix);
 

@@ -110,18 +110,6 @@ std::string crc_from_hash_header(const std::optional<std::string>& h) {
   return "";
 }
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 }  // namespace
 
 std::string encode_object_name(const std::string& name) {
@@ -410,7 +398,7 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
                                            const fs::path& file, uint64_t size,
                                            const UploadOptions& options) {
   const std::string what = "uploading " + gs(bucket, name);
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0)
     throw Error(Errc::internal, "cannot read " + file.string() + ": " + std::strerror(errno));
   const uint64_t chunk = std::max(kQuantum, options.chunk_size / kQuantum * kQuantum);
@@ -547,7 +535,7 @@ ObjectInfo StorageClient::download_file(const std::string& bucket, const std::st
   }
   make_dirs(file.parent_path(), 0755);
   fs::path tmp = file.parent_path() / ("." + file.filename().string() + ".part");
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (fd.get() < 0)
     throw Error(Errc::internal, "cannot write " + tmp.string() + ": " + std::strerror(errno));
   uint64_t written = 0;

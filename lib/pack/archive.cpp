@@ -290,23 +290,6 @@ std::string tree_signature(const fs::path& root, const IgnoreRules& rules, Compr
 
 namespace {
 
-// A file descriptor, closed when it goes.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_;
-};
-
 // The archive is written to a temporary file beside OUT and renamed over it only once whole: no
 // reader sees half an archive, and a failure leaves nothing behind.
 class TempArchiveFile {
@@ -345,7 +328,7 @@ class TempArchiveFile {
  private:
   fs::path out_;
   std::string tmp_;
-  Fd fd_;
+  UniqueFd fd_;
   bool committed_ = false;
 };
 
@@ -385,7 +368,7 @@ WriteHandle open_writer(Compression compression, Sink* sink, const fs::path& out
 // Fills E with ITEM (at FULL) as it is now, owner root and time 0 so that the archive depends on
 // the content alone; a regular file is opened into FD and its size put in SIZE. False when the
 // entry was removed since the walk; throws when it changed kind or cannot be read.
-bool describe_entry(archive_entry* e, const WalkEntry& item, const std::string& full, Fd& fd,
+bool describe_entry(archive_entry* e, const WalkEntry& item, const std::string& full, UniqueFd& fd,
                     uint64_t* size) {
   archive_entry_clear(e);
   archive_entry_copy_pathname(e, item.rel.c_str());
@@ -468,7 +451,7 @@ PackResult pack_directory(const fs::path& root, const IgnoreRules& rules, const 
   EntryHandle entry(archive_entry_new());
   for (const auto& item : entries) {
     const std::string full = root_str + "/" + item.rel;
-    Fd fd;
+    UniqueFd fd;
     uint64_t size = 0;
     if (!describe_entry(entry.get(), item, full, fd, &size)) continue;  // removed since the walk
     if (archive_write_header(a.get(), entry.get()) < ARCHIVE_WARN)
