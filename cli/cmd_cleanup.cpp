@@ -17,20 +17,24 @@ struct CleanupOptions : PrintingOptions {
   // A finished job's record (status, logs, outputs in the store or bucket) is kept a week by
   // default, so `logs` and `status` work after the fact (issue #8).
   std::string older_than;  // default 7d
+  int keep_last = -1;      // -1: not given
   bool dry_run = false;
-  long older_than_seconds = 0;
+  CleanupPolicy policy;
   std::vector<std::string> jobs;
 
   void complete(Factory& f) override {
     PrintingOptions::complete(f);
-    older_than_seconds = parse_duration(older_than.empty() ? "7d" : older_than, "--older-than");
+    if (!older_than.empty()) policy.older_than_seconds = parse_duration(older_than, "--older-than");
+    if (keep_last >= 0) policy.keep_last = static_cast<size_t>(keep_last);
+    // --keep-last alone keeps that many records whatever their age, and only those.
+    policy.records_by_age = keep_last < 0 || !older_than.empty();
   }
   void validate() const override {
     for (const auto& id : jobs) require_job_id(id);
-    if (!jobs.empty() && !older_than.empty())
+    if (!jobs.empty() && (!older_than.empty() || keep_last >= 0))
       throw Error(Errc::usage,
-                  "--older-than picks finished jobs by age; with job ids, those jobs go whatever "
-                  "their age: pass one or the other");
+                  "--older-than and --keep-last pick finished jobs; with job ids, those jobs go "
+                  "whatever their age: pass one or the other");
   }
   int run(Factory& f) override;
 };
@@ -39,7 +43,7 @@ int CleanupOptions::run(Factory& f) {
   Backend& b = f.backend("cleanup");
   std::vector<CleanupItem> items;
   if (jobs.empty()) {
-    items = b.cleanup(older_than_seconds, dry_run);
+    items = b.cleanup(policy, dry_run);
   } else {
     // Every job checked before any is touched: a running one stops the whole command.
     for (const auto& id : jobs) require_ended_for_removal(require_job(b, id));
@@ -76,13 +80,18 @@ void add_cleanup(CLI::App& root, Factory&, Action& action) {
   c->add_option("job", o->jobs, "Only these ended jobs, whatever their age");
   c->add_option("--older-than", o->older_than,
                 "Only what finished at least this long ago, e.g. 1h or 0s for everything "
-                "finished (default: 7d)");
+                "finished (default: 7d; with --keep-last, records within it also stay)");
+  c->add_option("--keep-last", o->keep_last,
+                "Keep the N most recently finished jobs' records whatever their age, and remove "
+                "the other finished ones (with --older-than: those finished before it)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--dry-run", o->dry_run, "List what would be removed, remove nothing");
   c->footer(
       "Removes finished jobs' records and logs, staged contexts no running job uses and temporary "
       "files (on gke also finished Jobs, orphaned Secrets and staging objects). Outputs already "
       "delivered to kinetic-out/ are never touched.\n\n"
       "Examples:\n  kinetic cleanup --dry-run\n  kinetic cleanup --older-than 0s\n"
+      "  kinetic cleanup --keep-last 20             # the 20 latest records stay\n"
       "  kinetic cleanup job-1a2b3c4d              # that job's record, now");
   on_parse(c, action, o);
 }

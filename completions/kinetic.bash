@@ -97,8 +97,8 @@ _kinetic_command() {
       ;;
     'cleanup')
       _kinetic_subs=''
-      _kinetic_flags='--older-than --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--older-than --keep-last --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--older-than --keep-last --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='none...'
       ;;

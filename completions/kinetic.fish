@@ -48,7 +48,7 @@ function __kinetic_value_flags
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
-            printf '%s\n' --older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --older-than --keep-last --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool add'
@@ -283,7 +283,8 @@ complete -c kinetic -n "__kinetic_in 'exec'" -l host -x -d 'Which host of a mult
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'
 
 # kinetic cleanup
-complete -c kinetic -n "__kinetic_in 'cleanup'" -l older-than -x -d 'Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default: 7d)'
+complete -c kinetic -n "__kinetic_in 'cleanup'" -l older-than -x -d 'Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default: 7d; with --keep-last, records within it also stay)'
+complete -c kinetic -n "__kinetic_in 'cleanup'" -l keep-last -x -d 'Keep the N most recently finished jobs\' records whatever their age, and remove the other finished ones (with --older-than: those finished before it)'
 complete -c kinetic -n "__kinetic_in 'cleanup'" -l dry-run -d 'List what would be removed, remove nothing'
 
 # kinetic pool

@@ -59,7 +59,7 @@ _kinetic_tree() {
       ;;
     'cleanup')
       _kinetic_subs=()
-      _kinetic_value_flags=(--older-than --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--older-than --keep-last --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool')
       _kinetic_subs=(add remove list)
@@ -535,7 +535,8 @@ _kinetic() {
       ;;
     'cleanup')
       _arguments -s -S : \
-        '--older-than=[Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default\: 7d)]:older-than: ' \
+        '--older-than=[Only what finished at least this long ago, e.g. 1h or 0s for everything finished (default\: 7d; with --keep-last, records within it also stay)]:older-than: ' \
+        '--keep-last=[Keep the N most recently finished jobs'\'' records whatever their age, and remove the other finished ones (with --older-than\: those finished before it)]:keep-last: ' \
         '--dry-run[List what would be removed, remove nothing]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

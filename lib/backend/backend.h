@@ -13,12 +13,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/cleanup_policy.h"
 #include "backend/pipeline_records.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "job/catalog.h"
 #include "job/image_recipe.h"
 #include "job/spec.h"
+#include "pack/archive.h"
 
 namespace kinetic {
 
@@ -153,12 +155,12 @@ struct ExecRequest {
 class SubmissionPreview {
  public:
   virtual ~SubmissionPreview() = default;
-  // As BackendCapabilities::gzip_contexts.
-  virtual bool gzip_contexts() const = 0;
+  // As BackendCapabilities::gzip_for_prebuilt_images.
+  virtual bool gzip_for_prebuilt_images() const = 0;
   // The image the job would run in: RECIPE's, as this backend names it, else CUSTOM (--image).
   virtual std::string image(const ImageRecipe* recipe, const std::string& custom) const = 0;
-  // Where the context archive SHA256 would be staged.
-  virtual std::string context_uri(const std::string& sha256) const = 0;
+  // Where the context archive SHA256, compressed with COMPRESSION, would be staged.
+  virtual std::string context_uri(const std::string& sha256, Compression compression) const = 0;
   // The objects submit would create for SPEC, every secret's value "<redacted>"; none when the
   // backend creates no API objects.
   virtual std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const = 0;
@@ -188,9 +190,10 @@ class PipelineStore {
 
 // What a backend can do, known without a request: callers branch on these, never on its name.
 struct BackendCapabilities {
-  // Contexts ship as tar.gz (readable by any python3's tarfile in a pod) rather than the faster
-  // tar.zst.
-  bool gzip_contexts = false;
+  // Contexts and --data archives for a prebuilt image (--image) ship as tar.gz, which any
+  // python3's tarfile reads, rather than the faster tar.zst: such an image may lack the zstd tool
+  // the runner unpacks with. Kinetic's own images carry it (job/image_recipe.cpp).
+  bool gzip_for_prebuilt_images = false;
   // --data: a local directory reaches the job as an archive staged like a context
   // (stage_context, unpacked at DST by the runner) rather than as it is.
   bool copies_data_dirs = false;
@@ -213,10 +216,11 @@ class JobRunner {
   // Step 4: makes the context archive available to the runner. Returns its URI; sets *UPLOADED
   // to false when the store already had it (content-addressed).
   virtual std::string stage_context(const fs::path& archive, const std::string& sha256,
-                                    bool* uploaded) = 0;
+                                    Compression compression, bool* uploaded) = 0;
   // The URI of the context archive SHA256 when the store already holds it (a run over an
   // unchanged tree then skips packing and staging); nullopt otherwise.
-  virtual std::optional<std::string> staged_context(const std::string& sha256) = 0;
+  virtual std::optional<std::string> staged_context(const std::string& sha256,
+                                                    Compression compression) = 0;
   // Step 4, --data: MOUNT with staged_uri set to where the runner finds its data (a local
   // directory that is not copied: the directory itself). GRANT (--grant): give the job's
   // identity access to a gs:// bucket rather than say how. A backend that cannot reach gs://
@@ -256,8 +260,9 @@ class JobStore {
   virtual std::vector<JobStatus> list() = 0;
   // Stops a running job (its whole process tree / pods). Returns its final status.
   virtual JobStatus cancel(const std::string& id) = 0;
-  // Finished jobs and unused staging objects older than OLDER_THAN seconds.
-  virtual std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) = 0;
+  // Finished jobs' records as POLICY says (backend/cleanup_policy.h), and staging objects unused
+  // for its older_than_seconds.
+  virtual std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) = 0;
   // One ended job, whatever its age (`kinetic cleanup JOB`, the Python API's cleanup()): its
   // record and anything of it the backend still holds. A job that still runs (or is held) is
   // Error(Errc::usage) saying to cancel it first. Outputs delivered to kinetic-out/ stay.

@@ -22,6 +22,9 @@ constexpr const char* kLibtpuIndex =
 constexpr const char* kTorchXlaIndex = "https://storage.googleapis.com/libtpu-releases/index.html";
 // A C/C++ toolchain in every image: .cpp jobs, pip's source builds and runtime JITs need one.
 constexpr const char* kToolchain = "g++ make";
+// The runner unpacks tar.zst contexts with it: 5.6x faster than tar.gz to pack (issue #30),
+// which python3's tarfile alone reads only from 3.14 (docs/images.md).
+constexpr const char* kUnpacker = "zstd";
 
 struct Base {
   std::string python;
@@ -296,7 +299,9 @@ std::string smoke_script(const ImageRecipe& r) {
     s += "python3 -c 'import " + m +
          "' || fail \"the runtime does not import: python3 -c 'import " + m +
          "' failed (see above)\"\n";
-  s += "command -v g++ >/dev/null 2>&1 || fail \"g++ is not on the image's PATH\"\n"
+  s += "command -v zstd >/dev/null 2>&1 || fail \"zstd is not on the image's PATH (kinetic's "
+       "bootstrap unpacks the job's files with it)\"\n"
+       "command -v g++ >/dev/null 2>&1 || fail \"g++ is not on the image's PATH\"\n"
        "dir=$(mktemp -d) || fail \"mktemp -d failed\"\n"
        "printf 'int main() { return 0; }\\n' >\"$dir/smoke.cpp\"\n"
        "g++ -o \"$dir/smoke\" \"$dir/smoke.cpp\" || fail \"g++ cannot compile a one-line "
@@ -318,7 +323,7 @@ std::string dockerfile(const ImageRecipe& r, bool kinetic_base) {
   d += "\n";
   // The CUDA images have no Python: theirs comes from Ubuntu, with `python` for old scripts.
   d += "RUN apt-get update && apt-get install -y --no-install-recommends " +
-       std::string(gpu_base ? "python3 python3-pip " : "") + kToolchain +
+       std::string(gpu_base ? "python3 python3-pip " : "") + kToolchain + " " + kUnpacker +
        (gpu_base ? " && ln -sf /usr/bin/python3 /usr/local/bin/python" : "") +
        " && rm -rf /var/lib/apt/lists/*\n";
   if (!r.requirements.empty()) {

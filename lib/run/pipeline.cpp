@@ -658,13 +658,13 @@ std::string plan_text(const RunEnvironment& env, const Resolved& r, const PackRe
 }
 
 int dry_run(OutputFormat format, const RunEnvironment& env, const Resolved& r,
-            const PackResult& pack) {
+            const PackResult& pack, Compression compression) {
   const SubmissionPreview& preview = *env.preview;
   const std::string job_id = new_job_id();
   const std::string image = preview.image(r.recipe ? &*r.recipe : nullptr, r.custom_image);
   if (format == OutputFormat::yaml || format == OutputFormat::json) {
-    auto docs = preview.manifests(
-        job_spec(env, r, job_id, pack.sha256, preview.context_uri(pack.sha256), image));
+    auto docs = preview.manifests(job_spec(env, r, job_id, pack.sha256,
+                                           preview.context_uri(pack.sha256, compression), image));
     if (!docs.empty() && format == OutputFormat::yaml) {
       std::string y = to_yaml_stream(docs);
       std::fwrite(y.data(), 1, y.size(), env.io.out);
@@ -746,25 +746,33 @@ class StepClock {
 // staged at URI (CACHED) by the fingerprint of an unchanged tree.
 struct StagedContext {
   Packaged pkg;
+  Compression compression = Compression::zstd;
   bool cached = false;
   std::string uri;
   std::string signature;  // the tree's fingerprint (pack_cache.h); empty on a dry run
   double newest = 0;      // its latest change
 };
 
+// How archives for R's runner are compressed: zstd, unless the backend's runner may lack the tool
+// to unpack it, in a prebuilt image (--image): python3's tarfile reads only gzip before 3.14.
+// Kinetic's own images carry zstd (job/image_recipe.cpp).
+Compression archive_compression(bool dry_run, const RunEnvironment& env, const Resolved& r) {
+  const bool gzip_if_prebuilt = dry_run ? env.preview->gzip_for_prebuilt_images()
+                                        : env.backend->capabilities().gzip_for_prebuilt_images;
+  return gzip_if_prebuilt && !r.recipe ? Compression::gzip : Compression::zstd;
+}
+
 // 2 package. An unchanged tree whose archive the backend already holds is neither packed nor
 // staged again: its fingerprint (stat calls only) names the archive it packed into last time.
 StagedContext package_context(bool dry_run, const RunEnvironment& env, const Resolved& r) {
-  // GKE pods unpack with python3's tarfile, which reads gzip but (before 3.14) not zstd.
-  const bool gzip =
-      dry_run ? env.preview->gzip_contexts() : env.backend->capabilities().gzip_contexts;
-  const Compression compression = gzip ? Compression::gzip : Compression::zstd;
+  const Compression compression = archive_compression(dry_run, env, r);
   const IgnoreRules rules = context_rules(r, env);
   StagedContext c;
+  c.compression = compression;
   if (!dry_run) {
     c.signature = tree_signature(r.context_root, rules, compression, &c.newest);
     if (auto hit = pack_cache_lookup(env.state_dir, c.signature)) {
-      if (auto uri = env.backend->staged_context(hit->sha256)) {
+      if (auto uri = env.backend->staged_context(hit->sha256, compression)) {
         c.pkg.result = *hit;
         c.cached = true;
         c.uri = *uri;
@@ -810,7 +818,7 @@ std::string prepare_image(const RunEnvironment& env, const Resolved& r, bool loc
 bool stage_context(const RunEnvironment& env, StagedContext& c) {
   if (c.cached) return false;
   bool uploaded = false;
-  c.uri = env.backend->stage_context(c.pkg.archive, c.pkg.result.sha256, &uploaded);
+  c.uri = env.backend->stage_context(c.pkg.archive, c.pkg.result.sha256, c.compression, &uploaded);
   c.pkg.temp_dir.reset();
   pack_cache_remember(env.state_dir, c.signature, c.pkg.result, c.newest, env.now());
   return uploaded;
@@ -819,28 +827,29 @@ bool stage_context(const RunEnvironment& env, StagedContext& c) {
 // 4 stage, --data: each mount where the runner will find it. A local directory that the backend
 // copies is packed and staged like a context: content-addressed, and an unchanged directory is
 // neither packed nor uploaded again.
-void stage_data(const RunEnvironment& env, bool grant, std::vector<DataMount>& mounts) {
+void stage_data(const RunEnvironment& env, const Resolved& r, std::vector<DataMount>& mounts) {
+  const Compression compression = archive_compression(false, env, r);
   for (DataMount& m : mounts) {
     if (m.is_gcs() || !env.backend->capabilities().copies_data_dirs) {
-      m = env.backend->stage_data(m, grant);
+      m = env.backend->stage_data(m, r.options.grant);
       continue;
     }
     const fs::path root(m.source);
     const IgnoreRules rules;  // data ships whole: the context's ignore rules are not its
     double newest = 0;
-    const std::string signature = tree_signature(root, rules, Compression::gzip, &newest);
+    const std::string signature = tree_signature(root, rules, compression, &newest);
     if (auto hit = pack_cache_lookup(env.state_dir, signature)) {
-      if (auto uri = env.backend->staged_context(hit->sha256)) {
+      if (auto uri = env.backend->staged_context(hit->sha256, compression)) {
         m.staged_uri = *uri;
         m.staged_sha256 = hit->sha256;
         continue;
       }
     }
     TempDir temp(env.state_dir / "tmp", "data-");
-    const fs::path archive = temp / "data.tar.gz";
-    const PackResult packed = pack_directory(root, rules, archive, Compression::gzip);
+    const fs::path archive = temp / ("data" + std::string(archive_extension(compression)));
+    const PackResult packed = pack_directory(root, rules, archive, compression);
     bool uploaded = false;
-    m.staged_uri = env.backend->stage_context(archive, packed.sha256, &uploaded);
+    m.staged_uri = env.backend->stage_context(archive, packed.sha256, compression, &uploaded);
     m.staged_sha256 = packed.sha256;
     pack_cache_remember(env.state_dir, signature, packed, newest, env.now());
     if (env.io.err_tty && !env.io.quiet)
@@ -1009,14 +1018,14 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   clock.mark("package");
   if (req.dry_run) {
     context.pkg.temp_dir.reset();
-    return dry_run(req.format, env, r, context.pkg.result);
+    return dry_run(req.format, env, r, context.pkg.result, context.compression);
   }
 
   // 3 image, 4 stage
   const std::string image = prepare_image(env, r, local);
   clock.mark("image");
   const bool uploaded = stage_context(env, context);
-  stage_data(env, r.options.grant, r.data);
+  stage_data(env, r, r.data);
   clock.mark("stage");
 
   // the job to submit (--detach: submitted here, and followed no further)

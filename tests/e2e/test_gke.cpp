@@ -257,6 +257,34 @@ TEST_F(GkeEndToEnd, AWildcardCaptureLeavesControlVariablesOut) {
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// --keep-last N keeps the latest records whole (the kept Job in the cluster and every object
+// under jobs/ID/) and removes the rest's, workload and objects (docs/run-record.md).
+TEST_F(GkeEndToEnd, CleanupKeepLastKeepsTheLatestRecordsWhole) {
+  sb.write("proj/ok.py", "print('ok')\n");
+  std::vector<std::string> ids;  // in the order they finished
+  for (int i = 0; i < 2; ++i) {
+    auto r = kin({"run", "ok.py", "--keep"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ids.push_back(job_id_in(r.err));
+  }
+  auto c = kin({"cleanup", "--keep-last", "1", "-o", "json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::set<std::string> jobs, records;
+  const nlohmann::json doc = nlohmann::json::parse(c.out);
+  for (const auto& item : doc["items"]) {
+    if (item["kind"] == "job") jobs.insert(item["name"].get<std::string>());
+    const std::string name = item["name"].get<std::string>();
+    if (const auto at = name.find("/jobs/"); at != std::string::npos)
+      records.insert(name.substr(at + 6, name.find('/', at + 6) - at - 6));
+  }
+  EXPECT_EQ(jobs, (std::set<std::string>{ids[0]})) << c.out;
+  EXPECT_EQ(records, (std::set<std::string>{ids[0]})) << c.out;
+  EXPECT_EQ(kin({"status", ids[0]}).exit_code, 1);
+  auto kept = kin({"logs", ids[1]});
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(kept.out, "ok\n");
+}
+
 // An --env value of any bytes reaches the job exactly (base64 in the Secret's data), and a
 // context file whose name is not UTF-8 is shipped (issue #10 point 7).
 TEST_F(GkeEndToEnd, BytesThatAreNotUtf8RunOnTheCluster) {

@@ -195,6 +195,41 @@ TEST_F(JobsTest, CleanupDryRunListsThenCleanupRemoves) {
   EXPECT_EQ(status.out, "");
 }
 
+// --keep-last N keeps the N latest finished records whatever their age; with --older-than, what
+// finished within it stays too. "Latest" is when the record last changed (status.json).
+TEST_F(JobsTest, CleanupKeepLastKeepsTheLatestRecords) {
+  sb.write("proj/ok.sh", "true\n");
+  std::vector<std::string> ids;  // oldest first
+  const auto now = fs::file_time_type::clock::now();
+  for (int hours : {72, 48, 1}) {
+    ids.push_back(job_id_in(sb.run({"run", "ok.sh"}, proj).err));
+    fs::last_write_time(sb.state() / "jobs" / ids.back() / "status.json",
+                        now - std::chrono::hours(hours));
+  }
+  auto names = [&](const std::vector<std::string>& args) {
+    auto r = sb.run(args, proj);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> jobs;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    for (const auto& item : doc["items"])
+      if (item["kind"] == "job") jobs.insert(item["name"].get<std::string>());
+    return jobs;
+  };
+  EXPECT_EQ(names({"cleanup", "--keep-last", "1", "--dry-run", "-o", "json"}),
+            (std::set<std::string>{ids[0], ids[1]}));
+  EXPECT_EQ(
+      names({"cleanup", "--keep-last", "1", "--older-than", "60h", "--dry-run", "-o", "json"}),
+      (std::set<std::string>{ids[0]}));
+  EXPECT_EQ(names({"cleanup", "--keep-last", "2", "-o", "json"}), (std::set<std::string>{ids[0]}));
+  EXPECT_FALSE(fs::exists(sb.state() / "jobs" / ids[0]));
+  EXPECT_TRUE(fs::exists(sb.state() / "jobs" / ids[1]) && fs::exists(sb.state() / "jobs" / ids[2]));
+
+  auto both = sb.run({"cleanup", ids[1], "--keep-last", "1"}, proj);
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  auto negative = sb.run({"cleanup", "--keep-last", "-1"}, proj);
+  EXPECT_EQ(negative.exit_code, 2) << negative.err;
+}
+
 TEST_F(JobsTest, CleanupKeepsWhatARunningJobUses) {
   sb.write("proj/wait.sh", "while [ ! -f go ]; do sleep 0.05; done\n");
   std::string id = detach("wait.sh");

@@ -474,7 +474,7 @@ std::optional<FakeImage> FakeImageStore::public_image(const std::string& ref) {
 
 FakeImage FakeImageStore::default_built_image() {
   FakeImage img = *public_image("python:3.11-slim");
-  for (const char* pkg : {"g++", "make"})
+  for (const char* pkg : {"g++", "make", "zstd"})
     for (const auto& p : apt_packages().at(pkg)) add_program(img, p, p);
   img.workdir = "/workspace";
   return img;

@@ -72,8 +72,8 @@ class FakeImageStore {
   // A public image by reference ("python:3.11-slim", "docker.io/library/debian:12-slim",
   // "nvidia/cuda:12.6.3-cudnn-runtime-ubuntu24.04"); nullopt for one the fake does not know.
   static std::optional<FakeImage> public_image(const std::string& ref);
-  // What kinetic's cpu recipe makes (python:3.11-slim, g++, make): an image a test seeds in the
-  // registry without saying what it holds.
+  // What kinetic's cpu recipe makes (python:3.11-slim, g++, make, zstd): an image a test seeds in
+  // the registry without saying what it holds.
   static FakeImage default_built_image();
 
   // Records what the image pushed as REF holds.

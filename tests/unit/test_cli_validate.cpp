@@ -26,10 +26,10 @@ class RecordingBackend : public Backend {
  public:
   explicit RecordingBackend(std::vector<std::string>& calls) : calls_(calls) {}
   std::string name() const override { return "recording"; }
-  std::string stage_context(const fs::path&, const std::string&, bool*) override {
+  std::string stage_context(const fs::path&, const std::string&, Compression, bool*) override {
     return called("stage_context");
   }
-  std::optional<std::string> staged_context(const std::string&) override {
+  std::optional<std::string> staged_context(const std::string&, Compression) override {
     return called("staged_context");
   }
   void submit(const JobSpec&, const std::map<std::string, std::string>&) override {
@@ -47,7 +47,7 @@ class RecordingBackend : public Backend {
     return called("get_spec"), std::nullopt;
   }
   std::vector<JobStatus> list() override { return called("list"), std::vector<JobStatus>{}; }
-  std::vector<CleanupItem> cleanup(long, bool) override {
+  std::vector<CleanupItem> cleanup(const CleanupPolicy&, bool) override {
     return called("cleanup"), std::vector<CleanupItem>{};
   }
   int exec(const ExecRequest&) override { return called("exec"), 0; }

@@ -33,7 +33,8 @@ TEST(GkeNames, PoolNamePerAcceleratorAndSpot) {
   EXPECT_EQ(pool_name(resolve_accelerator("l4:spot")), "l4-spot");
   EXPECT_EQ(pool_name(resolve_accelerator("a100x8")), "a100x8");
   EXPECT_EQ(kube_context_name("p", "us-central1-a", "kinetic"), "gke_p_us-central1-a_kinetic");
-  EXPECT_EQ(context_object("abc"), "contexts/abc.tar.gz");
+  EXPECT_EQ(context_object("abc", Compression::zstd), "contexts/abc.tar.zst");
+  EXPECT_EQ(context_object("abc", Compression::gzip), "contexts/abc.tar.gz");
   EXPECT_EQ(results_prefix("job-1"), "jobs/job-1/results/");
 }
 

@@ -42,7 +42,8 @@ TEST(ImageRecipe, EveryFamilyHasPythonPipAToolchainAndASmokeStep) {
     ImageRecipe r = recipe(family);
     SCOPED_TRACE(r.dockerfile);
     EXPECT_TRUE(has(r.dockerfile, "apt-get install -y --no-install-recommends "));
-    EXPECT_TRUE(has(r.dockerfile, "g++ make"));
+    EXPECT_TRUE(has(r.dockerfile, "g++ make zstd"));
+    EXPECT_TRUE(has(r.smoke_script, "command -v zstd"));
     EXPECT_TRUE(has(r.dockerfile, "COPY smoke.sh /kinetic/smoke.sh\nRUN sh /kinetic/smoke.sh\n"));
     EXPECT_TRUE(has(r.smoke_script, "command -v python3"));
     EXPECT_TRUE(has(r.smoke_script, "g++ -o"));

@@ -30,6 +30,7 @@ class FakeBackend : public Backend {
   Errc fail_code = Errc::api;
   JobStatus outcome;                          // what collect reports
   std::map<std::string, std::string> staged;  // sha256 -> uri
+  std::vector<Compression> compressions;      // of each archive staged, in order
   std::optional<JobSpec> submitted;
   std::map<std::string, std::string> secrets;
   std::string streamed = "hello from the job\n";
@@ -38,20 +39,22 @@ class FakeBackend : public Backend {
 
   std::string name() const override { return "fake"; }
   BackendCapabilities capabilities() const override {
-    return {.gzip_contexts = true, .copies_data_dirs = copies};
+    return {.gzip_for_prebuilt_images = true, .copies_data_dirs = copies};
   }
   std::string prepare_image(const ImageRecipe& recipe) override {
     step("prepare_image");
     return "registry.example/" + recipe.tag;
   }
   std::string stage_context(const fs::path& archive, const std::string& sha256,
-                            bool* uploaded) override {
+                            Compression compression, bool* uploaded) override {
     step("stage_context");
     EXPECT_TRUE(fs::exists(archive)) << "the archive is gone before it was staged";
+    EXPECT_EQ(archive.string().ends_with(archive_extension(compression)), true) << archive;
+    compressions.push_back(compression);
     *uploaded = true;
     return staged[sha256] = "mem://contexts/" + sha256;
   }
-  std::optional<std::string> staged_context(const std::string& sha256) override {
+  std::optional<std::string> staged_context(const std::string& sha256, Compression) override {
     auto it = staged.find(sha256);
     if (it == staged.end()) return std::nullopt;
     return it->second;
@@ -78,7 +81,7 @@ class FakeBackend : public Backend {
   std::optional<JobStatus> get(const std::string&) override { return std::nullopt; }
   std::optional<JobSpec> get_spec(const std::string&) override { return std::nullopt; }
   std::vector<JobStatus> list() override { return {}; }
-  std::vector<CleanupItem> cleanup(long, bool) override { return {}; }
+  std::vector<CleanupItem> cleanup(const CleanupPolicy&, bool) override { return {}; }
   int exec(const ExecRequest&) override { return 0; }
 
  private:
@@ -311,11 +314,13 @@ TEST_F(Pipeline, TheJobsStateGivesTheExitCode) {
 TEST_F(Pipeline, ADryRunAsksThePreviewAndTouchesNoBackend) {
   class Preview : public SubmissionPreview {
    public:
-    bool gzip_contexts() const override { return true; }
+    bool gzip_for_prebuilt_images() const override { return true; }
     std::string image(const ImageRecipe* recipe, const std::string&) const override {
       return recipe ? "preview/" + recipe->tag : "";
     }
-    std::string context_uri(const std::string& sha) const override { return "mem://" + sha; }
+    std::string context_uri(const std::string& sha, Compression c) const override {
+      return "mem://" + sha + std::string(archive_extension(c));
+    }
     std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const override {
       return {{{"kind", "Job"}, {"image", spec.image}, {"context", spec.context_uri}}};
     }
@@ -330,6 +335,7 @@ TEST_F(Pipeline, ADryRunAsksThePreviewAndTouchesNoBackend) {
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["image"].get<std::string>().rfind("preview/", 0), 0u);
   EXPECT_EQ(list["items"][0]["context"].get<std::string>().rfind("mem://", 0), 0u);
+  EXPECT_TRUE(list["items"][0]["context"].get<std::string>().ends_with(".tar.zst"));
   EXPECT_TRUE(backend.calls.empty());
   EXPECT_TRUE(leftovers().empty());
 }
@@ -357,6 +363,23 @@ TEST_F(Pipeline, ACopiedDataDirectoryIsStagedOnceAndTheSpecSaysWhere) {
   ASSERT_EQ(run(), 0);
   EXPECT_EQ(std::count(backend.calls.begin(), backend.calls.end(), "stage_context"), 0);
   EXPECT_EQ(backend.submitted->data[0].staged_uri, staged.staged_uri);
+}
+
+// Kinetic's own images carry the zstd tool, so the context and the data ship as tar.zst; a
+// prebuilt image (--image) may not, so a backend whose runner unpacks in the image gets tar.gz.
+TEST_F(Pipeline, ArchivesAreZstdForKineticsImagesAndGzipForAPrebuiltOne) {
+  make_dirs(root.path() / "set");
+  atomic_write(root.path() / "set" / "a.txt", "alpha\n");
+  backend.copies = true;
+  request.data = {parse_data_flag("../set:in")};
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(backend.compressions, (std::vector<Compression>{Compression::zstd, Compression::zstd}));
+
+  backend.compressions.clear();
+  request.image = "registry.example/mine:1";
+  ASSERT_EQ(run(), 0);
+  EXPECT_EQ(backend.compressions, (std::vector<Compression>{Compression::gzip, Compression::gzip}));
+  EXPECT_EQ(backend.submitted->image, "registry.example/mine:1");
 }
 
 // A backend that uses the directory as it is (local) is told about it, and one that cannot read

@@ -122,20 +122,21 @@ std::string GkeBackend::prepare_image(const ImageRecipe& recipe) {
   return ensure_image(session_, recipe, &built);
 }
 
-std::optional<std::string> GkeBackend::staged_context(const std::string& sha256) {
+std::optional<std::string> GkeBackend::staged_context(const std::string& sha256,
+                                                      Compression compression) {
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
-  auto object = storage.get_object(bucket, context_object(sha256));
+  auto object = storage.get_object(bucket, context_object(sha256, compression));
   if (!object) return std::nullopt;
   refresh_last_use(storage, *object);
-  return "gs://" + bucket + "/" + context_object(sha256);
+  return "gs://" + bucket + "/" + context_object(sha256, compression);
 }
 
 std::string GkeBackend::stage_context(const fs::path& archive, const std::string& sha256,
-                                      bool* uploaded) {
+                                      Compression compression, bool* uploaded) {
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
-  const std::string object = context_object(sha256);
+  const std::string object = context_object(sha256, compression);
   const std::string uri = "gs://" + bucket + "/" + object;
   *uploaded = false;
   if (auto there = storage.get_object(bucket, object)) {  // content-addressed: already there
@@ -145,7 +146,8 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
 
   StatusLine line(*session_.io);
   gcp::UploadOptions options;
-  options.content_type = "application/gzip";
+  // application/zstd: RFC 8878's media type.
+  options.content_type = compression == Compression::zstd ? "application/zstd" : "application/gzip";
   options.if_generation_match = 0;
   options.custom_time = rfc3339(now_unix());  // last used: now (the bucket's lifecycle rule)
   options.progress = [&](uint64_t done, uint64_t total) {
@@ -519,33 +521,83 @@ std::vector<JobStatus> GkeBackend::list() {
   return out;
 }
 
-std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_run) {
+std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool dry_run) {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
-  const double cutoff = now_unix() - static_cast<double>(older_than_seconds);
+  const double now = now_unix();
+  const double cutoff = now - static_cast<double>(policy.older_than_seconds);
+  gcp::StorageClient& storage = session_.storage();
+  const std::string bucket = session_.bucket();
   std::vector<CleanupItem> items;
   std::set<std::string> live;    // job ids with a workload that stays
   std::set<std::string> in_use;  // context URIs those workloads still need
   std::set<std::string> tags;    // and the tags of their images
 
+  // Every finished job, by its workload's end or its record's last write: the policy decides
+  // which go (backend/cleanup_policy.h), the same rule for both.
+  std::map<std::string, double> finished;                        // job id -> when it finished
+  std::vector<std::pair<std::string, json>> finished_workloads;  // collection path, workload
   for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
-    for (const auto& w : list_or_empty(k, collection, managed_selector())) {
+    for (auto& w : list_or_empty(k, collection, managed_selector())) {
       if (w["metadata"].contains("ownerReferences")) continue;
       JobStatus st = status_from_workload(w);
-      const double finished = parse_rfc3339(st.finished);
-      if (st.terminal() && finished > 0 && finished <= cutoff) {
-        items.push_back({"job", st.id, 0, st.state});
-        if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));
+      const double at = parse_rfc3339(st.finished);
+      if (st.terminal() && at > 0) {
+        finished[st.id] = std::max(finished[st.id], at);
+        finished_workloads.emplace_back(collection, std::move(w));
       } else {
         live.insert(st.id);
         staging_refs(w, in_use, tags);
       }
     }
   }
-  // The steps of a detached pipeline still running are live before their workloads exist: the
-  // runner has yet to create them from their staged Secrets and specs. A running pipeline whose
-  // plan cannot be read keeps every Secret and staging object: what its steps need is unknown.
-  bool pipelines_known = true;
+  const std::vector<gcp::ObjectInfo> records = storage.list(bucket, kJobsPrefix).objects;
+  for (const auto& o : records) {
+    const std::string id = job_id_of_record(o.name);
+    if (!live.count(id)) finished[id] = std::max(finished[id], parse_rfc3339(o.updated));
+  }
+  std::vector<FinishedRecord> candidates;
+  for (const auto& [id, at] : finished) candidates.push_back({id, at});
+  const std::set<std::string> gone = records_to_remove(candidates, policy, now);
+
+  for (const auto& [collection, w] : finished_workloads) {
+    const JobStatus st = status_from_workload(w);
+    if (gone.count(st.id)) {
+      items.push_back({"job", st.id, 0, st.state});
+      if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));
+    } else {
+      live.insert(st.id);
+      staging_refs(w, in_use, tags);
+    }
+  }
+  const bool pipelines_known = add_live_launches(live, in_use, tags);
+  for (const auto& s : k.list(k8s::secrets_path(ns), managed_selector()).items) {
+    const std::string id = s["metadata"].value("labels", json::object()).value(kJobLabel, "");
+    if (live.count(id) || !pipelines_known) continue;
+    items.push_back({"secret", s["metadata"].value("name", ""), 0, "its job is gone"});
+    if (!dry_run) k.remove(k8s::secret_path(ns, s["metadata"].value("name", "")));
+  }
+
+  std::vector<std::string> doomed;  // deleted once all are known, many at once
+  if (pipelines_known) {
+    for (const auto& o : records) {
+      const std::string id = job_id_of_record(o.name);
+      if (!gone.count(id) || live.count(id)) continue;
+      items.push_back({"staging", "gs://" + bucket + "/" + o.name, o.size, ""});
+      doomed.push_back(o.name);
+    }
+    remove_unused_staging(cutoff, live, in_use, tags, items, doomed);
+  }
+  if (!dry_run) remove_objects(session_, bucket, doomed);
+  return items;
+}
+
+// The steps of a detached pipeline still running are live before their workloads exist: the
+// runner has yet to create them from their staged Secrets and specs. False when a running
+// pipeline's plan cannot be read: then what its steps need is unknown, and every Secret and
+// staging object stays.
+bool GkeBackend::add_live_launches(std::set<std::string>& live, std::set<std::string>& in_use,
+                                   std::set<std::string>& tags) {
   try {
     for (const auto& launch : GkePipelineRecords(session_, [this]() -> k8s::Client& {
                                 return kube();
@@ -556,15 +608,18 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
     }
   } catch (const Error& e) {
     if (e.code() != Errc::api) throw;
-    pipelines_known = false;
+    return false;
   }
-  for (const auto& s : k.list(k8s::secrets_path(ns), managed_selector()).items) {
-    const std::string id = s["metadata"].value("labels", json::object()).value(kJobLabel, "");
-    if (live.count(id) || !pipelines_known) continue;
-    items.push_back({"secret", s["metadata"].value("name", ""), 0, "its job is gone"});
-    if (!dry_run) k.remove(k8s::secret_path(ns, s["metadata"].value("name", "")));
-  }
+  return true;
+}
 
+// Contexts (and --data archives) and image build sources unused since CUTOFF that no live job
+// needs, into ITEMS and DOOMED.
+void GkeBackend::remove_unused_staging(double cutoff, const std::set<std::string>& live,
+                                       std::set<std::string>& in_use,
+                                       const std::set<std::string>& tags,
+                                       std::vector<CleanupItem>& items,
+                                       std::vector<std::string>& doomed) {
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   // Their --data archives are staged under contexts/ too, named in their specs, not their
@@ -583,10 +638,8 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
       contexts_known = false;
     }
   }
-  std::vector<std::string> doomed;  // deleted once all are known, many at once
-  for (const char* prefix : {kJobsPrefix, kContextsPrefix, kBuildsPrefix}) {
+  for (const char* prefix : {kContextsPrefix, kBuildsPrefix}) {
     if (!contexts_known && std::string(prefix) == kContextsPrefix) continue;
-    if (!pipelines_known) continue;  // what a running pipeline's steps need is not known
     for (const auto& o : storage.list(bucket, prefix).objects) {
       if (parse_rfc3339(o.updated) > cutoff) continue;
       // What a pending or running job needs: its context, and its image's build source.
@@ -596,17 +649,10 @@ std::vector<CleanupItem> GkeBackend::cleanup(long older_than_seconds, bool dry_r
           tags.count(o.name.substr(std::string(kBuildsPrefix).size(),
                                    o.name.size() - 7 - std::string(kBuildsPrefix).size())))
         continue;
-      if (std::string(prefix) == kJobsPrefix) {
-        std::string id = o.name.substr(std::string(kJobsPrefix).size());
-        id = id.substr(0, id.find('/'));
-        if (live.count(id)) continue;
-      }
       items.push_back({"staging", "gs://" + bucket + "/" + o.name, o.size, ""});
       doomed.push_back(o.name);
     }
   }
-  if (!dry_run) remove_objects(session_, bucket, doomed);
-  return items;
 }
 
 std::vector<CleanupItem> GkeBackend::remove_job(const std::string& id, bool dry_run) {

@@ -25,12 +25,14 @@ class GkeBackend : public Backend {
 
   std::string name() const override { return "gke"; }
   BackendCapabilities capabilities() const override {
-    return {.gzip_contexts = true, .copies_data_dirs = true, .runs_pipelines_itself = true};
+    return {
+        .gzip_for_prebuilt_images = true, .copies_data_dirs = true, .runs_pipelines_itself = true};
   }
   std::string prepare_image(const ImageRecipe& recipe) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
-                            bool* uploaded) override;
-  std::optional<std::string> staged_context(const std::string& sha256) override;
+                            Compression compression, bool* uploaded) override;
+  std::optional<std::string> staged_context(const std::string& sha256,
+                                            Compression compression) override;
   // --data: a local directory is packed and staged like a context, and unpacked at DST by the
   // bootstrap; gs:// is mounted by GKE's Cloud Storage FUSE CSI driver (gke_data.cpp).
   DataMount stage_data(const DataMount& mount, bool grant) override;
@@ -44,7 +46,7 @@ class GkeBackend : public Backend {
   std::optional<JobStatus> get(const std::string& id) override;
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
-  std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
   // The bucket's pipelines/ and the jobs' outputs objects (gke_pipeline_store.h).
@@ -61,6 +63,12 @@ class GkeBackend : public Backend {
                                                const nlohmann::ordered_json& plan) override;
 
  private:
+  // cleanup's parts (gke_backend.cpp).
+  bool add_live_launches(std::set<std::string>& live, std::set<std::string>& in_use,
+                         std::set<std::string>& tags);
+  void remove_unused_staging(double cutoff, const std::set<std::string>& live,
+                             std::set<std::string>& in_use, const std::set<std::string>& tags,
+                             std::vector<CleanupItem>& items, std::vector<std::string>& doomed);
   // What submit and stage_step share: the spec uploaded, the Secret created (POSTED names it
   // then); returns the workload's manifest.
   nlohmann::json stage(const JobSpec& spec, const std::map<std::string, std::string>& secrets,

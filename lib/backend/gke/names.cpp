@@ -55,6 +55,10 @@ std::string job_selector(const std::string& job_id) {
 std::string job_prefix(const std::string& job_id) {
   return std::string(kJobsPrefix) + job_id + "/";
 }
+std::string job_id_of_record(std::string_view object) {
+  object.remove_prefix(std::min(object.size(), std::string_view(kJobsPrefix).size()));
+  return std::string(object.substr(0, object.find('/')));
+}
 std::string spec_object(const std::string& job_id) {
   return job_prefix(job_id) + "spec.json";
 }
@@ -76,8 +80,8 @@ std::string results_prefix(const std::string& job_id) {
 std::string host_results_prefix(const std::string& job_id, int host) {
   return results_prefix(job_id) + (host == 0 ? "" : "workers/" + std::to_string(host) + "/");
 }
-std::string context_object(const std::string& sha256) {
-  return std::string(kContextsPrefix) + sha256 + ".tar.gz";
+std::string context_object(const std::string& sha256, Compression compression) {
+  return std::string(kContextsPrefix) + sha256 + std::string(archive_extension(compression));
 }
 
 }  // namespace kinetic::gke

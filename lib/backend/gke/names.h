@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "job/catalog.h"
+#include "pack/archive.h"
 
 namespace kinetic::gke {
 
@@ -45,7 +47,9 @@ std::string managed_selector();
 std::string job_selector(const std::string& job_id);
 
 // Where a job's objects live in the bucket.
-std::string job_prefix(const std::string& job_id);   // jobs/ID/
+std::string job_prefix(const std::string& job_id);  // jobs/ID/
+// The ID of an object jobs/ID/... of a job's record.
+std::string job_id_of_record(std::string_view object);
 std::string spec_object(const std::string& job_id);  // jobs/ID/spec.json
 // A function job's call and its runner's source (job/function_call.h), beside the spec: the
 // bootstrap finds them there from KINETIC_SPEC_URI.
@@ -58,6 +62,7 @@ std::string results_prefix(const std::string& job_id);  // jobs/ID/results/
 // Where host HOST of a job records its run: results/ for host 0, results/workers/K/ for the
 // others (docs/run-record.md).
 std::string host_results_prefix(const std::string& job_id, int host);
-std::string context_object(const std::string& sha256);  // contexts/SHA.tar.gz
+// contexts/SHA.tar.zst or contexts/SHA.tar.gz
+std::string context_object(const std::string& sha256, Compression compression);
 
 }  // namespace kinetic::gke

@@ -11,14 +11,14 @@ class GkeSubmissionPreview : public SubmissionPreview {
  public:
   explicit GkeSubmissionPreview(Target target) : target_(std::move(target)) {}
 
-  bool gzip_contexts() const override { return true; }
+  bool gzip_for_prebuilt_images() const override { return true; }
 
   std::string image(const ImageRecipe* recipe, const std::string& custom) const override {
     return recipe ? image_reference(target_.region, target_.project, recipe->tag) : custom;
   }
 
-  std::string context_uri(const std::string& sha256) const override {
-    return "gs://" + bucket() + "/" + context_object(sha256);
+  std::string context_uri(const std::string& sha256, Compression compression) const override {
+    return "gs://" + bucket() + "/" + context_object(sha256, compression);
   }
 
   std::vector<nlohmann::ordered_json> manifests(const JobSpec& spec) const override {

@@ -84,14 +84,16 @@ LocalBackend::LocalBackend(fs::path state_dir,
       base_env_(std::move(base_env)),
       kill_grace_seconds_(kill_grace_seconds) {}
 
-std::optional<std::string> LocalBackend::staged_context(const std::string& sha256) {
-  fs::path dest = local_context_path(state_dir_, sha256);
+std::optional<std::string> LocalBackend::staged_context(const std::string& sha256,
+                                                        Compression compression) {
+  fs::path dest = local_context_path(state_dir_, sha256, compression);
   if (::utimensat(AT_FDCWD, dest.c_str(), nullptr, 0) != 0) return std::nullopt;  // "last used"
   return "file://" + dest.string();
 }
 
-fs::path local_context_path(const fs::path& state_dir, const std::string& sha256) {
-  return state_dir / "store" / "contexts" / (sha256 + ".tar.zst");
+fs::path local_context_path(const fs::path& state_dir, const std::string& sha256,
+                            Compression compression) {
+  return state_dir / "store" / "contexts" / (sha256 + std::string(archive_extension(compression)));
 }
 
 namespace {
@@ -99,12 +101,12 @@ namespace {
 class LocalSubmissionPreview : public SubmissionPreview {
  public:
   explicit LocalSubmissionPreview(fs::path state_dir) : state_dir_(std::move(state_dir)) {}
-  bool gzip_contexts() const override { return false; }
+  bool gzip_for_prebuilt_images() const override { return false; }
   std::string image(const ImageRecipe* recipe, const std::string& custom) const override {
     return recipe ? recipe->tag : custom;
   }
-  std::string context_uri(const std::string& sha256) const override {
-    return "file://" + local_context_path(state_dir_, sha256).string();
+  std::string context_uri(const std::string& sha256, Compression compression) const override {
+    return "file://" + local_context_path(state_dir_, sha256, compression).string();
   }
   std::vector<nlohmann::ordered_json> manifests(const JobSpec&) const override { return {}; }
 
@@ -119,8 +121,8 @@ std::unique_ptr<SubmissionPreview> make_local_submission_preview(fs::path state_
 }
 
 std::string LocalBackend::stage_context(const fs::path& archive, const std::string& sha256,
-                                        bool* uploaded) {
-  fs::path dest = local_context_path(state_dir_, sha256);
+                                        Compression compression, bool* uploaded) {
+  fs::path dest = local_context_path(state_dir_, sha256, compression);
   make_dirs(dest.parent_path());
   std::error_code ec;
   if (fs::exists(dest, ec)) {
@@ -431,20 +433,29 @@ std::vector<JobStatus> LocalBackend::list() {
   return out;
 }
 
-std::vector<CleanupItem> LocalBackend::cleanup(long older_than_seconds, bool dry_run) {
+std::vector<CleanupItem> LocalBackend::cleanup(const CleanupPolicy& policy, bool dry_run) {
+  const long older_than_seconds = policy.older_than_seconds;
   std::vector<CleanupItem> items;
   std::vector<std::string> in_use;  // contexts of jobs still running
-  const std::string now = rfc3339(now_unix());
-  for (const auto& st : list()) {
-    fs::path dir = job_dir(st.id);
-    if (!st.terminal() || is_held(st, now)) {
+  const double now = now_unix();
+  std::vector<JobStatus> finished;
+  std::vector<FinishedRecord> records;
+  for (auto& st : list()) {
+    if (!st.terminal() || is_held(st, rfc3339(now))) {
       if (auto spec = get_spec(st.id)) {
         in_use.push_back(spec->context_sha256);
         for (const auto& m : spec->data) in_use.push_back(fs::path(m.staged_uri).filename());
       }
       continue;
     }
-    if (mtime_age_seconds(status_path(dir)) < static_cast<double>(older_than_seconds)) continue;
+    // Finished when its status last changed: the runner's final write.
+    records.push_back({st.id, now - mtime_age_seconds(status_path(job_dir(st.id)))});
+    finished.push_back(std::move(st));
+  }
+  const std::set<std::string> doomed = records_to_remove(records, policy, now);
+  for (const auto& st : finished) {
+    if (!doomed.count(st.id)) continue;
+    const fs::path dir = job_dir(st.id);
     items.push_back({"job", st.id, tree_bytes(dir), st.state + ", " + st.file});
     if (!dry_run) remove_all_quiet(dir);
   }

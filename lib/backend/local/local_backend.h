@@ -21,7 +21,8 @@
 namespace kinetic {
 
 // Where the local backend keeps the context archive SHA256 under STATE_DIR.
-fs::path local_context_path(const fs::path& state_dir, const std::string& sha256);
+fs::path local_context_path(const fs::path& state_dir, const std::string& sha256,
+                            Compression compression);
 
 // What a local run would do (backend.h): the host's own tools, no API objects.
 std::unique_ptr<SubmissionPreview> make_local_submission_preview(fs::path state_dir);
@@ -46,8 +47,9 @@ class LocalBackend : public Backend {
   // (backend/local/gcs_cache.h). The runner links DST to either.
   DataMount stage_data(const DataMount& mount, bool grant) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
-                            bool* uploaded) override;
-  std::optional<std::string> staged_context(const std::string& sha256) override;
+                            Compression compression, bool* uploaded) override;
+  std::optional<std::string> staged_context(const std::string& sha256,
+                                            Compression compression) override;
   void submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) override;
   void stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                    const Interrupt* interrupt) override;
@@ -58,7 +60,7 @@ class LocalBackend : public Backend {
   std::optional<JobStatus> get(const std::string& id) override;
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
-  std::vector<CleanupItem> cleanup(long older_than_seconds, bool dry_run) override;
+  std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
   // STATE/pipelines/ and the steps' output folders (local_pipeline_store.h).
