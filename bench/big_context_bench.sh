@@ -59,9 +59,11 @@ find "$ctx" -type f -print0 | xargs -0 cat >/dev/null  # every tool reads from t
 timed() {  # LABEL CMD...: wall time and peak RSS of CMD (stdout discarded, stderr kept)
   local label="$1"
   shift
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr"
-  read -r wall rss <"$work/time"
+  local rc=0 wall rss
+  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || rc=$?
+  read -r wall rss < <(tail -1 "$work/time")  # after "Command exited with non-zero status N"
   printf '  %-34s %7.2f s  peak RSS %4d MiB\n' "$label" "$wall" "$((rss / 1024))"
+  return "$rc"
 }
 
 timed "tar --zstd -cf" tar --zstd -cf "$work/ctx.tar.zst" -C "$ctx" .
@@ -76,7 +78,10 @@ measure() {
   (cd "$dir/proj" && "$kin" -q up --project bench --zone us-central1-a >/dev/null)
   local bucket=bench-kinetic-kinetic
   mkdir -p "$dir/gcloud"
+  # One stream, as kinetic uploads: gcloud's parallel composite uploads need compose, which the
+  # fake GCS may lack.
   CLOUDSDK_CONFIG="$dir/gcloud" CLOUDSDK_CORE_PROJECT=bench \
+    CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED=False \
     CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE="$STORAGE_EMULATOR_HOST/storage/v1/" \
     timed "gcloud storage cp (the tar.zst)" \
     gcloud storage cp "$work/ctx.tar.zst" "gs://$bucket/bench/ctx.tar.zst" ||

@@ -531,6 +531,11 @@ struct FakeGcs::Impl {
       if (slash == std::string::npos) break;
       pos = slash + 1;
     }
+    // Google's apitools clients (gcloud storage, gsutil) start resumable uploads at
+    // /resumable/upload/storage/v1/b/BUCKET/o, their generated `resumable_path`; GCS serves it
+    // as /upload/storage/v1/...
+    if (r.segments.size() > 2 && r.segments[0] == "resumable" && r.segments[1] == "upload")
+      r.segments.erase(r.segments.begin());
     return r;
   }
 

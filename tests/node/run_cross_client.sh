@@ -52,4 +52,16 @@ if command -v gcloud >/dev/null 2>&1; then
   "$CP" download "$URL" cross gcloud/obj "$TMP/gcloud-read-by-kinetic" >/dev/null
   cmp "$TMP/from-gcloud" "$TMP/gcloud-read-by-kinetic"
   echo "ok: gcloud storage wrote, kinetic read"
+  # Above its resumable threshold gcloud starts the upload at /resumable/upload/storage/v1/...
+  # (apitools' resumable_path), one stream when parallel composite uploads are off.
+  head -c 3000000 /dev/urandom > "$TMP/from-gcloud-resumable"
+  CLOUDSDK_STORAGE_RESUMABLE_THRESHOLD=1MiB CLOUDSDK_STORAGE_PARALLEL_COMPOSITE_UPLOAD_ENABLED=False \
+    gcloud storage cp "$TMP/from-gcloud-resumable" "gs://cross/gcloud/resumable" \
+    --access-token-file "$TMP/token" --log-http >"$TMP/gcloud.log" 2>&1 ||
+    { echo "gcloud storage cp (resumable) failed:"; tail -20 "$TMP/gcloud.log"; exit 1; }
+  grep -q "/resumable/upload/storage/v1/b/cross/o" "$TMP/gcloud.log" ||
+    { echo "gcloud did not start a resumable upload"; exit 1; }
+  "$CP" download "$URL" cross gcloud/resumable "$TMP/gcloud-resumable-read-by-kinetic" >/dev/null
+  cmp "$TMP/from-gcloud-resumable" "$TMP/gcloud-resumable-read-by-kinetic"
+  echo "ok: gcloud storage wrote (resumable), kinetic read"
 fi
