@@ -24,8 +24,8 @@ struct StoppedVerdict {
 
 // A cancel: the runner got a SIGTERM (`kinetic cancel`, Ctrl-C passed on; in a pod also its Job
 // deleted or its node drained), a SIGINT or a SIGHUP. "cancelled", exit 130: which signal it was
-// says nothing of who sent it, and an error that is the state is what every display (the run's
-// last line, a pipeline's step line, --notify's text) knows has nothing to add.
+// says nothing of who sent it, and an error that is the state is what the run's last line and a
+// pipeline's step line know has nothing to add.
 StoppedVerdict cancelled_verdict();
 
 // The run's deadline passed: --timeout ("timed out after 60s (--timeout)"), or the budget

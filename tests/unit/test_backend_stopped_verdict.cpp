@@ -47,5 +47,24 @@ TEST(StoppedVerdict, TheRecordsExitCodeIsTheOneWaitAndRunExitWith) {
   }
 }
 
+// The run's last line says a stop once: "cancelled in 3.0s", not "cancelled in 3.0s: cancelled".
+TEST(StoppedVerdict, TheRunsLastLineSaysItOnce) {
+  JobStatus st;
+  st.duration_seconds = 3;
+  st.attempts = 1;
+  const StoppedVerdict cancel = cancelled_verdict();
+  st.state = cancel.state;
+  st.exit_code = cancel.exit_code;
+  st.error = cancel.error;
+  EXPECT_EQ(verdict_line(st, "job-1"), "job-1 cancelled in 3.0s");
+  JobSpec spec;
+  spec.timeout_seconds = 3;
+  const StoppedVerdict deadline = deadline_verdict(spec);
+  st.state = deadline.state;
+  st.exit_code = deadline.exit_code;
+  st.error = deadline.error;
+  EXPECT_EQ(verdict_line(st, "job-1"), "job-1 timeout in 3.0s: timed out after 3s (--timeout)");
+}
+
 }  // namespace
 }  // namespace kinetic
