@@ -1,6 +1,7 @@
 #include "docgen.h"
 
 #include <cctype>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -257,8 +258,40 @@ const char* kGenerated =
     "from kinetic's command tree; do not edit\n"
     "# (scripts/gen-docs.sh regenerates it; tests/e2e/test_docs.cpp checks it).\n";
 
+// The `case` arms of a shell's _kinetic_values: one a value source, BODY's lines for it.
+std::string value_source_cases(const std::function<std::string(const Source&)>& body) {
+  std::string s;
+  for (const auto& src : sources()) s += "    " + src.id + ")\n" + body(src) + "      ;;\n";
+  return s;
+}
+
+// "values=('a' 'b')": a words source's values as a bash or zsh array.
+std::string values_array(const Source& src) {
+  std::vector<std::string> quoted;
+  for (const auto& w : src.words) quoted.push_back(sq(w));
+  return "      values=(" + join(quoted) + ")\n";
+}
+
 // ---------------------------------------------------------------------------------------------
 // bash
+
+// The lines that fill bash's `values` from SRC.
+std::string bash_value_source(const Source& src) {
+  switch (src.kind) {
+    case Kind::words:
+      return values_array(src);
+    case Kind::command:
+      return "      while IFS= read -r line; do values+=(\"$line\"); done < <(kinetic " +
+             std::string(src.with_context ? "${ctx:+\"--context=$ctx\"} " : "") + src.args +
+             " 2>/dev/null)\n";
+    case Kind::files:
+    case Kind::dirs:
+      return std::string("      compopt -o filenames 2>/dev/null\n") +
+             "      while IFS= read -r line; do values+=(\"$line\"); done < <(compgen " +
+             (src.kind == Kind::files ? "-f" : "-d") + " -- \"$word\")\n";
+  }
+  return "";
+}
 
 std::string bash_values_function() {
   std::string s =
@@ -268,30 +301,7 @@ std::string bash_values_function() {
       "  local -a values=()\n"
       "  local line word=${cur#\"$2\"}\n"
       "  case $1 in\n";
-  for (const auto& src : sources()) {
-    s += "    " + src.id + ")\n";
-    switch (src.kind) {
-      case Kind::words: {
-        std::vector<std::string> quoted;
-        for (const auto& w : src.words) quoted.push_back(sq(w));
-        s += "      values=(" + join(quoted) + ")\n";
-        break;
-      }
-      case Kind::command:
-        s += "      while IFS= read -r line; do values+=(\"$line\"); done < <(kinetic " +
-             std::string(src.with_context ? "${ctx:+\"--context=$ctx\"} " : "") + src.args +
-             " 2>/dev/null)\n";
-        break;
-      case Kind::files:
-      case Kind::dirs:
-        s += "      compopt -o filenames 2>/dev/null\n";
-        s += std::string(
-                 "      while IFS= read -r line; do values+=(\"$line\"); done < <(compgen ") +
-             (src.kind == Kind::files ? "-f" : "-d") + " -- \"$word\")\n";
-        break;
-    }
-    s += "      ;;\n";
-  }
+  s += value_source_cases(bash_value_source);
   s += "  esac\n"
        "  _kinetic_reply \"${values[@]/#/$2}\"\n"
        "}\n";
@@ -505,6 +515,25 @@ std::vector<std::string> zsh_specs(const Cmd& c) {
   return specs;
 }
 
+// The lines that complete zsh's values from SRC.
+std::string zsh_value_source(const Source& src) {
+  const std::string offer =
+      "      _wanted " + src.id + " expl " + sq(src.label) + " compadd -a values\n";
+  switch (src.kind) {
+    case Kind::words:
+      return values_array(src) + offer;
+    case Kind::command:
+      return "      values=(${(f)\"$(kinetic " +
+             std::string(src.with_context ? "${_kinetic_ctx:+--context=$_kinetic_ctx} " : "") +
+             src.args + " 2>/dev/null)\"})\n" + offer;
+    case Kind::files:
+      return "      _files\n";
+    case Kind::dirs:
+      return "      _files -/\n";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string zsh_completion(const CLI::App& root) {
@@ -560,31 +589,7 @@ std::string zsh_completion(const CLI::App& root) {
        "  local -a values\n"
        "  local expl\n"
        "  case ${argv[-1]} in\n";
-  for (const auto& src : sources()) {
-    s += "    " + src.id + ")\n";
-    switch (src.kind) {
-      case Kind::words: {
-        std::vector<std::string> quoted;
-        for (const auto& w : src.words) quoted.push_back(sq(w));
-        s += "      values=(" + join(quoted) + ")\n";
-        s += "      _wanted " + src.id + " expl " + sq(src.label) + " compadd -a values\n";
-        break;
-      }
-      case Kind::command:
-        s += "      values=(${(f)\"$(kinetic " +
-             std::string(src.with_context ? "${_kinetic_ctx:+--context=$_kinetic_ctx} " : "") +
-             src.args + " 2>/dev/null)\"})\n";
-        s += "      _wanted " + src.id + " expl " + sq(src.label) + " compadd -a values\n";
-        break;
-      case Kind::files:
-        s += "      _files\n";
-        break;
-      case Kind::dirs:
-        s += "      _files -/\n";
-        break;
-    }
-    s += "      ;;\n";
-  }
+  s += value_source_cases(zsh_value_source);
   s += "  esac\n"
        "}\n"
        "\n"

@@ -49,9 +49,10 @@
 #
 # Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
 #   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
-#   run is over (preemption cap; the run's deadline, when status.json says 124). SIGTERM/SIGINT
-#   are passed on to the job's process group (a second one sends SIGKILL); the attempt is then
-#   recorded "cancelled" with exit 128+signal.
+#   run is over (preemption cap; the run's deadline, when status.json says 124; nobody following
+#   a foreground run). SIGTERM/SIGINT are passed on to the job's process group (a second one sends
+#   SIGKILL) and the container exits 128+signal; the attempt is recorded as stopped_verdict()
+#   says: "cancelled", exit 130, error "cancelled" (tests/golden/stopped_verdicts.json).
 
 import datetime
 import hashlib
@@ -264,6 +265,32 @@ def notify_payload(f):
                 outputs=f["outputs"])
 
 
+# ---- a stopped job's verdict (backend/stopped_verdict.h; tests/golden/stopped_verdicts.json) ---
+# The stop's, not what the stopped job exited with (the signal's echo, or its handler's exit: its
+# own words stay in its log); its exit code the one `kinetic wait` and `run` exit with for it.
+
+def deadline_error(spec):
+    limit = spec["timeout_seconds"]
+    if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
+        return "stopped at the %s budget (%s of %s, --max-cost)" % (
+            format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
+    return "timed out after %ds (--timeout)" % limit
+
+
+def stopped_verdict(stop, spec):
+    # (state, exit code, error) of a job STOP ended: "deadline" (--timeout, --max-cost),
+    # "abandoned" (nobody followed a foreground run), else the name of the signal the runner got:
+    # a cancel (in a pod also a Job deleted or a node drained), whichever signal it was.
+    if stop == "deadline":
+        return "timeout", EXIT_TIMEOUT, deadline_error(spec)
+    if stop == "abandoned":
+        return ("cancelled", EXIT_INTERRUPTED,
+                "abandoned: nobody followed this run for %ds (the kinetic that started it "
+                "stopped); run with --detach to keep a job going on its own"
+                % float(spec.get("follower_timeout_seconds", 0)))
+    return "cancelled", EXIT_INTERRUPTED, "cancelled"
+
+
 def redact_url(url):
     scheme, sep, rest = url.partition("://")
     if not sep:
@@ -301,9 +328,10 @@ spec = {}
 attempt = {"number": 0}
 # phase 0 before the job, 1 running, 2 after; run_over: no further attempt (EXIT_RUN_OVER);
 # abandoned: nobody follows this foreground run any more.
-# timed_out: the run's deadline passed (deadline_passed).
+# timed_out: the run's deadline passed (deadline_passed); stop: what stopped the attempt
+# (how_stopped).
 process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False,
-           "timed_out": False}
+           "timed_out": False, "stop": None}
 uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded or downloaded
 checkpoint_lock = threading.Lock()
 sync_checkpoints_now = threading.Event()
@@ -590,14 +618,6 @@ def run_deadline():
     return parse_time(spec["created"]) + float(limit)
 
 
-def timeout_error():
-    limit = spec["timeout_seconds"]
-    if spec.get("max_cost_usd") and spec.get("budget_seconds") == limit:
-        return "stopped at the %s budget (%s of %s, --max-cost)" % (
-            format_usd(spec["max_cost_usd"]), format_duration(limit), spec.get("accelerator"))
-    return "timed out after %ds (--timeout)" % limit
-
-
 # The job gets this long after SIGTERM to save its work before SIGKILL: within the pod's
 # terminationGracePeriodSeconds (30, lib/job/manifest.cpp), leaving time for the uploads.
 DEADLINE_GRACE_SECONDS = 10
@@ -625,7 +645,7 @@ def watch_deadline():
     left = deadline - time.time()
     if left <= 0:
         process["timed_out"] = True
-        raise Failure(EXIT_TIMEOUT, timeout_error())
+        raise Failure(EXIT_TIMEOUT, deadline_error(spec))
     timer = threading.Timer(left, deadline_passed)
     timer.daemon = True
     timer.start()
@@ -1029,7 +1049,7 @@ def run_job():
 
     if process["timed_out"]:
         # The time ran out while the job was being set up.
-        raise Failure(EXIT_TIMEOUT, timeout_error())
+        raise Failure(EXIT_TIMEOUT, deadline_error(spec))
     process["phase"] = 1
     every(float(spec.get("log_upload_seconds", 5)), log.flush)
     every(float(spec.get("checkpoint_sync_seconds", 10)), sync_checkpoints, sync_checkpoints_now)
@@ -1068,24 +1088,33 @@ except Failure as e:
 except Exception as e:
     status.update(error="%s: %s" % (type(e).__name__, e))
 
+
+
+def how_stopped():
+    # What stopped this attempt (stopped_verdict's STOP), None when nothing did. The run's
+    # deadline decides over the rest (its start found no time left, or the timer stopped the
+    # job), and a signal at the deadline is the deadline's (a single-host Job's own deadline
+    # reaches the pod as SIGTERM); nobody following decides over a signal.
+    if process["timed_out"]:
+        return "deadline"
+    if process["abandoned"]:
+        return "abandoned"
+    if process["signal"]:
+        deadline = run_deadline()
+        if deadline is not None and time.time() >= deadline - 5:
+            return "deadline"
+        return signal.Signals(process["signal"]).name
+    return None
+
+
 job_ran = process["phase"] == 1
 process["phase"] = 2
 stop_all_workers()
-if process["signal"]:
-    name = signal.Signals(process["signal"]).name
-    status.update(state="cancelled", exit_code=128 + process["signal"],
-                  error="cancelled: got " + name + (status["error"] and "; " + status["error"]))
-if process["timed_out"]:
-    # The run's deadline ended this attempt (its start found no time left, or the timer stopped
-    # the job): the run is over, whatever else the job or a signal said.
-    process["run_over"] = True
-    status.update(state="timeout", exit_code=EXIT_TIMEOUT, error=timeout_error())
-elif process["abandoned"]:
-    process["run_over"] = True
-    status.update(state="cancelled", exit_code=EXIT_RUN_OVER,
-                  error="abandoned: nobody followed this run for %ds (the kinetic that started it "
-                  "stopped); run with --detach to keep a job going on its own"
-                  % float(spec.get("follower_timeout_seconds", 0)))
+process["stop"] = how_stopped()
+if process["timed_out"] or process["abandoned"]:
+    process["run_over"] = True  # no further attempt
+if process["stop"]:
+    status.update(zip(("state", "exit_code", "error"), stopped_verdict(process["stop"], spec)))
 if status["error"]:
     say(status["error"])
 
@@ -1137,15 +1166,12 @@ def record_this_attempt():
 def final_verdict():
     # (state, exit code, error) when this attempt's verdict is the run's, None when another
     # attempt may follow or the pod cannot tell. A cancel and a preemption both arrive as
-    # SIGTERM, so a signal counts only past the deadline (kinetic itself tells the hooks of a
-    # cancel); a failure only with no retry left.
+    # SIGTERM, so a signal counts only at the deadline (how_stopped; kinetic itself tells the
+    # hooks of a cancel); a failure only with no retry left.
     state, exit_code, error = status["state"], status["exit_code"], status["error"]
-    if process["signal"] and not process["run_over"]:
-        deadline = run_deadline()
-        if deadline is None or time.time() < deadline - 5:
-            return None
-        state, exit_code, error = "timeout", EXIT_TIMEOUT, timeout_error()
-    elif state == "failed" and not process["run_over"]:
+    if process["stop"] not in (None, "deadline", "abandoned") and not process["run_over"]:
+        return None
+    if state == "failed" and not process["run_over"]:
         failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
         if max(failures, 1) <= int(spec.get("retries", 0)):
             return None
@@ -1247,15 +1273,21 @@ try:
         post_notifications(notify_payload(facts))
 except Exception as e:
     say("could not notify: %s" % type(e).__name__)  # its text could hold a URL
-code = status["exit_code"]
 if hold > 0:
     say("holding this pod %s for `kinetic exec %s -it -- bash` (`kinetic cancel %s` ends it "
         "sooner)" % (format_duration(hold), job_id, job_id))
-# 197 is kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
-code = 1 if code == EXIT_RUN_OVER and not process["run_over"] else code
-# A run past its deadline is over too: status.json says timeout (124), the container exits
-# EXIT_RUN_OVER so that neither the Job nor the JobSet starts another attempt.
-code = EXIT_RUN_OVER if process["timed_out"] else code
+# The container's exit code, which the Job and the JobSet act on (docs/run-record.md), is not
+# always the record's. A run past its deadline, or that nobody follows, is over: status.json
+# says timeout (124) or cancelled (130), the container exits EXIT_RUN_OVER so that neither the Job
+# nor the JobSet starts another attempt. A signal ends it as the signal's (128+N). 197 is
+# kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
+if process["timed_out"] or process["abandoned"]:
+    code = EXIT_RUN_OVER
+elif process["signal"]:
+    code = 128 + process["signal"]
+else:
+    code = status["exit_code"]
+    code = 1 if code == EXIT_RUN_OVER and not process["run_over"] else code
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
 # order, so a follower that has read both lines has read everything, and the uploads are over.
 # It need not ask the cluster whether the container ended, nor read the log once more (issue

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/strings.h"
 
 namespace kinetic {
@@ -176,21 +177,26 @@ std::string csi_mount_path(const DataMount& mount) {
   return path;
 }
 
+namespace {
+
+constexpr TextFields<DataMount, 4> kDataMountText = {
+    {{"source", &DataMount::source},
+     {"target", &DataMount::target},
+     {"staged_uri", &DataMount::staged_uri},
+     {"staged_sha256", &DataMount::staged_sha256}}};
+
+}  // namespace
+
 nlohmann::json to_json(const DataMount& m) {
-  return {{"source", m.source},
-          {"target", m.target},
-          {"mode", m.writable ? "rw" : "ro"},
-          {"staged_uri", m.staged_uri},
-          {"staged_sha256", m.staged_sha256}};
+  nlohmann::json j = {{"mode", m.writable ? "rw" : "ro"}};
+  put_text_fields(j, m, kDataMountText);
+  return j;
 }
 
 DataMount data_mount_from_json(const nlohmann::json& j) {
   DataMount m;
-  m.source = j.value("source", "");
-  m.target = j.value("target", "");
+  get_text_fields(j, m, kDataMountText);
   m.writable = j.value("mode", "ro") == "rw";
-  m.staged_uri = j.value("staged_uri", "");
-  m.staged_sha256 = j.value("staged_sha256", "");
   return m;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "pack/sha256.h"
 
 namespace kinetic {
@@ -19,22 +20,23 @@ std::optional<nlohmann::json> read_json(PipelineStore& store, const std::string&
   return j;
 }
 
+constexpr TextFields<CachedStep, 5> kCachedStepText = {{{"key", &CachedStep::key},
+                                                        {"step", &CachedStep::step},
+                                                        {"job", &CachedStep::job},
+                                                        {"pipeline", &CachedStep::pipeline},
+                                                        {"outputs", &CachedStep::outputs}}};
+
 nlohmann::json cached_step_json(const CachedStep& e) {
-  return {{"key", e.key},
-          {"step", e.step},
-          {"job", e.job},
-          {"pipeline", e.pipeline},
-          {"outputs", e.outputs}};
+  nlohmann::json j = nlohmann::json::object();
+  put_text_fields(j, e, kCachedStepText);
+  return j;
 }
 
 CachedStep cached_step_from_json(const nlohmann::json& j) {
   CachedStep e;
-  e.key = j.value("key", "");
-  e.step = j.value("step", "");
-  e.job = j.value("job", "");
-  e.pipeline = j.value("pipeline", "");
+  get_text_fields(j, e, kCachedStepText);
   // Entries of the first slice named a folder "output_dir".
-  e.outputs = j.value("outputs", j.value("output_dir", ""));
+  if (!j.contains("outputs")) e.outputs = j.value("output_dir", "");
   return e;
 }
 

@@ -944,10 +944,11 @@ std::string verdict_line(const JobStatus& st, const std::string& id) {
         std::string(failed ? " and " : " after ") + std::to_string(st.attempts) + " attempts";
     if (preempted > 0) verdict += " (" + std::to_string(preempted) + " preempted)";
   }
-  // "job exited with code N" says no more than "(exit N)".
+  // "job exited with code N" says no more than "(exit N)", nor "cancelled" than the state.
   const bool bare =
       st.exit_code && st.error == "job exited with code " + std::to_string(*st.exit_code);
-  if (st.state != kSucceeded && !st.error.empty() && !bare) verdict += ": " + st.error;
+  if (st.state != kSucceeded && !st.error.empty() && !bare && st.error != st.state)
+    verdict += ": " + st.error;
   return verdict;
 }
 

@@ -10,6 +10,7 @@
 
 #include "backend/process_identity.h"
 #include "cli_harness.h"
+#include "integration/stopped_verdict_case.h"
 
 namespace kinetic::test {
 namespace {
@@ -142,11 +143,28 @@ TEST_F(JobsTest, CancelStopsADetachedJobAndItsProcesses) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find(id + " cancelled"), std::string::npos) << r.err;
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
-  EXPECT_EQ(status(id)["state"], "cancelled");
+  // The golden's verdict, as the bootstrap records it in a pod.
+  EXPECT_EQ(verdict_in(status(id)), golden_stopped_verdict("SIGTERM"));
   // Cancelling again is harmless and says so.
   auto again = sb.run({"cancel", id}, proj);
   EXPECT_EQ(again.exit_code, 0);
   EXPECT_NE(again.err.find("already cancelled"), std::string::npos) << again.err;
+}
+
+// A job that ignores the cancel's SIGTERM is still running when its deadline passes (SIGKILL
+// comes only after the grace): the deadline decides the verdict, as in the bootstrap, whose
+// timer stops a job a signal has not (docs/decisions.md "One runner's phases").
+TEST_F(JobsTest, TheDeadlineDecidesOverACancelTheJobOutlived) {
+  sb.write("proj/stubborn.sh", "trap '' TERM\necho up\nsleep 60\n");
+  auto d = sb.run({"run", "stubborn.sh", "--detach", "--timeout", "3s"}, proj);
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const std::string id = first_line(d.out);
+  ASSERT_TRUE(eventually([&] { return sb.run({"logs", id}, proj).out == "up\n"; }));
+  // Before the deadline on any machine that runs the job within 3 s; after it, the deadline
+  // decides anyway.
+  auto c = sb.run({"cancel", id}, proj);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(verdict_in(status(id)), golden_stopped_verdict("deadline"));
 }
 
 TEST_F(JobsTest, UnknownJobIsAOneLineErrorWithSuggestions) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_harness.h"
+#include "integration/stopped_verdict_case.h"
 
 namespace kinetic::test {
 namespace {
@@ -264,7 +265,8 @@ TEST_F(RunTest, TimeoutExits124AndKillsTheWholeProcessGroup) {
   int child = std::stoi(slurp(proj / "kinetic-out" / job / "child.pid"));
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10))
       << "the job's background process survived the timeout";
-  EXPECT_EQ(status_json(job)["state"], "timeout");
+  // The golden's verdict, as the bootstrap records it in a pod.
+  EXPECT_EQ(verdict_in(status_json(job)), golden_stopped_verdict("deadline"));
 }
 
 TEST_F(RunTest, InterruptCancelsTheJobAndExits130) {
@@ -281,7 +283,11 @@ TEST_F(RunTest, InterruptCancelsTheJobAndExits130) {
   int child = std::stoi(slurp(sb.state() / "jobs" / job / "child.pid"));
   EXPECT_TRUE(eventually([&] { return !process_alive(child); }, 10));
   EXPECT_NE(slurp(err).find("cancelled"), std::string::npos) << slurp(err);
-  EXPECT_EQ(status_json(job)["state"], "cancelled");
+  // kinetic passes Ctrl-C on to the runner as a cancel (SIGTERM): the golden's verdict, as the
+  // bootstrap records it in a pod, and the stopped attempt's entry says the same.
+  const auto st = status_json(job);
+  EXPECT_EQ(verdict_in(st), golden_stopped_verdict("SIGTERM")) << st;
+  EXPECT_EQ(verdict_in(st["attempt_history"].back()), golden_stopped_verdict("SIGTERM")) << st;
 }
 
 TEST_F(RunTest, RetriesRunTheJobAgainWithTheCheckpointDirKept) {

@@ -34,6 +34,7 @@
 #include "fakes/fake_oauth.h"
 #include "integration/call_file.h"
 #include "integration/command_output.h"
+#include "integration/stopped_verdict_case.h"
 #include "job/bootstrap.h"
 #include "job/data_mount.h"
 #include "job/function_call.h"
@@ -583,6 +584,40 @@ TEST(BootstrapNotifyPayload, EveryCaseAsKinetic) {
   fs::remove_all(dir);
 }
 
+// The bootstrap's verdict of a stopped job (lib/job/bootstrap.py stopped_verdict) against the
+// same cases as the local supervisor's (tests/golden/stopped_verdicts.json;
+// backend/stopped_verdict.h): its functions, with the exit codes ahead of them, as the pod runs
+// them.
+TEST(BootstrapStoppedVerdict, EveryCaseAsTheLocalSupervisor) {
+  const std::string source(bootstrap_source());
+  const auto from = source.find("def format_duration(");
+  const auto to = source.find("def redact_url(");
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const fs::path dir =
+      fs::temp_directory_path() / ("kinetic-stopped-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "verdict.py") << "import math\n"
+                                    << incluster_common_source() << source.substr(from, to - from);
+  std::ofstream(dir / "check.py")
+      << "import json, sys\n"
+         "exec(open(sys.argv[1]).read())\n"
+         "bad = 0\n"
+         "for c in json.load(open(sys.argv[2], encoding='utf-8')):\n"
+         "    want = c['verdict']\n"
+         "    got = stopped_verdict(c['stop'], c['spec'])\n"
+         "    if got != (want['state'], want['exit_code'], want['error']):\n"
+         "        bad += 1\n"
+         "        print('%s: got %r, want %r' % (c['name'], got, want))\n"
+         "sys.exit(1 if bad else 0)\n";
+  const std::string cmd = "python3 " + (dir / "check.py").string() + " " +
+                          (dir / "verdict.py").string() +
+                          " " KINETIC_SOURCE_DIR "/tests/golden/stopped_verdicts.json 2>&1";
+  const auto run = test::command_output(cmd);
+  EXPECT_EQ(run.status, 0) << run.out;
+  fs::remove_all(dir);
+}
+
 // The bootstrap unpacks a pipeline step's inputs (another job's outputs, which that job's code
 // wrote) and --data archives with its own checks, as the CLI's unpacker does: chained links, a
 // write through a link, absolute or '..' names, devices and hard links out are refused, with or
@@ -785,12 +820,14 @@ while True:
     return out.find("ready\n") != std::string::npos;
   })) << child->err();
   child->signal(SIGTERM);
-  EXPECT_EQ(child->wait(), 143) << child->err();
+  EXPECT_EQ(child->wait(), 143) << child->err();  // the container ends as the signal's
   EXPECT_NE(child->out().find("stopping"), std::string::npos);
   auto st = status_json();
-  EXPECT_EQ(st["state"], "cancelled");
-  EXPECT_EQ(st["exit_code"], 143);
-  EXPECT_NE(st["error"].get<std::string>().find("SIGTERM"), std::string::npos) << st;
+  // The record says the stop's verdict, as the local supervisor's does (the job's own exit 0
+  // after the signal is not why it ended).
+  EXPECT_EQ(test::verdict_in(st), test::golden_stopped_verdict("SIGTERM")) << st;
+  EXPECT_EQ(test::verdict_in(st["attempt_history"].back()), test::golden_stopped_verdict("SIGTERM"))
+      << st;
   EXPECT_EQ(slurp(outputs() / "marker"), "SIGTERM");
   EXPECT_EQ(gcs.object_data(kBucket, results_prefix() + "checkpoints/last.ckpt").value_or(""),
             "saved");
@@ -1049,7 +1086,7 @@ TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
 // time left, so it ends the run (197: no other attempt) without running the job, and the record
 // says timeout (issue #27). The deadline counts from the submit, not from this attempt.
 TEST_F(BootstrapTest, AnAttemptStartingPastTheRunsDeadlineEndsTheRunWithoutRunningTheJob) {
-  timeout = 60;
+  timeout = 3;  // the golden's --timeout case
   submitted_ago = 90;
   gcs.put_object(kBucket, attempt_object(1, "status.json"),
                  nlohmann::json{{"attempt", 1}, {"state", "failed"}, {"exit_code", 5}}.dump(),
@@ -1060,9 +1097,7 @@ TEST_F(BootstrapTest, AnAttemptStartingPastTheRunsDeadlineEndsTheRunWithoutRunni
   EXPECT_EQ(child->wait(), 197) << child->err();
   EXPECT_EQ(child->out().find("should not run"), std::string::npos);
   auto st = status_json();
-  EXPECT_EQ(st["state"], "timeout") << st.dump();
-  EXPECT_EQ(st["exit_code"], 124) << st.dump();
-  EXPECT_EQ(st["error"], "timed out after 60s (--timeout)") << st.dump();
+  EXPECT_EQ(test::verdict_in(st), test::golden_stopped_verdict("deadline")) << st.dump();
   auto attempt = nlohmann::json::parse(
       gcs.object_data(kBucket, attempt_object(2, "status.json")).value_or("{}"));
   EXPECT_EQ(attempt["state"], "timeout") << attempt.dump();
@@ -1103,6 +1138,28 @@ TEST_F(BootstrapTest, ASingleHostAttemptLeavesTheDeadlineToItsJob) {
   auto child = start();
   EXPECT_EQ(child->wait(), 0) << child->err();
   EXPECT_EQ(status_json()["state"], "succeeded");
+}
+
+// A single-host Job's deadline reaches its pod as a SIGTERM (the cluster's
+// activeDeadlineSeconds): one at or past the run's deadline is the deadline's, so the record
+// says timeout, as the local supervisor's does, not cancelled.
+TEST_F(BootstrapTest, ASignalAtTheRunsDeadlineIsRecordedAsTheDeadlines) {
+  timeout = 3;  // the golden's --timeout case
+  submitted_ago = 90;
+  stage_context({{"t.py",
+                  {"import time\n"
+                   "print('working', flush=True)\n"
+                   "time.sleep(60)\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  ASSERT_TRUE(child->read_until([](const std::string& out) {
+    return out.find("working\n") != std::string::npos;
+  })) << child->err();
+  child->signal(SIGTERM);
+  EXPECT_EQ(child->wait(), 143) << child->err();
+  auto st = status_json();
+  EXPECT_EQ(test::verdict_in(st), test::golden_stopped_verdict("deadline")) << st.dump();
 }
 
 TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {
@@ -1151,7 +1208,10 @@ TEST_F(BootstrapTest, AForegroundRunNobodyFollowsIsStoppedAndNotRetried) {
   EXPECT_NE(child->out().find("working"), std::string::npos);
   EXPECT_NE(child->err().find("nobody has followed this run"), std::string::npos) << child->err();
   auto st = status_json();
-  EXPECT_EQ(st["state"], "cancelled") << st.dump();
+  // The golden's verdict; its error names the golden's 300 s where this run waited 0.3 s.
+  const auto want = test::golden_stopped_verdict("abandoned");
+  EXPECT_EQ(st["state"], want["state"]) << st.dump();
+  EXPECT_EQ(st["exit_code"], want["exit_code"]) << st.dump();
   EXPECT_EQ(st["error"].get<std::string>().rfind("abandoned: ", 0), 0u) << st.dump();
 }
 

@@ -30,13 +30,7 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson labels() {
-  return script_labels(kAutoDownName);
-}
-
-ojson metadata(const std::string& name, const std::string& ns) {
-  return script_metadata(kAutoDownName, name, ns);
-}
+constexpr ScriptObjects kAutoDownObjects{kAutoDownName};
 
 std::optional<double> time_field(const nlohmann::json& data, const char* key) {
   auto it = data.find(key);
@@ -114,14 +108,16 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
   // cannot run one as this account, which may delete the cluster.
   out.push_back({{"apiVersion", "v1"},
                  {"kind", "Namespace"},
-                 {"metadata", {{"name", ns}, {"labels", labels()}}}});
-  out.push_back({{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", metadata(sa, ns)}});
+                 {"metadata", {{"name", ns}, {"labels", kAutoDownObjects.labels()}}}});
+  out.push_back({{"apiVersion", "v1"},
+                 {"kind", "ServiceAccount"},
+                 {"metadata", kAutoDownObjects.metadata(sa, ns)}});
   // What runs anywhere in the cluster (another context's jobs, anything else) keeps it: list
   // workloads in every namespace, never read a Secret or a log.
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "ClusterRole"},
-       {"metadata", {{"name", kAutoDownName}, {"labels", labels()}}},
+       {"metadata", {{"name", kAutoDownName}, {"labels", kAutoDownObjects.labels()}}},
        {"rules",
         ojson::array(
             {{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"list"}}},
@@ -129,14 +125,14 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
              {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}}})}});
   out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
                  {"kind", "ClusterRoleBinding"},
-                 {"metadata", {{"name", kAutoDownName}, {"labels", labels()}}},
+                 {"metadata", {{"name", kAutoDownName}, {"labels", kAutoDownObjects.labels()}}},
                  {"roleRef",
                   {{"apiGroup", role_ref_group}, {"kind", "ClusterRole"}, {"name", kAutoDownName}}},
                  {"subjects", subjects}});
   // Its record: get and patch one ConfigMap by name, in its own namespace.
   out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
                  {"kind", "Role"},
-                 {"metadata", metadata(kAutoDownName, ns)},
+                 {"metadata", kAutoDownObjects.metadata(kAutoDownName, ns)},
                  {"rules", ojson::array({{{"apiGroups", {""}},
                                           {"resources", {"configmaps"}},
                                           {"resourceNames", {kAutoDownName}},
@@ -144,12 +140,12 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "RoleBinding"},
-       {"metadata", metadata(kAutoDownName, ns)},
+       {"metadata", kAutoDownObjects.metadata(kAutoDownName, ns)},
        {"roleRef", {{"apiGroup", role_ref_group}, {"kind", "Role"}, {"name", kAutoDownName}}},
        {"subjects", subjects}});
   out.push_back({{"apiVersion", "v1"},
                  {"kind", "ConfigMap"},
-                 {"metadata", metadata(kAutoDownName, ns)},
+                 {"metadata", kAutoDownObjects.metadata(kAutoDownName, ns)},
                  {"data", {{"idle_after", std::to_string(idle_seconds)}}}});
   ojson env = ojson::array({{{"name", "KINETIC_PROJECT"}, {"value", t.project}},
                             {{"name", "KINETIC_LOCATION"}, {"value", t.location}},
@@ -158,21 +154,23 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
                             {{"name", "KINETIC_STATE"}, {"value", kAutoDownName}},
                             {{"name", "KINETIC_IGNORED_NAMESPACES"}, {"value", kAutoDownIgnored}}});
   const ojson pod = script_pod_spec("auto-down", auto_down_source(), env, sa);
-  out.push_back({{"apiVersion", "batch/v1"},
-                 {"kind", "CronJob"},
-                 {"metadata", metadata(kAutoDownName, ns)},
-                 {"spec",
-                  {{"schedule", kAutoDownSchedule},
-                   {"concurrencyPolicy", "Forbid"},
-                   {"startingDeadlineSeconds", 240},
-                   {"successfulJobsHistoryLimit", 1},
-                   {"failedJobsHistoryLimit", 1},
-                   {"jobTemplate",
-                    {{"metadata", {{"labels", labels()}}},
-                     {"spec",
-                      {{"backoffLimit", 0},
-                       {"activeDeadlineSeconds", 240},
-                       {"template", {{"metadata", {{"labels", labels()}}}, {"spec", pod}}}}}}}}}});
+  out.push_back(
+      {{"apiVersion", "batch/v1"},
+       {"kind", "CronJob"},
+       {"metadata", kAutoDownObjects.metadata(kAutoDownName, ns)},
+       {"spec",
+        {{"schedule", kAutoDownSchedule},
+         {"concurrencyPolicy", "Forbid"},
+         {"startingDeadlineSeconds", 240},
+         {"successfulJobsHistoryLimit", 1},
+         {"failedJobsHistoryLimit", 1},
+         {"jobTemplate",
+          {{"metadata", {{"labels", kAutoDownObjects.labels()}}},
+           {"spec",
+            {{"backoffLimit", 0},
+             {"activeDeadlineSeconds", 240},
+             {"template",
+              {{"metadata", {{"labels", kAutoDownObjects.labels()}}}, {"spec", pod}}}}}}}}}});
   return out;
 }
 

@@ -7,11 +7,11 @@
 #include "backend/gke/job_watch.h"
 #include "backend/gke/names.h"
 #include "backend/notify.h"
+#include "backend/stopped_verdict.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/strings.h"
 #include "gcp/storage.h"
-#include "job/budget.h"
 #include "job/catalog.h"
 #include "pack/archive.h"
 
@@ -141,12 +141,11 @@ JobStatus GkeBackend::verdict_of(const JobSpec& spec, const std::optional<JobSta
     st.error = "cancelled before it reported";
   }
   if (workload && ended_by_deadline(*workload)) {
-    st.state = std::string(kTimedOut);
-    if (spec.budget_seconds && spec.max_cost_usd && spec.timeout_seconds == spec.budget_seconds)
-      st.error = budget_stop_message(*spec.max_cost_usd, *spec.budget_seconds, spec.accelerator);
-    else
-      st.error =
-          "timed out after " + std::to_string(spec.timeout_seconds.value_or(0)) + "s (--timeout)";
+    // The verdict the bootstrap records when it stops the job itself (backend/stopped_verdict.h).
+    const StoppedVerdict v = deadline_verdict(spec);
+    st.state = v.state;
+    st.exit_code = v.exit_code;
+    st.error = v.error;
   } else if (!workload && st.state != kSucceeded && st.state != kFailed) {
     st.state = std::string(kCancelled);
   }

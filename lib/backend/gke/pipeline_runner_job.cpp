@@ -39,13 +39,7 @@ using ojson = nlohmann::ordered_json;
 
 namespace {
 
-ojson runner_labels() {
-  return script_labels(kPipelineRunnerName);
-}
-
-ojson runner_metadata(const std::string& name, const std::string& ns) {
-  return script_metadata(kPipelineRunnerName, name, ns);
-}
+constexpr ScriptObjects kRunnerObjects{kPipelineRunnerName};
 
 // The service accounts NODE's pod specs (objects with containers) name, "" for none.
 void pod_service_accounts(const ojson& node, std::set<std::string>& out) {
@@ -130,7 +124,7 @@ ojson role_binding(const std::string& name, const std::string& ns) {
   return {
       {"apiVersion", "rbac.authorization.k8s.io/v1"},
       {"kind", "RoleBinding"},
-      {"metadata", runner_metadata(name, ns)},
+      {"metadata", kRunnerObjects.metadata(name, ns)},
       {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}}},
       {"subjects",
        ojson::array(
@@ -145,13 +139,13 @@ std::vector<ojson> pipeline_runner_manifests(const Target& t, const std::string&
   std::vector<ojson> out;
   out.push_back({{"apiVersion", "v1"},
                  {"kind", "ServiceAccount"},
-                 {"metadata", runner_metadata(kPipelineRunnerName, t.ns)}});
+                 {"metadata", kRunnerObjects.metadata(kPipelineRunnerName, t.ns)}});
   // Creating cannot be limited by name: the namespace's Role only creates. The pipeline's own
   // Role reads and deletes its steps' objects, by name, and nothing else.
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "Role"},
-       {"metadata", runner_metadata(kPipelineRunnerName, t.ns)},
+       {"metadata", kRunnerObjects.metadata(kPipelineRunnerName, t.ns)},
        {"rules",
         ojson::array({{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"create"}}},
                       {{"apiGroups", {"jobset.x-k8s.io"}},
@@ -161,7 +155,7 @@ std::vector<ojson> pipeline_runner_manifests(const Target& t, const std::string&
   const std::string job_name = pipeline_runner_job(pipeline_id);
   out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
                  {"kind", "Role"},
-                 {"metadata", runner_metadata(job_name, t.ns)},
+                 {"metadata", kRunnerObjects.metadata(job_name, t.ns)},
                  {"rules", pipeline_rules(plan)}});
   out.push_back(role_binding(job_name, t.ns));
   const ojson pod =
@@ -169,7 +163,7 @@ std::vector<ojson> pipeline_runner_manifests(const Target& t, const std::string&
                       ojson::array({{{"name", "KINETIC_PLAN_URI"}, {"value", plan_uri}},
                                     {{"name", "KINETIC_PLAN_SHA256"}, {"value", plan_sha256}}}),
                       kPipelineRunnerName);
-  ojson labels = runner_labels();
+  ojson labels = kRunnerObjects.labels();
   labels["kinetic.dev/pipeline"] = pipeline_id;
   out.push_back({{"apiVersion", "batch/v1"},
                  {"kind", "Job"},

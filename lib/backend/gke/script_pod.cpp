@@ -2,13 +2,13 @@
 
 namespace kinetic::gke {
 
-nlohmann::ordered_json script_labels(const std::string& app) {
+nlohmann::ordered_json ScriptObjects::labels() const {
   return {{"app.kubernetes.io/managed-by", "kinetic"}, {"app.kubernetes.io/name", app}};
 }
 
-nlohmann::ordered_json script_metadata(const std::string& app, const std::string& name,
-                                       const std::string& ns) {
-  return {{"name", name}, {"namespace", ns}, {"labels", script_labels(app)}};
+nlohmann::ordered_json ScriptObjects::metadata(const std::string& name,
+                                               const std::string& ns) const {
+  return {{"name", name}, {"namespace", ns}, {"labels", labels()}};
 }
 
 nlohmann::ordered_json script_pod_spec(const std::string& container, std::string_view source,

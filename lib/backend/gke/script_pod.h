@@ -18,11 +18,15 @@ namespace kinetic::gke {
 inline constexpr const char* kScriptImage =
     "python:3.12-slim@sha256:229a2c5bfa27522db7815ea81f9bed70af17ccb9de9fc7ad142b1877b5830d36";
 
-// The labels of every object of script APP ("kinetic-auto-down"): managed by kinetic, named APP.
-nlohmann::ordered_json script_labels(const std::string& app);
-// {name, namespace, labels: script_labels(APP)}.
-nlohmann::ordered_json script_metadata(const std::string& app, const std::string& name,
-                                       const std::string& ns);
+// The objects of script APP ("kinetic-auto-down": its CronJob or Job, account and RBAC), as each
+// script's file names them once (`constexpr ScriptObjects kAutoDownObjects{kAutoDownName}`).
+struct ScriptObjects {
+  std::string_view app;
+  // The labels of every one of them: managed by kinetic, named APP.
+  nlohmann::ordered_json labels() const;
+  // {name, namespace, labels()}.
+  nlohmann::ordered_json metadata(const std::string& name, const std::string& ns) const;
+};
 
 // A pod spec running `python3 -c SOURCE` in container CONTAINER with ENV (an array of
 // {name, value}) as service account SERVICE_ACCOUNT; it never restarts in place.

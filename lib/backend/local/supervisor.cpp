@@ -20,6 +20,7 @@
 #include "backend/local/job_log.h"
 #include "backend/notify.h"
 #include "backend/process_identity.h"
+#include "backend/stopped_verdict.h"
 #include "core/copy_tree.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -51,6 +52,8 @@ struct ChildResult {
   std::string stderr_tail;  // the end of what it wrote to stderr (failure_cause.h)
 };
 
+// What stopped the job, if anything: a cancel, or the deadline, which once passed before the
+// job ended decides over a cancel (as in the bootstrap).
 enum class Stop { none, cancelled, timed_out };
 
 // Runs one process of the job in its own process group, copying its output to the log, until it
@@ -159,9 +162,9 @@ class ChildRunner {
     char buf[65536];
     while (fds[0] >= 0 || fds[1] >= 0 || !reaped) {
       double now = monotonic();
-      if (!reaped && stop_ == Stop::none && deadline_ && now >= *deadline_) {
+      if (!reaped && stop_ != Stop::timed_out && deadline_ && now >= *deadline_) {
+        if (stop_ == Stop::none) terminate(pid, now);  // a cancel has stopped it already
         stop_ = Stop::timed_out;
-        terminate(pid, now);
       }
       if (kill_at_ && now >= *kill_at_) {
         ::kill(-pid, SIGKILL);
@@ -172,7 +175,7 @@ class ChildRunner {
       auto until = [&](const std::optional<double>& t) {
         if (t) wait = std::min(wait, std::max(0.0, *t - now));
       };
-      if (!reaped && stop_ == Stop::none) until(deadline_);
+      if (!reaped && stop_ != Stop::timed_out) until(deadline_);
       until(kill_at_);
       until(drain_until);
       pollfd p[3] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}, {sigfd_, POLLIN, 0}};
@@ -545,7 +548,11 @@ class LocalRun {
       record.finished = rfc3339(now_unix());
       record.exit_code = r.exit_code;
       record.state = r.exit_code == 0 ? std::string(kSucceeded) : std::string(kFailed);
-      if (stop_ != Stop::none) break;
+      if (stop_ != Stop::none) {
+        // One of the run's attempts, as the bootstrap records it: the verdict will say how.
+        st_.attempt_history.push_back(record);
+        break;
+      }
       if (r.exit_code == 0) {
         st_.attempt_history.push_back(record);
         finish(kSucceeded, 0, "");
@@ -563,13 +570,19 @@ class LocalRun {
     }
   }
 
-  // A cancel or the deadline decides the verdict, whatever the job's last exit said.
+  // A cancel or the deadline decides the verdict, whatever the job's last exit said
+  // (backend/stopped_verdict.h), and the stopped attempt's entry says the same.
   void stopped_verdict() {
-    if (stop_ == Stop::cancelled) finish(kCancelled, exit_codes::interrupted, "cancelled");
-    if (stop_ == Stop::timed_out)
-      finish(kTimedOut, exit_codes::timeout,
-             "timed out after " + std::to_string(spec_.timeout_seconds.value_or(0)) +
-                 "s (--timeout); the job's processes were stopped");
+    if (stop_ == Stop::none) return;
+    const StoppedVerdict v =
+        stop_ == Stop::timed_out ? deadline_verdict(spec_) : cancelled_verdict();
+    finish(v.state, v.exit_code, v.error);
+    if (!st_.attempt_history.empty() && st_.attempt_history.back().attempt == st_.attempts) {
+      AttemptRecord& last = st_.attempt_history.back();
+      last.state = v.state;
+      last.exit_code = v.exit_code;
+      last.error = v.error;
+    }
   }
 
   // The bootstrap's upload_outputs: outputs and status.json go to the caller's output
