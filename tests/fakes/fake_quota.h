@@ -1,0 +1,49 @@
+// An opt-in write-rate quota for the fakes (docs/fakes.md "Write quotas"): a token bucket
+// holding at most one second's worth of writes, refilled at RATE writes per second. The fake GCS
+// keeps one per bucket, the fake Kubernetes API one per server; a write that finds the bucket
+// empty is refused with the service's own 429 answer, and its Retry-After (when the service
+// sends one) is how long until a token is back. Off (every write passes) until a rate is set.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+namespace kinetic::fakes {
+
+class WriteQuota {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // RATE writes per second (0 or less: no quota). The bucket starts full.
+  void set_rate(double writes_per_second);
+  double rate() const;
+  // Takes one write's token at NOW; false when there is none (a refusal, counted).
+  bool take(Clock::time_point now = Clock::now());
+  // Whole seconds until a token is back after a refusal at NOW, at least 1 (Retry-After's unit).
+  int seconds_until_token(Clock::time_point now = Clock::now()) const;
+  int refused() const;
+
+  // Orders a burst, for tests: the next N writes that call gather() wait there until all N have
+  // arrived, then go on together, so N clients' writes reach the quota at once however their
+  // processes were scheduled (after a minute without all N, the waiting ones go on). Call
+  // gather() without holding the fake's own lock.
+  void gather_next(int n);
+  void gather();
+
+ private:
+  double tokens_at(Clock::time_point now) const;  // with mu_ held
+
+  mutable std::mutex mu_;
+  double rate_ = 0;
+  double tokens_ = 0;
+  Clock::time_point last_{};
+  int refused_ = 0;
+
+  std::mutex gather_mu_;
+  std::condition_variable gathered_;
+  int gather_size_ = 0;    // writes still to arrive in the current gathering
+  long gather_round_ = 0;  // bumped when a gathering is complete
+};
+
+}  // namespace kinetic::fakes
