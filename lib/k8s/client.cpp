@@ -94,7 +94,7 @@ ApiError status_error(int http_status, const json& status, std::string_view body
                     what +
                         ": the Kubernetes API server kept refusing requests with 429 Too Many "
                         "Requests (its API Priority and Fairness limits)" +
-                        said + " after kinetic retried for " + throttled_wait() +
+                        said + " after kinetic retried for up to " + throttled_wait() +
                         "; submit fewer jobs at once, or retry later",
                     code, reason.empty() ? "TooManyRequests" : reason);
   }

@@ -134,7 +134,7 @@ TEST(GoogleError, GcsRateLimitSaysKineticWaitedAndWhatToDo) {
                     "Requests (The object b/jobs/x/spec.json exceeded the rate limit"))
       << m;
   EXPECT_TRUE(
-      m.ends_with("after kinetic retried for 5 minutes; submit fewer jobs at once, or "
+      m.ends_with("after kinetic retried for up to 5 minutes; submit fewer jobs at once, or "
                   "retry later"))
       << m;
   EXPECT_TRUE(one_line(m));

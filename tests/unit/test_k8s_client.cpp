@@ -187,7 +187,7 @@ TEST(K8sClient, ErrorMapping) {
       // API Priority and Fairness's plain text, once the retry layer has waited it out.
       {429, "Too many requests, please try again later.\n", Errc::api, 429, "TooManyRequests",
        "429 Too Many Requests (its API Priority and Fairness limits) (Too many requests, please "
-       "try again later) after kinetic retried for 5 minutes; submit fewer jobs at once"},
+       "try again later) after kinetic retried for up to 5 minutes; submit fewer jobs at once"},
   };
   for (const auto& k : cases) {
     FakeTransport t;
