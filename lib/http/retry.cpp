@@ -9,7 +9,9 @@
 // - A 429 is retried for any request with an in-memory body, idempotent or not: the server
 //   refused it before acting on it (a rate limit, API Priority and Fairness), so a replay cannot
 //   do anything twice. 429s are bounded by the deadline alone, not by max_attempts, so that a
-//   wide sweep waits its turn under a quota (docs/gcp-api.md "Rate limits").
+//   wide sweep waits its turn under a quota (docs/gcp-api.md "Rate limits"); their curve stops
+//   growing at max_throttled_backoff, since a quota frees up at its own steady rate: clients
+//   whose windows had doubled to half a minute left it idle while they slept.
 // - Other retryable statuses and dropped connections are retried for idempotent requests only;
 //   a streamed body cannot be replayed, and a response that has started streaming to on_body is
 //   never fetched twice.
@@ -152,7 +154,9 @@ class RetryingTransport final : public Transport {
         return std::move(*response);
       };
       if (!throttled && attempt >= policy_.max_attempts) return give_up();
-      auto delay = backoff_delay(policy_, attempt, env_.random(), retry_after, env_.now());
+      RetryPolicy curve = policy_;
+      if (throttled) curve.max_backoff = std::min(curve.max_backoff, policy_.max_throttled_backoff);
+      auto delay = backoff_delay(curve, attempt, env_.random(), retry_after, env_.now());
       if (response && policy_.body_hint) {
         if (auto hint = policy_.body_hint(*response)) delay = std::max(delay, *hint);
       }

@@ -16,6 +16,8 @@ struct RetryPolicy {
   int max_attempts = 6;
   std::chrono::milliseconds initial_backoff{500};
   std::chrono::milliseconds max_backoff{32000};
+  // The curve's cap for 429s (before a Retry-After is added): a quota frees up at a steady rate.
+  std::chrono::milliseconds max_throttled_backoff{8000};
   double multiplier = 2.0;
   // Give up when the next wait would end later than this after the first attempt.
   std::chrono::milliseconds deadline{std::chrono::minutes(5)};

@@ -270,3 +270,21 @@ TEST(RetryTransport, NonIdempotentRequestIsNotResentAfterADroppedConnection) {
   EXPECT_THROW(h.transport->send(post), TransportError);
   EXPECT_EQ(h.fake->seen.size(), 1u);
 }
+
+// A quota frees up at a steady rate: a throttled client's window stops doubling at 8 s (the
+// jittered wait at 0.5 stays at 4 s), where a 503's grows on to 32 s.
+TEST(RetryTransport, ThrottledBackOffStopsGrowingAtItsCap) {
+  RetryPolicy p;
+  p.max_attempts = 20;
+  std::deque<ScriptedTransport::Step> throttled(8, status(429));
+  throttled.push_back(status(200));
+  Harness h(throttled, p);
+  EXPECT_EQ(h.transport->send(Request{}).status, 200);
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{250ms, 500ms, 1000ms, 2000ms, 4000ms,
+                                                             4000ms, 4000ms, 4000ms}));
+  std::deque<ScriptedTransport::Step> unavailable(7, status(503));
+  unavailable.push_back(status(200));
+  Harness g(unavailable, p);
+  EXPECT_EQ(g.transport->send(Request{}).status, 200);
+  EXPECT_EQ(g.waits.back(), 16000ms);
+}
