@@ -220,7 +220,7 @@ struct FakeGcs::Impl {
   // set_write_quota: one token bucket per bucket, made on the bucket's first write.
   double write_quota_rate = 0;
   std::map<std::string, WriteQuota> write_quotas;
-  WriteQuota write_gathering;  // gather_next_writes (its own lock: waited on without mu)
+  WriteGathering write_gathering;  // gather_next_writes (its own lock: waited on without mu)
 
   std::map<std::string, int> counters;
   int total = 0;
@@ -660,7 +660,7 @@ struct FakeGcs::Impl {
       res.status = 500;  // never sent: the connection is already shut down
       return;
     }
-    if (!written_bucket(name, route).empty()) write_gathering.gather();
+    if (!written_bucket(name, route).empty()) write_gathering.arrive();
     try {
       {
         std::lock_guard lock(mu);

@@ -38,7 +38,7 @@ class FakeGcs {
   // Retry-After, as GCS sends none. Refusals count as "rate_limited".
   void set_write_quota(double writes_per_second);
   // The next N writes (as counted by the quota) wait for one another and then go on together: a
-  // burst of N clients' writes, ordered (WriteQuota::gather_next).
+  // burst of N clients' writes, ordered (fake_quota.h WriteGathering).
   void gather_next_writes(int n);
   // The next upload request carrying a body (media, multipart or a resumable PUT) has its
   // connection shut down after `bytes` body bytes were read, without any answer. For a resumable

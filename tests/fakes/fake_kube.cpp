@@ -1574,7 +1574,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     if (!id) throw ApiError{401, "Unauthorized", "Unauthorized"};
     who = std::move(*id);
   }
-  if (is_kube_write(req.method)) write_quota.gather();
+  if (is_kube_write(req.method)) write_gathering.arrive();
   {
     std::lock_guard lock(mu);
     auto raw = req.method + " " + req.path;
@@ -2280,7 +2280,7 @@ void FakeKube::set_write_quota(double writes_per_second) {
   impl_->write_quota.set_rate(writes_per_second);
 }
 void FakeKube::gather_next_writes(int n) {
-  impl_->write_quota.gather_next(n);
+  impl_->write_gathering.gather_next(n);
 }
 void FakeKube::lose_next_response(const std::string& route_prefix) {
   std::lock_guard lock(impl_->mu);

@@ -152,7 +152,7 @@ class FakeKube {
   // "Too many requests, please try again later." Refusals count as "rate_limited".
   void set_write_quota(double writes_per_second);
   // The next N writes wait for one another and then go on together: a burst of N clients'
-  // writes, ordered (WriteQuota::gather_next).
+  // writes, ordered (fake_quota.h WriteGathering).
   void gather_next_writes(int n);
   // The next request whose "METHOD /path" starts with ROUTE_PREFIX is fully processed (a POST
   // creates its object), then its connection is dropped before the response body: the client

@@ -263,7 +263,8 @@ struct FakeKube::Impl {
   std::map<std::string, kube::MintedToken> tokens;  // service-account tokens by value
 
   std::deque<kube::FailRule> failures;
-  WriteQuota write_quota;  // set_write_quota: API Priority and Fairness, as a write rate
+  WriteQuota write_quota;          // set_write_quota: API Priority and Fairness, as a write rate
+  WriteGathering write_gathering;  // gather_next_writes (waited on without mu)
   std::optional<std::size_t> cut_log_after;
   std::optional<std::size_t> end_log_after_exit;
   bool hold_log_after_exit = false;        // hold_next_log_stream_open

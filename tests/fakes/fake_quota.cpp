@@ -55,25 +55,25 @@ int WriteQuota::refused() const {
   return refused_;
 }
 
-void WriteQuota::gather_next(int n) {
-  std::lock_guard lock(gather_mu_);
-  gather_size_ = std::max(0, n);
+void WriteGathering::gather_next(int n) {
+  std::lock_guard lock(mu_);
+  size_ = std::max(0, n);
 }
 
-void WriteQuota::gather() {
-  std::unique_lock lock(gather_mu_);
-  if (gather_size_ <= 0) return;
-  long round = gather_round_;
-  if (--gather_size_ == 0) {
-    ++gather_round_;
+void WriteGathering::arrive() {
+  std::unique_lock lock(mu_);
+  if (size_ <= 0) return;
+  long round = round_;
+  if (--size_ == 0) {
+    ++round_;
     gathered_.notify_all();
     return;
   }
   // A client that never comes (it failed first) must not hang the others for good: after a
   // minute the waiting ones go on, and the test's own assertions say what went wrong.
-  if (!gathered_.wait_for(lock, std::chrono::minutes(1), [&] { return gather_round_ != round; })) {
-    gather_size_ = 0;
-    ++gather_round_;
+  if (!gathered_.wait_for(lock, std::chrono::minutes(1), [&] { return round_ != round; })) {
+    size_ = 0;
+    ++round_;
     gathered_.notify_all();
   }
 }

@@ -24,13 +24,6 @@ class WriteQuota {
   int seconds_until_token(Clock::time_point now = Clock::now()) const;
   int refused() const;
 
-  // Orders a burst, for tests: the next N writes that call gather() wait there until all N have
-  // arrived, then go on together, so N clients' writes reach the quota at once however their
-  // processes were scheduled (after a minute without all N, the waiting ones go on). Call
-  // gather() without holding the fake's own lock.
-  void gather_next(int n);
-  void gather();
-
  private:
   double tokens_at(Clock::time_point now) const;  // with mu_ held
 
@@ -39,11 +32,22 @@ class WriteQuota {
   double tokens_ = 0;
   Clock::time_point last_{};
   int refused_ = 0;
+};
 
-  std::mutex gather_mu_;
+// Orders a burst, for tests: the next N writes that call arrive() wait there until all N have
+// arrived, then go on together, so N clients' writes reach a quota at once however their
+// processes were scheduled (after a minute without all N, the waiting ones go on). Call arrive()
+// without holding the fake's own lock.
+class WriteGathering {
+ public:
+  void gather_next(int n);
+  void arrive();
+
+ private:
+  std::mutex mu_;
   std::condition_variable gathered_;
-  int gather_size_ = 0;    // writes still to arrive in the current gathering
-  long gather_round_ = 0;  // bumped when a gathering is complete
+  int size_ = 0;    // writes still to arrive in the current gathering
+  long round_ = 0;  // bumped when a gathering is complete
 };
 
 }  // namespace kinetic::fakes
