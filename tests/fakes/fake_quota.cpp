@@ -20,11 +20,6 @@ void WriteQuota::set_rate(double writes_per_second) {
   last_ = Clock::now();
 }
 
-double WriteQuota::rate() const {
-  std::lock_guard lock(mu_);
-  return rate_;
-}
-
 double WriteQuota::tokens_at(Clock::time_point now) const {
   double elapsed = std::chrono::duration<double>(now - last_).count();
   return std::min(capacity(rate_), tokens_ + std::max(0.0, elapsed) * rate_);
@@ -39,7 +34,6 @@ bool WriteQuota::take(Clock::time_point now) {
     tokens_ -= 1.0;
     return true;
   }
-  ++refused_;
   return false;
 }
 
@@ -48,11 +42,6 @@ int WriteQuota::seconds_until_token(Clock::time_point now) const {
   if (rate_ <= 0) return 1;
   double missing = 1.0 - tokens_at(now);
   return std::max(1, static_cast<int>(std::ceil(missing / rate_)));
-}
-
-int WriteQuota::refused() const {
-  std::lock_guard lock(mu_);
-  return refused_;
 }
 
 void WriteGathering::gather_next(int n) {

@@ -17,12 +17,10 @@ class WriteQuota {
 
   // RATE writes per second (0 or less: no quota). The bucket starts full.
   void set_rate(double writes_per_second);
-  double rate() const;
-  // Takes one write's token at NOW; false when there is none (a refusal, counted).
+  // Takes one write's token at NOW; false when there is none.
   bool take(Clock::time_point now = Clock::now());
   // Whole seconds until a token is back after a refusal at NOW, at least 1 (Retry-After's unit).
   int seconds_until_token(Clock::time_point now = Clock::now()) const;
-  int refused() const;
 
  private:
   double tokens_at(Clock::time_point now) const;  // with mu_ held
@@ -31,7 +29,6 @@ class WriteQuota {
   double rate_ = 0;
   double tokens_ = 0;
   Clock::time_point last_{};
-  int refused_ = 0;
 };
 
 // Orders a burst, for tests: the next N writes that call arrive() wait there until all N have
