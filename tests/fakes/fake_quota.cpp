@@ -8,7 +8,7 @@ namespace kinetic::fakes {
 namespace {
 // A bucket holds one second of writes (at least one), so a burst passes at the quota's rate and
 // no faster, as a per-second limit reads.
-double capacity(double rate) {
+double quota_capacity(double rate) {
   return std::max(1.0, rate);
 }
 }  // namespace
@@ -16,13 +16,13 @@ double capacity(double rate) {
 void WriteQuota::set_rate(double writes_per_second) {
   std::lock_guard lock(mu_);
   rate_ = std::max(0.0, writes_per_second);
-  tokens_ = capacity(rate_);
+  tokens_ = quota_capacity(rate_);
   last_ = Clock::now();
 }
 
 double WriteQuota::tokens_at(Clock::time_point now) const {
   double elapsed = std::chrono::duration<double>(now - last_).count();
-  return std::min(capacity(rate_), tokens_ + std::max(0.0, elapsed) * rate_);
+  return std::min(quota_capacity(rate_), tokens_ + std::max(0.0, elapsed) * rate_);
 }
 
 bool WriteQuota::take(Clock::time_point now) {
