@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "core/strings.h"
+#include "http/retry.h"
 
 namespace kinetic::gcp {
 namespace {
@@ -200,6 +201,49 @@ GoogleErrorBody parse_google_error(int http_status, std::string_view body) {
 
 namespace {
 
+// The error for an exhausted quota or a rate limit, or nothing when E is neither.
+std::optional<Error> quota_error(int http_status, const GoogleErrorBody& e,
+                                 const std::string& prefix, const std::string& said) {
+  // A rate limit with no named quota (GCS's rateLimitExceeded): there is no quota to raise, only
+  // a pace to keep, and the retry layer has already waited its turn up to its deadline.
+  if (http_status == 429 && e.quota_violations.empty() && e.metadata.empty() &&
+      e.reason == "rateLimitExceeded") {
+    std::string head = "rate limit exceeded: 429 Too Many Requests";
+    if (!said.empty()) head += " (" + said + ")";
+    auto waited = std::chrono::duration_cast<std::chrono::minutes>(http::RetryPolicy{}.deadline);
+    return Error(Errc::api, prefix + head + " after kinetic retried for up to " +
+                                std::to_string(waited.count()) +
+                                " minutes; submit fewer jobs at once, or retry later");
+  }
+  bool quota = e.status == "RESOURCE_EXHAUSTED" || http_status == 429 ||
+               !e.quota_violations.empty() || e.reason == "RATE_LIMIT_EXCEEDED" ||
+               e.reason == "rateLimitExceeded" || e.reason == "quotaExceeded" ||
+               e.message.find("Insufficient regional quota") != std::string::npos;
+  if (!quota) return std::nullopt;
+  std::string which;
+  if (!e.quota_violations.empty()) {
+    const auto& v = e.quota_violations.front();
+    which = v.description.empty()
+                ? v.subject
+                : (v.subject.empty() ? v.description : v.subject + ": " + v.description);
+    which = trim_period(one_line(which, kMessageLimit));
+  } else if (e.metadata.count("quota_limit") || e.metadata.count("quota_metric")) {
+    auto get = [&e](const char* k) {
+      auto it = e.metadata.find(k);
+      return it == e.metadata.end() ? std::string() : it->second;
+    };
+    which = get("quota_limit");
+    if (!get("quota_metric").empty()) which += (which.empty() ? "" : " of ") + get("quota_metric");
+  }
+  std::string head = which.empty() ? "quota exceeded" : "quota exceeded: " + which;
+  if (!which.empty() && !said.empty() && said.find(which) == std::string::npos)
+    head += " (" + said + ")";
+  if (which.empty() && !said.empty()) head += " (" + said + ")";
+  return Error(Errc::api, prefix + head +
+                              "; retry later or ask for more quota at "
+                              "https://console.cloud.google.com/iam-admin/quotas");
+}
+
 Error error_for(int http_status, std::string_view body, std::string_view what) {
   GoogleErrorBody e = parse_google_error(http_status, body);
   std::string prefix = what.empty() ? std::string() : std::string(what) + ": ";
@@ -232,35 +276,7 @@ Error error_for(int http_status, std::string_view body, std::string_view what) {
                                 project_flag + "` (or run `kinetic up`)");
   }
 
-  bool quota = e.status == "RESOURCE_EXHAUSTED" || http_status == 429 ||
-               !e.quota_violations.empty() || e.reason == "RATE_LIMIT_EXCEEDED" ||
-               e.reason == "rateLimitExceeded" || e.reason == "quotaExceeded" ||
-               e.message.find("Insufficient regional quota") != std::string::npos;
-  if (quota) {
-    std::string which;
-    if (!e.quota_violations.empty()) {
-      const auto& v = e.quota_violations.front();
-      which = v.description.empty()
-                  ? v.subject
-                  : (v.subject.empty() ? v.description : v.subject + ": " + v.description);
-      which = trim_period(one_line(which, kMessageLimit));
-    } else if (e.metadata.count("quota_limit") || e.metadata.count("quota_metric")) {
-      auto get = [&e](const char* k) {
-        auto it = e.metadata.find(k);
-        return it == e.metadata.end() ? std::string() : it->second;
-      };
-      which = get("quota_limit");
-      if (!get("quota_metric").empty())
-        which += (which.empty() ? "" : " of ") + get("quota_metric");
-    }
-    std::string head = which.empty() ? "quota exceeded" : "quota exceeded: " + which;
-    if (!which.empty() && !said.empty() && said.find(which) == std::string::npos)
-      head += " (" + said + ")";
-    if (which.empty() && !said.empty()) head += " (" + said + ")";
-    return Error(Errc::api, prefix + head +
-                                "; retry later or ask for more quota at "
-                                "https://console.cloud.google.com/iam-admin/quotas");
-  }
+  if (auto quota = quota_error(http_status, e, prefix, said)) return *quota;
 
   if (http_status == 401 || e.status == "UNAUTHENTICATED") {
     return Error(Errc::auth, prefix + with_said("credentials were rejected") +

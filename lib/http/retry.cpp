@@ -1,11 +1,20 @@
 // Retry policy. Decisions:
 // - Full jitter: wait = random01 * min(max_backoff, initial * multiplier^(attempt-1)).
-// - Retry-After (delta-seconds or an HTTP date) overrides the jittered wait when it is longer. It
-//   is clamped to the policy's deadline rather than to max_backoff: retrying before the server
-//   asked is pointless, and a wait that would overrun the deadline makes retried() give up at
-//   once and hand back the response instead of sleeping.
-// - Only idempotent requests with an in-memory body are retried; a streamed body cannot be
-//   replayed, and a response that has started streaming to on_body is never fetched twice.
+// - Retry-After (delta-seconds or an HTTP date) is the earliest retry, and the jittered wait is
+//   added to it: clients a server throttled together are all told the same Retry-After (the
+//   Kubernetes API always says 1), and would come back in step without it. It is clamped to the
+//   policy's deadline rather than to max_backoff: retrying before the server asked is pointless,
+//   and a wait that would overrun the deadline makes retried() give up at once and hand back the
+//   response instead of sleeping.
+// - A 429 is retried for any request with an in-memory body, idempotent or not: the server
+//   refused it before acting on it (a rate limit, API Priority and Fairness), so a replay cannot
+//   do anything twice. 429s are bounded by the deadline alone, not by max_attempts, so that a
+//   wide sweep waits its turn under a quota (docs/gcp-api.md "Rate limits"); their curve stops
+//   growing at max_throttled_backoff, since a quota frees up at its own steady rate: clients
+//   whose windows had doubled to half a minute left it idle while they slept.
+// - Other retryable statuses and dropped connections are retried for idempotent requests only;
+//   a streamed body cannot be replayed, and a response that has started streaming to on_body is
+//   never fetched twice.
 #include "http/retry.h"
 
 #include "core/backoff.h"
@@ -88,14 +97,15 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, 
   const BackoffCurve curve{policy.initial_backoff, policy.max_backoff, policy.multiplier};
   auto delay = curve.jittered(attempt, random01);
   if (retry_after) {
-    if (auto asked = parse_retry_after(*retry_after, now)) {
-      delay = std::max(delay, std::min(*asked, policy.deadline));
-    }
+    if (auto asked = parse_retry_after(*retry_after, now))
+      delay = std::min(*asked + delay, policy.deadline);
   }
   return delay;
 }
 
 namespace {
+
+constexpr int kTooManyRequests = 429;
 
 class RetryingTransport final : public Transport {
  public:
@@ -111,8 +121,7 @@ class RetryingTransport final : public Transport {
   }
 
   Response send(const Request& request) override {
-    bool replayable = request.idempotent && !request.body_source;
-    if (!replayable || policy_.max_attempts <= 1) return inner_->send(request);
+    if (request.body_source || policy_.max_attempts <= 1) return inner_->send(request);
 
     // Count what reaches the caller's on_body: once a byte is delivered, no retry.
     uint64_t delivered = 0;
@@ -129,20 +138,25 @@ class RetryingTransport final : public Transport {
       std::optional<Response> response;
       std::exception_ptr failure;
       std::optional<std::string> retry_after;
+      bool throttled = false;
       try {
         response = inner_->send(attempt_request);
-        if (!retryable_status(response->status)) return std::move(*response);
+        throttled = response->status == kTooManyRequests && delivered == 0;
+        if (!throttled && !(request.idempotent && retryable_status(response->status)))
+          return std::move(*response);
         retry_after = response->header("Retry-After");
       } catch (const TransportError& e) {
-        if (!e.retryable() || delivered > 0) throw;
+        if (!request.idempotent || !e.retryable() || delivered > 0) throw;
         failure = std::current_exception();
       }
       auto give_up = [&]() -> Response {
         if (failure) std::rethrow_exception(failure);
         return std::move(*response);
       };
-      if (attempt >= policy_.max_attempts) return give_up();
-      auto delay = backoff_delay(policy_, attempt, env_.random(), retry_after, env_.now());
+      if (!throttled && attempt >= policy_.max_attempts) return give_up();
+      RetryPolicy curve = policy_;
+      if (throttled) curve.max_backoff = std::min(curve.max_backoff, policy_.max_throttled_backoff);
+      auto delay = backoff_delay(curve, attempt, env_.random(), retry_after, env_.now());
       if (response && policy_.body_hint) {
         if (auto hint = policy_.body_hint(*response)) delay = std::max(delay, *hint);
       }

@@ -12,9 +12,12 @@
 namespace kinetic::http {
 
 struct RetryPolicy {
-  int max_attempts = 6;  // including the first
+  // Including the first. 429s do not count: they are retried until the deadline.
+  int max_attempts = 6;
   std::chrono::milliseconds initial_backoff{500};
   std::chrono::milliseconds max_backoff{32000};
+  // The curve's cap for 429s (before a Retry-After is added): a quota frees up at a steady rate.
+  std::chrono::milliseconds max_throttled_backoff{8000};
   double multiplier = 2.0;
   // Give up when the next wait would end later than this after the first attempt.
   std::chrono::milliseconds deadline{std::chrono::minutes(5)};
@@ -28,7 +31,8 @@ struct RetryPolicy {
 bool retryable_status(int status);
 
 // How long to wait before attempt N (1-based: the wait after the first failure is N=1), given a
-// random number in [0, 1) for the jitter and the server's Retry-After (seconds or HTTP date).
+// random number in [0, 1) for the jitter and the server's Retry-After (seconds or HTTP date):
+// the jittered curve, after the Retry-After when there is one, never past the deadline.
 std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, double random01,
                                         const std::optional<std::string>& retry_after,
                                         std::chrono::system_clock::time_point now);
@@ -44,7 +48,8 @@ struct RetryEnv {
 };
 
 // Wraps INNER: retryable statuses and retryable transport errors are retried for idempotent
-// requests; a request whose body is streamed is retried only if it can be replayed (never).
+// requests, and a 429 for any request (the server did not act on it) until the deadline; a
+// request whose body is streamed is never retried (it cannot be replayed).
 std::unique_ptr<Transport> retried(std::unique_ptr<Transport> inner, RetryPolicy policy = {},
                                    RetryEnv env = {});
 

@@ -30,6 +30,12 @@ using nlohmann::json;
 // Longest API message quoted in an error line.
 constexpr size_t kMessageLimit = 400;
 
+// How long the retry layer waits out 429s (http::RetryPolicy::deadline), for messages.
+std::string throttled_wait() {
+  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(http::RetryPolicy{}.deadline);
+  return std::to_string(minutes.count()) + " minutes";
+}
+
 constexpr const char* kAuthHint =
     "run `gcloud auth application-default login` or check roles/container.developer";
 
@@ -80,6 +86,17 @@ ApiError status_error(int http_status, const json& status, std::string_view body
     return ApiError(Errc::api,
                     what + ": the resourceVersion is too old" + said + "; list again and re-watch",
                     code, reason.empty() ? "Expired" : reason);
+  }
+  if (code == 429) {
+    // What API Priority and Fairness answers a client past its share (a plain-text body, no
+    // Status); the retry layer has already waited its turn up to its deadline.
+    return ApiError(Errc::api,
+                    what +
+                        ": the Kubernetes API server kept refusing requests with 429 Too Many "
+                        "Requests (its API Priority and Fairness limits)" +
+                        said + " after kinetic retried for up to " + throttled_wait() +
+                        "; submit fewer jobs at once, or retry later",
+                    code, reason.empty() ? "TooManyRequests" : reason);
   }
   std::string text = message.empty() ? "HTTP " + label : message + " (HTTP " + label + ")";
   return ApiError(Errc::api, what + ": " + text, code, reason);

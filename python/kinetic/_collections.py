@@ -5,7 +5,9 @@ and ``kinetic.dev/group-size=TOTAL``, so ``attach_batch`` rebuilds the group fro
 `kinetic status -l kinetic.dev/group=ID -o json` in any process. A driver thread submits at
 most ``max_concurrent`` children at a time, resubmits failed ones (``retries``) and follows
 their states with one `kinetic status -l` per poll (every 0.1 s at first, backing off to 2 s
-while nothing changes).
+while nothing changes). Submissions themselves run ``max_submitting`` at a time (one
+`kinetic run --detach` each): a sweep of 100 inputs does not start 100 engines at once, nor wait
+for 100 round trips to the cloud in a row.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from ._jobs import (GROUP_INDEX_LABEL, GROUP_LABEL, GROUP_SIZE_LABEL, JobHandle,
                     _list_records, status_of)
 
 INPUT_MODES = ("auto", "single", "args", "kwargs")
+# How many `kinetic run --detach` a batch runs at once by default: enough to hide the round trips
+# of each, few enough that a sweep stays well under the cloud's write quotas (each engine also
+# paces itself on 429s; docs/gcp-api.md "Rate limits").
+MAX_SUBMITTING = 8
 POLL_FIRST, POLL_MAX, POLL_GROWTH = 0.1, 2.0, 1.5
 
 
@@ -63,11 +69,13 @@ def call_with_input(item: Any, input_mode: str) -> Tuple[tuple, dict]:
 
 
 def _check_map_args(remote: Any, items: List[Any], input_mode: str,
-                    max_concurrent: Optional[int], retries: int) -> None:
+                    max_concurrent: Optional[int], retries: int, max_submitting: int) -> None:
     if not callable(getattr(remote, "_submit_child", None)):
         raise TypeError("run_async_map needs a @kinetic.run function")
     if max_concurrent is not None and max_concurrent < 1:
         raise ValueError(f"max_concurrent={max_concurrent}: give 1 or more, or None")
+    if max_submitting < 1:
+        raise ValueError(f"max_submitting={max_submitting}: give 1 or more")
     if retries < 0:
         raise ValueError(f"retries={retries}: give 0 or more")
     if input_mode not in INPUT_MODES:
@@ -80,17 +88,19 @@ def map_inputs(remote: Any, inputs: Iterable[Any], *, input_mode: str = "auto",
                max_concurrent: Optional[int] = 64, retries: int = 0, fail_fast: bool = False,
                cancel_running_on_fail: bool = False, name: Optional[str] = None,
                tags: Optional[Dict[str, str]] = None, project: Optional[str] = None,
-               cluster: Optional[str] = None) -> "BatchHandle":
+               cluster: Optional[str] = None,
+               max_submitting: int = MAX_SUBMITTING) -> "BatchHandle":
     """Submits one job per input and returns at once (or once all are submitted when
-    ``max_concurrent`` is None and nothing needs a driver). ``project``/``cluster`` are accepted
-    for compatibility: the decorator's flags apply."""
+    ``max_concurrent`` is None and nothing needs a driver), ``max_submitting`` submissions at a
+    time. ``project``/``cluster`` are accepted for compatibility: the decorator's flags apply."""
     del project, cluster
     items = list(inputs)
-    _check_map_args(remote, items, input_mode, max_concurrent, retries)
+    _check_map_args(remote, items, input_mode, max_concurrent, retries, max_submitting)
     calls = [call_with_input(item, input_mode) for item in items]
     flags = getattr(remote, "_options", None) or getattr(remote, "_remote")._options
     batch = BatchHandle("grp-" + uuid.uuid4().hex[:8], [None] * len(items), name=name,
                         tags=tags, flags=flags.flags)
+    batch._submitting = max_submitting
     batch._start(remote, calls, max_concurrent, retries, fail_fast, cancel_running_on_fail)
     return batch
 
@@ -117,6 +127,7 @@ class BatchHandle:
         self._attempts = [0] * len(jobs)
         self._remote: Any = None
         self._limit: Optional[int] = None
+        self._submitting = MAX_SUBMITTING
         self._retries = 0
         self._fail_fast = self._cancel_on_fail = self._cancelled = False
         self._done = False
@@ -136,9 +147,8 @@ class BatchHandle:
         self._pending.extend(range(len(calls)))
         needs_driver = limit is not None or retries > 0 or (fail_fast and cancel_on_fail)
         if not needs_driver:
-            # As the original: everything is submitted in the caller's thread.
-            while self._pending:
-                self._submit(self._pending.popleft())
+            # As the original: everything is submitted before run_async_map returns.
+            self._submit_all(self._pending)
             return
         # Not a daemon: the program waits until every input has been submitted.
         self._thread = threading.Thread(target=self._drive, name=f"kinetic-{self.group_id}")
@@ -165,6 +175,29 @@ class BatchHandle:
             self.jobs[index] = job
             self._cond.notify_all()
 
+    def _submit_all(self, queue: collections.deque) -> None:
+        """Submits every index in QUEUE, ``self._submitting`` at a time; each worker takes the
+        next index under the lock, so a fail_fast that empties the queue stops them all."""
+        def worker() -> None:
+            while True:
+                with self._cond:
+                    if not queue:
+                        return
+                    index = queue.popleft()
+                self._submit(index)
+
+        with self._cond:
+            count = min(self._submitting, len(queue))
+        if count <= 1:
+            worker()
+            return
+        threads = [threading.Thread(target=worker, name=f"kinetic-{self.group_id}-submit-{n}")
+                   for n in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
     def _drop_pending(self, why: str) -> None:
         # Called with the lock held.
         while self._pending:
@@ -175,18 +208,18 @@ class BatchHandle:
         return [i for i, job in enumerate(self.jobs) if job is not None and i not in self._final
                 and i not in self._submission_errors]
 
-    def _next_to_submit(self) -> List[int]:
+    def _next_to_submit(self) -> collections.deque:
         with self._cond:
             room = len(self._pending) if self._limit is None else \
                 max(0, self._limit - len(self._active()))
-            return [self._pending.popleft() for _ in range(min(room, len(self._pending)))]
+            return collections.deque(self._pending.popleft()
+                                     for _ in range(min(room, len(self._pending))))
 
     def _drive(self) -> None:
         delay = POLL_FIRST
         try:
             while True:
-                for index in self._next_to_submit():
-                    self._submit(index)
+                self._submit_all(self._next_to_submit())
                 with self._cond:
                     if not self._pending and not self._active():
                         break

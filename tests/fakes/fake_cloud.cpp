@@ -194,6 +194,8 @@ FakeCloud::FakeCloud(FakeCloudOptions options) {
     return gcs_fuse_mount(project, ns, ksa, attributes, dir, read_only);
   };
   kube_ = std::make_unique<FakeKube>(ko);
+  gcs_->set_write_quota(options.write_quota);
+  kube_->set_write_quota(options.write_quota);
 
   FakeGcpOptions go;
   if (options.all_services_enabled) {

@@ -29,6 +29,9 @@ struct FakeCloudOptions {
   // The project whose workload pool the cluster's pods are in (Workload Identity): the one the
   // end-to-end tests run `kinetic up` in.
   std::string project = "acme-ml";
+  // Writes a second each GCS bucket and the Kubernetes API server take (0: no quota), as
+  // FakeGcs::set_write_quota and FakeKube::set_write_quota.
+  double write_quota = 0;
 };
 
 class FakeCloud {

@@ -7,6 +7,9 @@
 //   kinetic up --project demo --zone us-central1-a --accelerator v5litepod-1
 //
 // --round-trip-ms MS delays every request by MS (fake_latency.h), for bench/.
+// --write-quota N lets each bucket and the Kubernetes API server take N writes a second, and
+// answers the writes past it with the services' 429s (fake_quota.h); on exit the fake prints how
+// many it refused, one "kinetic_fake_cloud: rate_limited SERVICE N" line each on stderr.
 #include <signal.h>
 #include <unistd.h>
 
@@ -30,10 +33,13 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--enable-all") == 0) {
       options.all_services_enabled = true;
+    } else if (std::strcmp(argv[i], "--write-quota") == 0 && i + 1 < argc) {
+      options.write_quota = std::atof(argv[++i]);
     } else if (std::strcmp(argv[i], "--round-trip-ms") == 0 && i + 1 < argc) {
       kinetic::fakes::set_round_trip_ms(std::atoi(argv[++i]));
     } else {
-      std::cerr << "usage: kinetic_fake_cloud [--enable-all] [--round-trip-ms MS]\n";
+      std::cerr
+          << "usage: kinetic_fake_cloud [--enable-all] [--round-trip-ms MS] [--write-quota N]\n";
       return 2;
     }
   }
@@ -49,5 +55,9 @@ int main(int argc, char** argv) {
   std::printf("\n");
   std::fflush(stdout);
   while (!g_stop) pause();
+  auto kube_counts = cloud.kube().request_counts();
+  std::fprintf(
+      stderr, "kinetic_fake_cloud: rate_limited gcs %d\nkinetic_fake_cloud: rate_limited kube %d\n",
+      cloud.gcs().request_count("rate_limited"), kube_counts["rate_limited"]);
   return 0;
 }

@@ -2,6 +2,7 @@
 
 #include "fakes/fake_encoding.h"
 #include "fakes/fake_latency.h"
+#include "fakes/fake_quota.h"
 
 #include <httplib.h>
 
@@ -216,6 +217,10 @@ struct FakeGcs::Impl {
     std::string bucket, role, member;
   };
   std::deque<IamInterleave> iam_interleaves;
+  // set_write_quota: one token bucket per bucket, made on the bucket's first write.
+  double write_quota_rate = 0;
+  std::map<std::string, WriteQuota> write_quotas;
+  WriteGathering write_gathering;  // gather_next_writes (its own lock: waited on without mu)
 
   std::map<std::string, int> counters;
   int total = 0;
@@ -660,6 +665,7 @@ struct FakeGcs::Impl {
       res.status = 500;  // never sent: the connection is already shut down
       return;
     }
+    if (!written_bucket(name, route).empty()) write_gathering.arrive();
     try {
       {
         std::lock_guard lock(mu);
@@ -675,6 +681,7 @@ struct FakeGcs::Impl {
           ++counters["injected_failures"];
           throw e;
         }
+        enforce_write_quota(name, route);
       }
       dispatch(name, route, req, res, body);
     } catch (const HttpError& e) {
@@ -682,6 +689,40 @@ struct FakeGcs::Impl {
     } catch (const json::exception& e) {
       send_error(res, invalid(std::string("Invalid JSON payload: ") + e.what()));
     }
+  }
+
+  // The bucket a write request mutates, "" for anything else. A resumable session's chunks are
+  // one write with its start, so only the start counts.
+  static std::string written_bucket(const std::string& name, const Route& route) {
+    const auto& m = route.method;
+    bool mutating = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE";
+    bool chunk = name.rfind("upload.resumable.", 0) == 0 && name != "upload.resumable.start";
+    if (!mutating || chunk) return {};
+    if (name.rfind("objects.", 0) == 0 || name.rfind("buckets.", 0) == 0)
+      return route.segments.size() > 3 ? route.segments[3] : std::string();
+    if (name.rfind("upload.", 0) == 0)
+      return route.segments.size() > 4 ? route.segments[4] : std::string();
+    return {};
+  }
+
+  // set_write_quota, with mu held: GCS's 429 for a write past the bucket's rate. GCS documents
+  // no Retry-After and sends none; clients back off on their own curve.
+  void enforce_write_quota(const std::string& name, const Route& route) {
+    if (write_quota_rate <= 0) return;
+    std::string bucket = written_bucket(name, route);
+    if (bucket.empty()) return;
+    auto [it, made] = write_quotas.try_emplace(bucket);
+    if (made) it->second.set_rate(write_quota_rate);
+    if (it->second.take()) return;
+    ++counters["rate_limited"];
+    throw HttpError{429,
+                    "rateLimitExceeded",
+                    "The bucket " + bucket +
+                        " exceeded the rate limit for object mutation operations (create, update, "
+                        "and delete). Please reduce your request rate. See "
+                        "https://cloud.google.com/storage/docs/gcs429.",
+                    {},
+                    {{"domain", "usageLimits"}}};
   }
 
   void persist_partial_chunk(const httplib::Request& req, const std::string& body) {
@@ -1378,6 +1419,14 @@ std::string FakeGcs::url() const {
 void FakeGcs::fail_next(int n, int status, int retry_after_seconds, std::string route_prefix) {
   std::lock_guard lock(impl_->mu);
   if (n > 0) impl_->failures.push_back({n, status, retry_after_seconds, std::move(route_prefix)});
+}
+void FakeGcs::set_write_quota(double writes_per_second) {
+  std::lock_guard lock(impl_->mu);
+  impl_->write_quota_rate = writes_per_second;
+  impl_->write_quotas.clear();
+}
+void FakeGcs::gather_next_writes(int n) {
+  impl_->write_gathering.gather_next(n);
 }
 void FakeGcs::drop_connection_after(std::size_t bytes) {
   std::lock_guard lock(impl_->mu);

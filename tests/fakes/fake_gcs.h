@@ -32,6 +32,14 @@ class FakeGcs {
   // The next `n` requests whose "METHOD /path" starts with `route_prefix` (empty = any request)
   // answer `status` with a GCS error body; `retry_after_seconds >= 0` adds a Retry-After header.
   void fail_next(int n, int status, int retry_after_seconds = -1, std::string route_prefix = {});
+  // From now on each bucket takes at most WRITES_PER_SECOND writes a second (a token bucket
+  // holding one second's worth; 0 = no quota): a write past it (an upload, a resumable session's
+  // start, a patch, a delete, an IAM policy write) answers GCS's 429 rateLimitExceeded, without
+  // Retry-After, as GCS sends none. Refusals count as "rate_limited".
+  void set_write_quota(double writes_per_second);
+  // The next N writes (as counted by the quota) wait for one another and then go on together: a
+  // burst of N clients' writes, ordered (fake_quota.h WriteGathering).
+  void gather_next_writes(int n);
   // The next upload request carrying a body (media, multipart or a resumable PUT) has its
   // connection shut down after `bytes` body bytes were read, without any answer. For a resumable
   // chunk the largest multiple of 256 KiB of what was read is persisted (as GCS may do).

@@ -809,6 +809,11 @@ void send_error(httplib::Response& res, const ApiError& e) {
   send_json(res, e.code, status_json(e));
 }
 
+// What the write quota counts (set_write_quota).
+bool is_kube_write(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE";
+}
+
 // Marks a response for lose_next_response (taken off again before anything is sent).
 constexpr const char* kLoseResponse = "X-Fake-Lose-Response";
 
@@ -1530,6 +1535,21 @@ void FakeKube::Impl::handle(const httplib::Request& req, httplib::Response& res,
   }
 }
 
+bool FakeKube::Impl::throttled(const httplib::Request& req, httplib::Response& res) {
+  if (!is_kube_write(req.method) || write_quota.take()) return false;
+  ++counters["rate_limited"];
+  // What kube-apiserver's APF filter answers (apiserver/pkg/server/filters/maxinflight.go
+  // tooManyRequests): a fixed Retry-After of 1 and Go's http.Error text, not a Status (client-go
+  // makes one up, reason TooManyRequests); plus the UIDs of the flow schema and priority level.
+  res.status = 429;
+  res.set_header("Retry-After", std::to_string(write_quota.seconds_until_token()));
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("X-Kubernetes-PF-FlowSchema-UID", "4d3f4b2e-0000-4000-8000-00000000f10a");
+  res.set_header("X-Kubernetes-PF-PriorityLevel-UID", "4d3f4b2e-0000-4000-8000-00000000b0a7");
+  res.set_content("Too many requests, please try again later.\n", "text/plain; charset=utf-8");
+  return true;
+}
+
 void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
                            const std::string& sent_body) {
   std::string body = sent_body;  // JSON, once a protobuf body is decoded
@@ -1554,6 +1574,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     if (!id) throw ApiError{401, "Unauthorized", "Unauthorized"};
     who = std::move(*id);
   }
+  if (is_kube_write(req.method)) write_gathering.arrive();
   {
     std::lock_guard lock(mu);
     auto raw = req.method + " " + req.path;
@@ -1563,6 +1584,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
       if (--it->remaining <= 0) failures.erase(it);
       throw injected(status);
     }
+    if (throttled(req, res)) return;
     for (auto it = lost_responses.begin(); it != lost_responses.end(); ++it) {
       if (raw.rfind(*it, 0) != 0 && route.rfind(*it, 0) != 0) continue;
       lost_responses.erase(it);
@@ -2253,6 +2275,12 @@ void FakeKube::expire_watches() {
 void FakeKube::fail_next(int n, int status, const std::string& route_prefix) {
   std::lock_guard lock(impl_->mu);
   if (n > 0) impl_->failures.push_back({n, status, route_prefix});
+}
+void FakeKube::set_write_quota(double writes_per_second) {
+  impl_->write_quota.set_rate(writes_per_second);
+}
+void FakeKube::gather_next_writes(int n) {
+  impl_->write_gathering.gather_next(n);
 }
 void FakeKube::lose_next_response(const std::string& route_prefix) {
   std::lock_guard lock(impl_->mu);

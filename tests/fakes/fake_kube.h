@@ -145,6 +145,15 @@ class FakeKube {
   // The next N requests whose "METHOD /path" starts with ROUTE_PREFIX answer STATUS with a
   // Kubernetes Status body (e.g. 429 with Retry-After, 500, 503).
   void fail_next(int n, int status, const std::string& route_prefix = {});
+  // From now on the API server takes at most WRITES_PER_SECOND writes (POST, PUT, PATCH,
+  // DELETE) a second, from any client (a token bucket holding one second's worth; 0 = no quota).
+  // A write past it is answered as API Priority and Fairness rejects a request: 429, Retry-After
+  // (whole seconds until a token is back; the real server always says 1) and the plain-text
+  // "Too many requests, please try again later." Refusals count as "rate_limited".
+  void set_write_quota(double writes_per_second);
+  // The next N writes wait for one another and then go on together: a burst of N clients'
+  // writes, ordered (fake_quota.h WriteGathering).
+  void gather_next_writes(int n);
   // The next request whose "METHOD /path" starts with ROUTE_PREFIX is fully processed (a POST
   // creates its object), then its connection is dropped before the response body: the client
   // sees a broken transfer and never learns the outcome.

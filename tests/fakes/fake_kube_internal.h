@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_kube.h"
+#include "fakes/fake_quota.h"
 #include "fakes/fake_tls_front.h"
 
 namespace kinetic::fakes::kube {
@@ -262,6 +263,8 @@ struct FakeKube::Impl {
   std::map<std::string, kube::MintedToken> tokens;  // service-account tokens by value
 
   std::deque<kube::FailRule> failures;
+  WriteQuota write_quota;          // set_write_quota: API Priority and Fairness, as a write rate
+  WriteGathering write_gathering;  // gather_next_writes (waited on without mu)
   std::optional<std::size_t> cut_log_after;
   std::optional<std::size_t> end_log_after_exit;
   bool hold_log_after_exit = false;        // hold_next_log_stream_open
@@ -301,6 +304,9 @@ struct FakeKube::Impl {
   // ---- API side (fake_kube.cpp) ----
   void handle(const httplib::Request& req, httplib::Response& res, const std::string& body);
   void serve(const httplib::Request& req, httplib::Response& res, const std::string& body);
+  // set_write_quota: answers a write past the rate as API Priority and Fairness rejects a
+  // request, and returns true.
+  bool throttled(const httplib::Request& req, httplib::Response& res);
   void serve_watch(const httplib::Request& req, httplib::Response& res, const ResourceType& rt,
                    const std::string& ns);
   void serve_log(const httplib::Request& req, httplib::Response& res, const std::string& ns,

@@ -653,6 +653,26 @@ TEST_F(FakeKubeTest, FailNextAnswersAStatus) {
   EXPECT_EQ(call("GET", kPods).status, 200);
 }
 
+// The write quota (issue #30 point 3) answers as API Priority and Fairness does: 429, a
+// Retry-After and Go's plain text, not a Status. A rate so low that no token comes back during
+// the test: what passes is decided by the order of the requests alone.
+TEST_F(FakeKubeTest, WriteQuotaAnswersAsPriorityAndFairness) {
+  start();
+  kube_->set_write_quota(0.001);
+  EXPECT_EQ(call("POST", kJobs, job_body("one", {"true"})).status, 201);
+  auto r = call("POST", kJobs, job_body("two", {"true"}));
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.header("Retry-After"), "1000");
+  EXPECT_EQ(r.header("Content-Type"), "text/plain; charset=utf-8");
+  EXPECT_EQ(r.body, "Too many requests, please try again later.\n");
+  EXPECT_TRUE(r.header("X-Kubernetes-PF-FlowSchema-UID"));
+  EXPECT_FALSE(kube_->object(kJobs + "/two"));
+  EXPECT_EQ(call("GET", kJobs + "/one").status, 200);  // reads pass
+  EXPECT_EQ(kube_->request_counts()["rate_limited"], 1);
+  kube_->set_write_quota(0);
+  EXPECT_EQ(call("POST", kJobs, job_body("two", {"true"})).status, 201);
+}
+
 TEST_F(FakeKubeTest, JobSetCreatesChildJobsAndCompletes) {
   start();
   json js = {{"apiVersion", "jobset.x-k8s.io/v1alpha2"},

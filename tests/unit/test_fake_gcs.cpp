@@ -7,7 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -495,3 +498,50 @@ TEST_F(FakeGcsTest, FaultInjection) {
 }
 
 }  // namespace
+
+// The write quota (issue #30 point 3): a rate so low that no token comes back during the test,
+// so what passes is decided by the order of the requests alone.
+TEST_F(FakeGcsTest, WriteQuotaAnswersGcsRateLimitWithoutRetryAfter) {
+  gcs.set_write_quota(0.001);  // a bucket of one write, refilled in 1000 s
+  EXPECT_EQ(media("first", "x")->status, 200);
+  auto r = media("second", "y");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429);
+  auto j = json::parse(r->body);
+  EXPECT_EQ(j["error"]["code"], 429);
+  EXPECT_EQ(j["error"]["errors"][0]["reason"], "rateLimitExceeded");
+  EXPECT_EQ(j["error"]["errors"][0]["domain"], "usageLimits");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("bkt exceeded the rate limit"),
+            std::string::npos);
+  EXPECT_FALSE(r->has_header("Retry-After"));  // GCS sends none
+  EXPECT_FALSE(gcs.object_data("bkt", "second"));
+  // Reads are not writes; another bucket has a quota of its own.
+  EXPECT_EQ(cli.Get("/storage/v1/b/bkt/o/first")->status, 200);
+  gcs.create_bucket("other", "proj");
+  EXPECT_EQ(
+      cli.Post("/upload/storage/v1/b/other/o?uploadType=media&name=a", "z", "text/plain")->status,
+      200);
+  EXPECT_EQ(cli.Delete("/storage/v1/b/bkt/o/first")->status, 429);
+  EXPECT_EQ(gcs.request_count("rate_limited"), 2);
+
+  gcs.set_write_quota(0);  // off again
+  EXPECT_EQ(media("second", "y")->status, 200);
+}
+
+TEST_F(FakeGcsTest, GatheredWritesReachTheQuotaTogether) {
+  gcs.set_write_quota(0.001);
+  gcs.gather_next_writes(3);
+  std::vector<std::thread> writers;
+  std::vector<int> statuses(3);
+  for (int i = 0; i < 3; ++i) {
+    writers.emplace_back([this, i, &statuses] {
+      httplib::Client c("127.0.0.1", gcs.port());
+      auto r = c.Post("/upload/storage/v1/b/bkt/o?uploadType=media&name=w" + std::to_string(i), "x",
+                      "text/plain");
+      statuses[i] = r ? r->status : -1;
+    });
+  }
+  for (auto& t : writers) t.join();
+  std::sort(statuses.begin(), statuses.end());
+  EXPECT_EQ(statuses, (std::vector<int>{200, 429, 429}));
+}

@@ -119,6 +119,27 @@ TEST(GoogleError, QuotaFromErrorInfoMetadata) {
       << e.what();
 }
 
+// What a sweep meets when the retry layer has waited out GCS's rate limit (issue #30 point 3):
+// a limit to keep to, not a quota to ask more of.
+TEST(GoogleError, GcsRateLimitSaysKineticWaitedAndWhatToDo) {
+  auto e = google_error(
+      429,
+      R"({"error":{"code":429,"message":"The object b/jobs/x/spec.json exceeded the rate limit for object mutation operations (create, update, and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429.","errors":[{"message":"The object b/jobs/x/spec.json exceeded the rate limit for object mutation operations (create, update, and delete). Please reduce your request rate. See https://cloud.google.com/storage/docs/gcs429.","domain":"usageLimits","reason":"rateLimitExceeded"}]}})",
+      "uploading gs://b/jobs/x/spec.json");
+  EXPECT_EQ(e.code(), Errc::api);
+  EXPECT_EQ(kinetic::exit_code_for(e.code(), /*is_run_command=*/true), 125);  // kinetic failed
+  std::string m = e.what();
+  EXPECT_TRUE(
+      m.starts_with("uploading gs://b/jobs/x/spec.json: rate limit exceeded: 429 Too Many "
+                    "Requests (The object b/jobs/x/spec.json exceeded the rate limit"))
+      << m;
+  EXPECT_TRUE(
+      m.ends_with("after kinetic retried for up to 5 minutes; submit fewer jobs at once, or "
+                  "retry later"))
+      << m;
+  EXPECT_TRUE(one_line(m));
+}
+
 TEST(GoogleError, GkeRegionalQuotaIs403ButNotAuth) {
   auto e = google_error(
       403,

@@ -85,9 +85,9 @@ TEST(RetryBackoff, ExponentialWithFullJitterAndCap) {
 
 TEST(RetryBackoff, RetryAfterSecondsOverridesWhenLonger) {
   RetryPolicy p;
-  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("7"), kNow), 7000ms);
-  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string(" 0 "), kNow), 250ms);     // jitter is longer
-  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("120"), kNow), 120000ms);  // beyond max_backoff
+  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("7"), kNow), 7250ms);  // jitter after it
+  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string(" 0 "), kNow), 250ms);
+  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("120"), kNow), 120250ms);  // beyond max_backoff
   EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("100000"), kNow), p.deadline);  // clamped
   EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("soon"), kNow), 250ms);         // ignored
   EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("-3"), kNow), 250ms);
@@ -95,7 +95,7 @@ TEST(RetryBackoff, RetryAfterSecondsOverridesWhenLonger) {
 
 TEST(RetryBackoff, RetryAfterHttpDate) {
   RetryPolicy p;
-  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("Tue, 02 Jan 2024 03:00:09 GMT"), kNow), 9000ms);
+  EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("Tue, 02 Jan 2024 03:00:09 GMT"), kNow), 9250ms);
   // In the past: the jittered delay stands.
   EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("Tue, 02 Jan 2024 02:00:00 GMT"), kNow), 250ms);
   EXPECT_EQ(backoff_delay(p, 1, 0.5, std::string("Tue, 02 Foo 2024 03:00:09 GMT"), kNow), 250ms);
@@ -112,7 +112,7 @@ TEST(RetryTransport, Retries503ThenSucceeds) {
 TEST(RetryTransport, HonoursRetryAfter) {
   Harness h({status(429, {{"retry-after", "3"}}), status(200)});
   EXPECT_EQ(h.transport->send(Request{}).status, 200);
-  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{3000ms}));
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{3250ms}));
 }
 
 TEST(RetryTransport, HonoursAServerHintFromTheBody) {
@@ -196,8 +196,7 @@ TEST(RetryTransport, DeadlineStopsRetries) {
             p);
   Response r = h.transport->send(Request{});
   EXPECT_EQ(r.status, 503);
-  EXPECT_EQ(h.waits,
-            (std::vector<std::chrono::milliseconds>{4000ms, 4000ms}));  // a third would end at 12s
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{4250ms, 4500ms}));  // a third: 13.25s
 }
 
 TEST(RetryTransport, NoRetryOnceBodyStreamedToCaller) {
@@ -223,4 +222,69 @@ TEST(RetryTransport, NoRetryOnceBodyStreamedToCaller) {
   EXPECT_THROW(t->send(r), TransportError);
   EXPECT_EQ(fake->calls, 1);
   EXPECT_EQ(got, "partial");
+}
+
+// Issue #30 point 3: a wide sweep under a quota. A 429 means the server did not act, so even a
+// create (not idempotent) is sent again, after the Retry-After plus the jittered curve.
+TEST(RetryTransport, ThrottledCreateIsRetriedAfterRetryAfterPlusJitter) {
+  Harness h({status(429, {{"Retry-After", "1"}}), status(429, {{"Retry-After", "1"}}),
+             status(429, {{"Retry-After", "1"}}), status(201)});
+  Request post;
+  post.method = "POST";
+  post.idempotent = false;
+  post.body = "{}";
+  EXPECT_EQ(h.transport->send(post).status, 201);
+  EXPECT_EQ(h.fake->seen.size(), 4u);
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{1250ms, 1500ms, 2000ms}));
+}
+
+TEST(RetryTransport, ThrottlingOutlastsMaxAttemptsUntilTheDeadline) {
+  RetryPolicy p;
+  p.max_attempts = 2;
+  std::deque<ScriptedTransport::Step> script(9, status(429));
+  script.push_back(status(200));
+  Harness h(script, p);
+  EXPECT_EQ(h.transport->send(Request{}).status, 200);
+  EXPECT_EQ(h.fake->seen.size(), 10u);
+}
+
+TEST(RetryTransport, ThrottlingGivesUpAtTheDeadlineWithTheLast429) {
+  RetryPolicy p;
+  p.deadline = 10s;
+  std::deque<ScriptedTransport::Step> script(20, status(429, {{"Retry-After", "1"}}));
+  Harness h(script, p);
+  Request post;
+  post.method = "POST";
+  post.idempotent = false;
+  Response r = h.transport->send(post);
+  EXPECT_EQ(r.status, 429);
+  // 1.25 + 1.5 + 2 + 3 s = 7.75 s waited; the next (1 + 4 s) would end past 10 s.
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{1250ms, 1500ms, 2000ms, 3000ms}));
+}
+
+TEST(RetryTransport, NonIdempotentRequestIsNotResentAfterADroppedConnection) {
+  Harness h({TransportError("cannot reach x: reset", true), status(200)});
+  Request post;
+  post.method = "POST";
+  post.idempotent = false;
+  EXPECT_THROW(h.transport->send(post), TransportError);
+  EXPECT_EQ(h.fake->seen.size(), 1u);
+}
+
+// A quota frees up at a steady rate: a throttled client's window stops doubling at 8 s (the
+// jittered wait at 0.5 stays at 4 s), where a 503's grows on to 32 s.
+TEST(RetryTransport, ThrottledBackOffStopsGrowingAtItsCap) {
+  RetryPolicy p;
+  p.max_attempts = 20;
+  std::deque<ScriptedTransport::Step> throttled(8, status(429));
+  throttled.push_back(status(200));
+  Harness h(throttled, p);
+  EXPECT_EQ(h.transport->send(Request{}).status, 200);
+  EXPECT_EQ(h.waits, (std::vector<std::chrono::milliseconds>{250ms, 500ms, 1000ms, 2000ms, 4000ms,
+                                                             4000ms, 4000ms, 4000ms}));
+  std::deque<ScriptedTransport::Step> unavailable(7, status(503));
+  unavailable.push_back(status(200));
+  Harness g(unavailable, p);
+  EXPECT_EQ(g.transport->send(Request{}).status, 200);
+  EXPECT_EQ(g.waits.back(), 16000ms);
 }

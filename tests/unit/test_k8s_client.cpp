@@ -184,6 +184,10 @@ TEST(K8sClient, ErrorMapping) {
        Errc::api, 422, "Invalid", "restartPolicy: Required value"},
       {500, "<html><title>502 Bad Gateway</title></html>", Errc::api, 500, "", "502 Bad Gateway"},
       {403, "Forbidden\n", Errc::auth, 403, "Forbidden", "check roles/container.developer"},
+      // API Priority and Fairness's plain text, once the retry layer has waited it out.
+      {429, "Too many requests, please try again later.\n", Errc::api, 429, "TooManyRequests",
+       "429 Too Many Requests (its API Priority and Fairness limits) (Too many requests, please "
+       "try again later) after kinetic retried for up to 5 minutes; submit fewer jobs at once"},
   };
   for (const auto& k : cases) {
     FakeTransport t;

@@ -59,8 +59,10 @@ json create_or_adopt(k8s::Client& client, const std::string& collection, const j
         std::this_thread::sleep_for(kRetry.delay(attempt));
         continue;
       }
-      if (!http::retryable_status(e.code()) || attempt >= attempts) throw;
-      // The server may have acted before failing: wait a little (429: it asked), then look.
+      // A 429 reaching here is the retry layer giving up after waiting out the server's limit
+      // (it resends 429s itself; the server did not act): trying again would wait as long again.
+      if (e.code() == 429 || !http::retryable_status(e.code()) || attempt >= attempts) throw;
+      // The server may have acted before failing: wait a little, then look.
       std::this_thread::sleep_for(kRetry.delay(attempt));
     } catch (const http::TransportError& e) {
       // The connection dropped after the request went out: it may have been created.

@@ -13,9 +13,10 @@
 namespace kinetic::gke {
 
 // POSTs OBJECT (with metadata.name and the kinetic.dev/job label) to COLLECTION and returns the
-// stored object. A dropped connection, a 5xx or a 429 is followed by a GET of the name: an object
+// stored object. A dropped connection or a 5xx is followed by a GET of the name: an object
 // carrying OBJECT's job label is adopted as if created, none is created again (ATTEMPTS POSTs in
-// all). A 409 AlreadyExists adopts the object when it is ours; one that is not ours is an
+// all). A 429 is thrown as it comes: the transport has already waited it out (http/retry.h). A
+// 409 AlreadyExists adopts the object when it is ours; one that is not ours is an
 // Error(Errc::job_start) naming it. Other errors are thrown as they come.
 nlohmann::json create_or_adopt(k8s::Client& client, const std::string& collection,
                                const nlohmann::json& object, int attempts = 4);
