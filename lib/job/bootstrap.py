@@ -443,12 +443,22 @@ def history_entry(record, current=False):
 
 class LogRecorder:
     # Keeps the attempt's output and uploads it in parts: each part ends at a newline, except
-    # the last one of the attempt.
+    # the last one of the attempt. Once COMPOSE_PARTS parts are not in log/composed, they are
+    # composed onto its end (its metadata "parts": the parts it holds) and deleted, so a job that
+    # prints for weeks leaves a bounded number of objects (docs/run-record.md "Log parts").
+    COMPOSE_PARTS = 31  # with log/composed itself, compose's limit of 32 sources
+
     def __init__(self):
         self.pending = bytearray()
         self.lock = threading.Lock()
         self.upload_lock = threading.Lock()
         self.part = 0
+        self.composed = 0  # parts in log/composed
+        self.generation = 0  # log/composed's (0: none yet)
+        self.doomed = []  # composed parts still to delete
+
+    def uri(self, name):
+        return "%slog/%s" % (attempt_uri(attempt["number"]), name)
 
     def add(self, data):
         with self.lock:
@@ -458,13 +468,36 @@ class LogRecorder:
         with self.upload_lock:
             with self.lock:
                 end = len(self.pending) if final else self.pending.rfind(b"\n") + 1
-                if end <= 0:
-                    return
                 data = bytes(self.pending[:end])
                 del self.pending[:end]
-            self.part += 1
-            uri = "%slog/%06d" % (attempt_uri(attempt["number"]), self.part)
-            storage.write(uri, data, "text/plain")
+            if data:
+                self.part += 1
+                storage.write(self.uri("%06d" % self.part), data, "text/plain")
+            try:  # the parts are the log: composing them only makes it cheaper to keep and read
+                if self.part - self.composed >= self.COMPOSE_PARTS:
+                    self.compose()
+                if self.doomed:
+                    at_once(*[lambda u=u: storage.delete(u) for u in self.doomed])
+                    self.doomed = []
+            except NETWORK_ERRORS as e:
+                say("composing the log's parts failed (they stay as they are): %s" % e)
+
+    def compose(self):
+        upto, composed = self.part, self.uri("composed")
+        parts = [self.uri("%06d" % p) for p in range(self.composed + 1, upto + 1)]
+        names = [split_uri(u)[1] for u in parts]
+        if self.generation:
+            names.insert(0, (split_uri(composed)[1], self.generation))
+        want = dict(contentType="text/plain", metadata=dict(parts=str(upto)))
+        try:
+            answer = storage.compose(composed, names, self.generation, want)
+        except urllib.error.HTTPError as e:
+            # A retried compose whose first try went through: the composite says so.
+            answer = e.code == 412 and storage.stat(composed) or {}
+            if answer.get("metadata", {}).get("parts") != str(upto):
+                raise
+        self.generation, self.composed = int(answer["generation"]), upto
+        self.doomed = parts
 
 
 log = LogRecorder()

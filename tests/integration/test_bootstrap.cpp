@@ -1008,6 +1008,50 @@ TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
   EXPECT_NE(child->err().find("to stderr"), std::string::npos) << "stderr stays stderr";
 }
 
+// A long job's log stays a few objects: every 31 parts are composed onto log/composed (its
+// metadata says how many parts it holds) and deleted. The job prints one line per part: it goes
+// on only once the test has seen that line recorded, so every part holds exactly one line.
+TEST_F(BootstrapTest, ALongLogIsComposedAsTheJobRuns) {
+  log_every = 0.02;
+  stage_context({{"long.py",
+                  {"import os, time\n"
+                   "for i in range(1, 41):\n"
+                   "    print('line %d' % i, flush=True)\n"
+                   "    while not os.path.exists(os.environ['GO_FILE'] + str(i)):\n"
+                   "        time.sleep(0.005)\n",
+                   0644}}});
+  stage_spec("long.py", JobKind::python);
+  auto child = start_held();
+  const std::string composed = attempt_object(1, "log/composed");
+  auto recorded = [&](int part) {
+    char name[16];
+    std::snprintf(name, sizeof name, "log/%06d", part);
+    if (gcs.object_data(kBucket, attempt_object(1, name))) return true;
+    auto r = gcs.object_resource(kBucket, composed);
+    return r && std::stoi((*r)["metadata"].value("parts", "0")) >= part;
+  };
+  for (int part = 1; part <= 40; ++part) {
+    for (int i = 0; i < 3000 && !recorded(part); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(recorded(part)) << "part " << part << "; " << child->err();
+    std::ofstream(go.string() + std::to_string(part)).put('\n');
+  }
+  EXPECT_EQ(child->wait(), 0) << child->err();
+  auto resource = gcs.object_resource(kBucket, composed);
+  ASSERT_TRUE(resource);
+  EXPECT_EQ((*resource)["metadata"]["parts"], "31") << resource->dump();
+  EXPECT_EQ((*resource)["componentCount"], 31) << resource->dump();
+  EXPECT_EQ((*resource)["contentType"], "text/plain") << resource->dump();
+  std::string want, whole = gcs.object_data(kBucket, composed).value_or("");
+  for (int i = 1; i <= 40; ++i) want += "line " + std::to_string(i) + "\n";
+  std::vector<std::string> names = gcs.object_names(kBucket, attempt_object(1, "log/"));
+  ASSERT_EQ(names.size(), 10u) << "the composite and parts 32-40";
+  EXPECT_EQ(names.front(), attempt_object(1, "log/000032"));
+  for (const auto& n : names)
+    if (n != composed) whole += gcs.object_data(kBucket, n).value_or("");
+  EXPECT_EQ(whole, want) << "the composite, then the parts after it, are the log";
+}
+
 TEST_F(BootstrapTest, CheckpointsAreSavedWhileTheJobRuns) {
   checkpoint_every = 0.05;
   stage_context({{"ck.py",
@@ -1180,8 +1224,10 @@ TEST_F(BootstrapTest, AFollowedRunGoesOn) {
 
 TEST_F(BootstrapTest, TheScriptStaysCompact) {
   // It travels in every Job's spec: well within one argv string (128 KiB) and the 1.5 MB object
-  // limit, with comments stripped at build time. (32 KiB until --notify's payload, 33 KiB.)
-  EXPECT_LT(bootstrap_source().size(), 48u * 1024);
+  // limit, with comments stripped at build time. (32 KiB until --notify's payload, 33 KiB; 48 KiB
+  // until the log's composition, issue #30, took it to 49 KiB: a Job's argv string may be 128 KiB,
+  // so 56 KiB still leaves the spec more than half of it.)
+  EXPECT_LT(bootstrap_source().size(), 56u * 1024);
   EXPECT_EQ(bootstrap_source().find("\n#"), std::string_view::npos) << "comments are stripped";
   EXPECT_EQ(bootstrap_source().find("\n\n"), std::string_view::npos) << "blank lines too";
   EXPECT_EQ(bootstrap_source().find("/tmp/kinetic"), std::string_view::npos);

@@ -1,0 +1,295 @@
+#include "backend/gke/recorded_log.h"
+
+#include <algorithm>
+#include <charconv>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "backend/tail_sink.h"
+#include "core/error.h"
+
+namespace kinetic::gke {
+
+namespace {
+
+constexpr const char* kCompositeLeaf = "composed";
+// Listings after a read found an object gone, before giving up: each one means the bootstrap
+// composed 31 more parts while this read ran, which takes minutes of output.
+constexpr int kMaxLogRelists = 8;
+// What a tail fetches first, before it knows how long the lines are; each further round 8x more.
+constexpr uint64_t kTailFirstBytes = 64 << 10;
+
+// The part number a log object's name ends with ("000042"), 0 for any other name.
+int log_part_number(std::string_view leaf) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(leaf.data(), leaf.data() + leaf.size(), n);
+  return ec == std::errc() && end == leaf.data() + leaf.size() ? n : 0;
+}
+
+}  // namespace
+
+std::map<int, AttemptLogObjects> list_attempt_logs(gcp::StorageClient& storage,
+                                                   const std::string& bucket,
+                                                   const std::string& attempts_prefix) {
+  struct Found {
+    std::optional<gcp::ObjectInfo> composite;
+    std::map<int, gcp::ObjectInfo> parts;
+  };
+  std::map<int, Found> found;
+  for (auto& o : storage.list(bucket, attempts_prefix).objects) {
+    std::string_view rest = std::string_view(o.name).substr(attempts_prefix.size());
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
+    int attempt = 0;
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
+    if (ec != std::errc() || end != rest.data() + slash || attempt <= 0) continue;
+    const std::string_view leaf = rest.substr(slash + 5);
+    if (leaf == kCompositeLeaf)
+      found[attempt].composite = std::move(o);
+    else if (const int part = log_part_number(leaf); part > 0)
+      found[attempt].parts.emplace(part, std::move(o));
+  }
+  std::map<int, AttemptLogObjects> attempts;
+  for (auto& [attempt, f] : found) {
+    AttemptLogObjects& objects = attempts[attempt];
+    int composed = 0;
+    if (f.composite) {
+      const auto parts = f.composite->metadata.find("parts");
+      composed = parts == f.composite->metadata.end() ? 0 : log_part_number(parts->second);
+      objects.push_back(std::move(*f.composite));
+    }
+    // A part the composite holds may linger a moment before the bootstrap deletes it.
+    for (auto& [part, o] : f.parts)
+      if (part > composed) objects.push_back(std::move(o));
+  }
+  return attempts;
+}
+
+// A piece of the log as printed: a header line of its own, or LENGTH bytes at FIRST of an
+// object's generation. ATTEMPT and AT (the piece's offset in the attempt's log) let a read that
+// found an object gone go on where it stopped.
+struct RecordedLog::Segment {
+  LogStream stream = LogStream::out;
+  std::string text;  // a header's
+  std::string name;  // empty for a header
+  int64_t generation = 0;
+  uint64_t first = 0, length = 0;
+  int attempt = 0;
+  uint64_t at = 0;
+};
+
+namespace {
+
+using Segment = RecordedLog::Segment;
+
+// ATTEMPT's log from byte FROM on, in pieces of at most PIECE bytes, each within one object.
+void add_log_pieces(std::vector<Segment>& out, int attempt, const AttemptLogObjects& objects,
+                    uint64_t from, uint64_t piece) {
+  uint64_t at = 0;
+  for (const auto& o : objects) {
+    for (uint64_t off = std::max(from, at) - at; off < o.size;) {
+      const uint64_t length = std::min(piece, o.size - off);
+      out.push_back({LogStream::out, {}, o.name, o.generation, off, length, attempt, at + off});
+      off += length;
+    }
+    at += o.size;
+  }
+}
+
+Segment attempt_header(int attempt) {
+  return {LogStream::system, "attempt " + std::to_string(attempt) + "\n", {}, 0, 0, 0, attempt, 0};
+}
+
+}  // namespace
+
+RecordedLog::RecordedLog(gcp::StorageClient& storage, std::string bucket,
+                         std::string attempts_prefix, RecordedLogOptions options)
+    : storage_(storage),
+      bucket_(std::move(bucket)),
+      prefix_(std::move(attempts_prefix)),
+      options_(std::move(options)) {}
+
+bool RecordedLog::print(LogSink& sink) {
+  auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
+  if (attempts.empty()) return false;
+  const bool headers = attempts.size() > 1;
+  // Where the output stands: the attempt being written and its bytes written so far.
+  int attempt = attempts.begin()->first;
+  uint64_t done = 0;
+  bool header_done = false;
+  for (int relist = 0;; ++relist) {
+    std::vector<Segment> segments;
+    for (const auto& [n, objects] : attempts) {
+      if (n < attempt) continue;
+      if (headers && !(n == attempt && header_done)) segments.push_back(attempt_header(n));
+      add_log_pieces(segments, n, objects, n == attempt ? done : 0, options_.piece_bytes);
+    }
+    const size_t got = fetch(segments, [&](const Segment& s, const std::string& bytes) {
+      sink.write(s.stream, bytes);
+      if (s.attempt != attempt) done = 0;
+      attempt = s.attempt;
+      header_done = true;
+      if (s.name.empty()) return;
+      done = s.at + bytes.size();
+    });
+    if (got == segments.size()) return true;
+    if (relist == kMaxLogRelists)
+      throw Error(Errc::api, "the log of attempt " + std::to_string(attempt) +
+                                 " kept changing while it was read; run `kinetic logs` again");
+    // The bootstrap composed parts meanwhile: the same bytes are in the composite now.
+    auto again = list_attempt_logs(storage_, bucket_, prefix_);
+    for (auto& [n, objects] : attempts)
+      if (auto it = again.find(n); it != again.end()) objects = std::move(it->second);
+  }
+}
+
+bool RecordedLog::print_tail(LogSink& sink, size_t lines, bool latest_only) {
+  for (int relist = 0;; ++relist) {
+    auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
+    if (attempts.empty()) return false;
+    if (latest_only) attempts.erase(attempts.begin(), std::prev(attempts.end()));
+    // The whole log as segments, without fetching any: headers and whole objects.
+    std::vector<Segment> whole;
+    for (const auto& [n, objects] : attempts) {
+      if (attempts.size() > 1) whole.push_back(attempt_header(n));
+      add_log_pieces(whole, n, objects, 0, UINT64_MAX);
+    }
+    // Back from the end, each round one parallel fetch of 8 times more, until it holds more
+    // line ends than lines wanted (the first line it holds may be cut) or the whole log.
+    std::deque<std::pair<LogStream, std::string>> kept;
+    size_t end = whole.size();  // segments [end, size) are kept whole
+    uint64_t cut = 0;           // bytes of segment END - 1 not kept yet (0: none kept of it)
+    size_t newlines = 0;
+    bool gone = false;
+    for (uint64_t want = kTailFirstBytes; end > 0 && newlines <= lines; want *= 8) {
+      std::vector<Segment> round;
+      for (uint64_t budget = want; end > 0 && budget > 0;) {
+        Segment s = whole[end - 1];
+        const uint64_t left = s.name.empty() ? 0 : (cut ? cut : s.length);
+        const uint64_t take = std::min(budget, left);
+        if (!s.name.empty()) {
+          s.first += left - take;
+          s.length = take;
+          budget -= take;
+        }
+        round.push_back(s);
+        cut = left - take;
+        if (cut == 0) --end;
+      }
+      std::reverse(round.begin(), round.end());
+      std::vector<std::pair<LogStream, std::string>> got;
+      if (fetch(round, [&](const Segment& s, const std::string& b) {
+            got.emplace_back(s.stream, s.name.empty() ? s.text : b);
+          }) < round.size()) {
+        gone = true;
+        break;
+      }
+      for (auto it = got.rbegin(); it != got.rend(); ++it) {
+        newlines += static_cast<size_t>(std::count(it->second.begin(), it->second.end(), '\n'));
+        kept.push_front(std::move(*it));
+      }
+    }
+    if (gone && relist < kMaxLogRelists) continue;
+    if (gone) throw Error(Errc::api, "the log kept changing while its end was read; try again");
+    TailSink tail(lines);
+    for (const auto& [stream, bytes] : kept) tail.write(stream, bytes);
+    tail.replay(sink);
+    return true;
+  }
+}
+
+size_t RecordedLog::fetch(const std::vector<Segment>& segments, const Deliver& deliver) {
+  const size_t n = segments.size();
+  auto read = [&](gcp::StorageClient& client, size_t i) -> std::optional<std::string> {
+    const Segment& s = segments[i];
+    if (s.name.empty()) return s.text;
+    return client.download_range(bucket_, s.name, s.generation, s.first, s.length);
+  };
+  const int workers = options_.make_transport
+                          ? std::max(1, std::min<int>(options_.parallelism, static_cast<int>(n)))
+                          : 0;
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; ++i) {
+      auto got = read(storage_, i);
+      if (!got) return i;
+      deliver(segments[i], *got);
+    }
+    return n;
+  }
+  // Each worker fetches the next piece on a connection of its own, at most WINDOW pieces ahead
+  // of the one written last (memory stays bounded); this thread writes them in order.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<size_t, std::optional<std::string>> ready;
+  size_t next = 0, delivered = 0;
+  bool stop = false;
+  std::exception_ptr error;
+  const size_t window = static_cast<size_t>(workers) * 2;
+  auto work = [&] {
+    try {
+      auto transport = options_.make_transport();
+      gcp::StorageClient client(*transport, options_.endpoint);
+      for (;;) {
+        size_t i = 0;
+        {
+          std::unique_lock lock(mu);
+          cv.wait(lock, [&] { return stop || next >= n || next < delivered + window; });
+          if (stop || next >= n) return;
+          i = next++;
+        }
+        auto got = read(client, i);
+        std::lock_guard lock(mu);
+        ready.emplace(i, std::move(got));
+        cv.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard lock(mu);
+      if (!error) error = std::current_exception();
+      stop = true;
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) threads.emplace_back(work);
+  auto finish = [&] {
+    {
+      std::lock_guard lock(mu);
+      stop = true;
+      cv.notify_all();
+    }
+    for (auto& t : threads) t.join();
+  };
+  size_t result = n;
+  try {
+    for (;;) {
+      std::optional<std::string> got;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return error || delivered >= n || ready.count(delivered) > 0; });
+        if (error || delivered >= n) break;
+        got = std::move(ready[delivered]);
+        ready.erase(delivered);
+      }
+      if (!got) {
+        result = delivered;
+        break;
+      }
+      deliver(segments[delivered], *got);
+      std::lock_guard lock(mu);
+      ++delivered;
+      cv.notify_all();
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
+  finish();
+  if (error) std::rethrow_exception(error);
+  return result;
+}
+
+}  // namespace kinetic::gke
