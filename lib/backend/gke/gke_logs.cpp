@@ -190,7 +190,10 @@ WatchOptions GkeBackend::watch_options(const std::string& id, const Interrupt* i
 
 void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                              const Interrupt* interrupt) {
-  const std::optional<JobSpec> spec = spec_for(id);
+  // The spec says how many hosts there are and what following needs: `logs JOB` of one host
+  // does without it (a round trip less before the first line).
+  const std::optional<JobSpec> spec =
+      request.all_hosts || request.follow ? spec_for(id) : std::nullopt;
   const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
   // With --all-hosts every line carries its host, host 0's included; the last lines are those
   // of all the hosts' output as printed.
