@@ -996,15 +996,21 @@ TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
   EXPECT_EQ(child->wait(), 0) << child->err();
   std::string recorded;
   int parts = 0;
+  std::string spans;
   for (const auto& o : gcs.object_names(kBucket, attempt_object(1, "log/"))) {
+    if (o.ends_with(".err")) {
+      spans += gcs.object_data(kBucket, o).value_or("");  // which bytes were stderr
+      continue;
+    }
     recorded += gcs.object_data(kBucket, o).value_or("");
     ++parts;
   }
+  // One span: "to stderr\n" at offset 9, as two big-endian 64-bit numbers.
+  EXPECT_EQ(spans, std::string("\0\0\0\0\0\0\0\x09\0\0\0\0\0\0\0\x0a", 16));
   EXPECT_GE(parts, 2);
   for (const char* line : {"line one\n", "to stderr\n", "line three\n", "no newline at the end"})
     EXPECT_NE(recorded.find(line), std::string::npos) << line << " in " << recorded;
-  EXPECT_EQ(recorded.size(),
-            std::string("line one\nto stderr\nline three\nno newline at the end").size());
+  EXPECT_EQ(recorded, "line one\nto stderr\nline three\nno newline at the end");
   EXPECT_NE(child->err().find("to stderr"), std::string::npos) << "stderr stays stderr";
 }
 
@@ -1013,10 +1019,12 @@ TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
 // on only once the test has seen that line recorded, so every part holds exactly one line.
 TEST_F(BootstrapTest, ALongLogIsComposedAsTheJobRuns) {
   log_every = 0.02;
+  // Every tenth line goes to stderr: its part has a sidecar of spans, composed alongside.
   stage_context({{"long.py",
-                  {"import os, time\n"
+                  {"import os, sys, time\n"
                    "for i in range(1, 41):\n"
-                   "    print('line %d' % i, flush=True)\n"
+                   "    print('line %d' % i, flush=True, file=sys.stderr if i % 10 == 0 else "
+                   "sys.stdout)\n"
                    "    while not os.path.exists(os.environ['GO_FILE'] + str(i)):\n"
                    "        time.sleep(0.005)\n",
                    0644}}});
@@ -1043,13 +1051,28 @@ TEST_F(BootstrapTest, ALongLogIsComposedAsTheJobRuns) {
   EXPECT_EQ((*resource)["componentCount"], 31) << resource->dump();
   EXPECT_EQ((*resource)["contentType"], "text/plain") << resource->dump();
   std::string want, whole = gcs.object_data(kBucket, composed).value_or("");
-  for (int i = 1; i <= 40; ++i) want += "line " + std::to_string(i) + "\n";
+  auto span = [](uint64_t at, uint64_t length) {
+    std::string b;
+    for (uint64_t v : {at, length})
+      for (int shift = 56; shift >= 0; shift -= 8) b.push_back(static_cast<char>(v >> shift));
+    return b;
+  };
+  std::string err_spans;  // lines 10, 20, 30 (composed) then 40 (a sidecar)
+  for (int i = 1; i <= 40; ++i) {
+    const std::string line = "line " + std::to_string(i) + "\n";
+    if (i % 10 == 0) err_spans += span(want.size(), line.size());
+    want += line;
+  }
   std::vector<std::string> names = gcs.object_names(kBucket, attempt_object(1, "log/"));
-  ASSERT_EQ(names.size(), 10u) << "the composite and parts 32-40";
+  ASSERT_EQ(names.size(), 12u) << "the composites and parts 32-40 with 40's sidecar";
   EXPECT_EQ(names.front(), attempt_object(1, "log/000032"));
   for (const auto& n : names)
-    if (n != composed) whole += gcs.object_data(kBucket, n).value_or("");
+    if (!n.starts_with(composed) && !n.ends_with(".err"))
+      whole += gcs.object_data(kBucket, n).value_or("");
   EXPECT_EQ(whole, want) << "the composite, then the parts after it, are the log";
+  EXPECT_EQ(gcs.object_data(kBucket, composed + ".err").value_or("") +
+                gcs.object_data(kBucket, attempt_object(1, "log/000040.err")).value_or(""),
+            err_spans);
 }
 
 TEST_F(BootstrapTest, CheckpointsAreSavedWhileTheJobRuns) {

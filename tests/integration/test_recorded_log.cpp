@@ -162,6 +162,45 @@ TEST_F(RecordedLogTest, TheTailReadsFurtherBackWhenLinesAreLong) {
   EXPECT_EQ(all.all, "start\n" + line + "\n" + line + "\n");
 }
 
+// 16-byte big-endian (offset, length) spans, as the bootstrap writes a part's sidecar.
+std::string spans_of(std::vector<std::pair<uint64_t, uint64_t>> spans) {
+  std::string b;
+  for (const auto& [at, length] : spans)
+    for (uint64_t v : {at, length})
+      for (int shift = 56; shift >= 0; shift -= 8) b.push_back(static_cast<char>(v >> shift));
+  return b;
+}
+
+// The bytes the sidecars mark go to stderr, the others to stdout, in order, whether the spans
+// are in composed.err or in a part's sidecar, and cut across pieces and objects as they may be.
+TEST_F(RecordedLogTest, StderrSpansSendTheirBytesToStderr) {
+  fake.create_bucket(kBucket);
+  // The log: "out 1\nERR 2\nout 3\n" composed, then "ERR 4\nout 5\n" in part 4.
+  fake.put_object(kBucket, part(1, 1), "out 1\nERR 2\n");
+  fake.put_object(kBucket, part(1, 1) + ".err", spans_of({{6, 6}}));
+  fake.put_object(kBucket, part(1, 2), "out 3\n");
+  compose(1, 1, 2);
+  fake.compose_objects(kBucket, composite(1) + ".err", {part(1, 1) + ".err"},
+                       {{"metadata", {{"parts", "2"}}}});
+  fake.delete_object(kBucket, part(1, 1) + ".err");
+  fake.put_object(kBucket, part(1, 4), "ERR 4\nout 5\n");
+  fake.put_object(kBucket, part(1, 4) + ".err", spans_of({{18, 3}, {21, 3}}));
+  for (int parallelism : {1, 4}) {
+    struct Split : LogSink {
+      std::string out, err;
+      void write(LogStream stream, std::string_view data) override {
+        (stream == LogStream::err ? err : out).append(data);
+      }
+    } got, tail;
+    ASSERT_TRUE(log(parallelism, 4).print(got));
+    EXPECT_EQ(got.out, "out 1\nout 3\nout 5\n");
+    EXPECT_EQ(got.err, "ERR 2\nERR 4\n");
+    ASSERT_TRUE(log(parallelism, 4).print_tail(tail, 2));
+    EXPECT_EQ(tail.out, "out 5\n");
+    EXPECT_EQ(tail.err, "ERR 4\n");
+  }
+}
+
 // With several attempts the headers are lines of the tail; LATEST_ONLY (collect's failure
 // message) reads the newest attempt alone.
 TEST_F(RecordedLogTest, TheTailOfSeveralAttemptsKeepsTheirHeaders) {

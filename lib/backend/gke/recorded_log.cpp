@@ -32,12 +32,12 @@ int log_part_number(std::string_view leaf) {
 
 }  // namespace
 
-std::map<int, AttemptLogObjects> list_attempt_logs(gcp::StorageClient& storage,
-                                                   const std::string& bucket,
-                                                   const std::string& attempts_prefix) {
+std::map<int, AttemptLog> list_attempt_logs(gcp::StorageClient& storage, const std::string& bucket,
+                                            const std::string& attempts_prefix) {
   struct Found {
     std::optional<gcp::ObjectInfo> composite;
     std::map<int, gcp::ObjectInfo> parts;
+    std::vector<gcp::ObjectInfo> spans;
   };
   std::map<int, Found> found;
   for (auto& o : storage.list(bucket, attempts_prefix).objects) {
@@ -52,19 +52,24 @@ std::map<int, AttemptLogObjects> list_attempt_logs(gcp::StorageClient& storage,
       found[attempt].composite = std::move(o);
     else if (const int part = log_part_number(leaf); part > 0)
       found[attempt].parts.emplace(part, std::move(o));
+    else if (leaf.size() > 4 && leaf.substr(leaf.size() - 4) == ".err")
+      found[attempt].spans.push_back(std::move(o));
   }
-  std::map<int, AttemptLogObjects> attempts;
+  std::map<int, AttemptLog> attempts;
   for (auto& [attempt, f] : found) {
-    AttemptLogObjects& objects = attempts[attempt];
+    if (!f.composite && f.parts.empty()) continue;
+    AttemptLog& log = attempts[attempt];
     int composed = 0;
     if (f.composite) {
       const auto parts = f.composite->metadata.find("parts");
       composed = parts == f.composite->metadata.end() ? 0 : log_part_number(parts->second);
-      objects.push_back(std::move(*f.composite));
+      log.objects.push_back(std::move(*f.composite));
     }
-    // A part the composite holds may linger a moment before the bootstrap deletes it.
+    // A part the composite holds may linger a moment before the bootstrap deletes it. (Its
+    // sidecar's spans may be read twice meanwhile: they mark the same bytes.)
     for (auto& [part, o] : f.parts)
-      if (part > composed) objects.push_back(std::move(o));
+      if (part > composed) log.objects.push_back(std::move(o));
+    log.stderr_spans = std::move(f.spans);
   }
   return attempts;
 }
@@ -100,6 +105,22 @@ void add_log_pieces(std::vector<Segment>& out, int attempt, const AttemptLogObje
   }
 }
 
+// Writes BYTES, at offset AT of an attempt's log, to SINK: the bytes SPANS cover as stderr.
+void write_split(LogSink& sink, const std::vector<std::pair<uint64_t, uint64_t>>& spans,
+                 uint64_t at, std::string_view bytes) {
+  const uint64_t end = at + bytes.size();
+  auto span = std::upper_bound(spans.begin(), spans.end(), std::make_pair(at, UINT64_MAX));
+  if (span != spans.begin() && std::prev(span)->second > at) --span;
+  uint64_t pos = at;
+  for (; span != spans.end() && span->first < end; ++span) {
+    const uint64_t from = std::max(span->first, pos), to = std::min(span->second, end);
+    if (from > pos) sink.write(LogStream::out, bytes.substr(pos - at, from - pos));
+    if (to > from) sink.write(LogStream::err, bytes.substr(from - at, to - from));
+    pos = std::max(pos, to);
+  }
+  if (pos < end) sink.write(LogStream::out, bytes.substr(pos - at));
+}
+
 Segment attempt_header(int attempt) {
   return {LogStream::system, "attempt " + std::to_string(attempt) + "\n", {}, 0, 0, 0, attempt, 0};
 }
@@ -113,6 +134,37 @@ RecordedLog::RecordedLog(gcp::StorageClient& storage, std::string bucket,
       prefix_(std::move(attempts_prefix)),
       options_(std::move(options)) {}
 
+bool RecordedLog::read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans) {
+  spans.clear();
+  std::vector<Segment> segments;
+  for (const auto& [n, log] : attempts)
+    add_log_pieces(segments, n, log.stderr_spans, 0, options_.piece_bytes);
+  std::map<int, std::string> raw;  // each object a whole number of 16-byte spans
+  if (fetch(segments, [&](const Segment& s, const std::string& b) { raw[s.attempt] += b; }) <
+      segments.size())
+    return false;
+  auto big_endian = [](const std::string& b, size_t at) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(b[at + i]);
+    return v;
+  };
+  for (const auto& [n, bytes] : raw) {
+    std::vector<std::pair<uint64_t, uint64_t>> all;
+    for (size_t i = 0; i + 16 <= bytes.size(); i += 16) {
+      const uint64_t at = big_endian(bytes, i);
+      all.emplace_back(at, at + big_endian(bytes, i + 8));
+    }
+    std::sort(all.begin(), all.end());
+    auto& merged = spans[n];
+    for (const auto& span : all)
+      if (!merged.empty() && span.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, span.second);
+      else
+        merged.push_back(span);
+  }
+  return true;
+}
+
 bool RecordedLog::print(LogSink& sink) {
   auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
   if (attempts.empty()) return false;
@@ -121,85 +173,96 @@ bool RecordedLog::print(LogSink& sink) {
   int attempt = attempts.begin()->first;
   uint64_t done = 0;
   bool header_done = false;
+  Spans spans;
   for (int relist = 0;; ++relist) {
     std::vector<Segment> segments;
-    for (const auto& [n, objects] : attempts) {
+    for (const auto& [n, log] : attempts) {
       if (n < attempt) continue;
       if (headers && !(n == attempt && header_done)) segments.push_back(attempt_header(n));
-      add_log_pieces(segments, n, objects, n == attempt ? done : 0, options_.piece_bytes);
+      add_log_pieces(segments, n, log.objects, n == attempt ? done : 0, options_.piece_bytes);
     }
-    const size_t got = fetch(segments, [&](const Segment& s, const std::string& bytes) {
-      sink.write(s.stream, bytes);
-      if (s.attempt != attempt) done = 0;
-      attempt = s.attempt;
-      header_done = true;
-      if (s.name.empty()) return;
-      done = s.at + bytes.size();
-    });
+    const size_t got = !read_spans(attempts, spans)
+                           ? 0
+                           : fetch(segments, [&](const Segment& s, const std::string& b) {
+                               if (s.attempt != attempt) done = 0;
+                               attempt = s.attempt;
+                               header_done = true;
+                               if (s.name.empty()) return sink.write(s.stream, b);
+                               write_split(sink, spans[s.attempt], s.at, b);
+                               done = s.at + b.size();
+                             });
     if (got == segments.size()) return true;
     if (relist == kMaxLogRelists)
       throw Error(Errc::api, "the log of attempt " + std::to_string(attempt) +
                                  " kept changing while it was read; run `kinetic logs` again");
     // The bootstrap composed parts meanwhile: the same bytes are in the composite now.
     auto again = list_attempt_logs(storage_, bucket_, prefix_);
-    for (auto& [n, objects] : attempts)
-      if (auto it = again.find(n); it != again.end()) objects = std::move(it->second);
+    for (auto& [n, log] : attempts)
+      if (auto it = again.find(n); it != again.end()) log = std::move(it->second);
   }
 }
 
 bool RecordedLog::print_tail(LogSink& sink, size_t lines, bool latest_only) {
-  for (int relist = 0;; ++relist) {
+  for (int relist = 0; relist <= kMaxLogRelists; ++relist) {
     auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
     if (attempts.empty()) return false;
     if (latest_only) attempts.erase(attempts.begin(), std::prev(attempts.end()));
-    // The whole log as segments, without fetching any: headers and whole objects.
-    std::vector<Segment> whole;
-    for (const auto& [n, objects] : attempts) {
-      if (attempts.size() > 1) whole.push_back(attempt_header(n));
-      add_log_pieces(whole, n, objects, 0, UINT64_MAX);
-    }
-    // Back from the end, each round one parallel fetch of 8 times more, until it holds more
-    // line ends than lines wanted (the first line it holds may be cut) or the whole log.
-    std::deque<std::pair<LogStream, std::string>> kept;
-    size_t end = whole.size();  // segments [end, size) are kept whole
-    uint64_t cut = 0;           // bytes of segment END - 1 not kept yet (0: none kept of it)
-    size_t newlines = 0;
-    bool gone = false;
-    for (uint64_t want = kTailFirstBytes; end > 0 && newlines <= lines; want *= 8) {
-      std::vector<Segment> round;
-      for (uint64_t budget = want; end > 0 && budget > 0;) {
-        Segment s = whole[end - 1];
-        const uint64_t left = s.name.empty() ? 0 : (cut ? cut : s.length);
-        const uint64_t take = std::min(budget, left);
-        if (!s.name.empty()) {
-          s.first += left - take;
-          s.length = take;
-          budget -= take;
-        }
-        round.push_back(s);
-        cut = left - take;
-        if (cut == 0) --end;
-      }
-      std::reverse(round.begin(), round.end());
-      std::vector<std::pair<LogStream, std::string>> got;
-      if (fetch(round, [&](const Segment& s, const std::string& b) {
-            got.emplace_back(s.stream, s.name.empty() ? s.text : b);
-          }) < round.size()) {
-        gone = true;
-        break;
-      }
-      for (auto it = got.rbegin(); it != got.rend(); ++it) {
-        newlines += static_cast<size_t>(std::count(it->second.begin(), it->second.end(), '\n'));
-        kept.push_front(std::move(*it));
-      }
-    }
-    if (gone && relist < kMaxLogRelists) continue;
-    if (gone) throw Error(Errc::api, "the log kept changing while its end was read; try again");
+    Spans spans;
+    std::deque<std::pair<Segment, std::string>> kept;
+    if (!read_spans(attempts, spans) || !read_tail(attempts, lines, kept)) continue;
     TailSink tail(lines);
-    for (const auto& [stream, bytes] : kept) tail.write(stream, bytes);
+    for (const auto& [s, bytes] : kept)
+      if (s.name.empty())
+        tail.write(s.stream, s.text);
+      else
+        write_split(tail, spans[s.attempt], s.at, bytes);
     tail.replay(sink);
     return true;
   }
+  throw Error(Errc::api, "the log kept changing while its end was read; try again");
+}
+
+bool RecordedLog::read_tail(const std::map<int, AttemptLog>& attempts, size_t lines,
+                            std::deque<std::pair<Segment, std::string>>& kept) {
+  // The whole log as segments, without fetching any: headers and whole objects.
+  std::vector<Segment> whole;
+  for (const auto& [n, log] : attempts) {
+    if (attempts.size() > 1) whole.push_back(attempt_header(n));
+    add_log_pieces(whole, n, log.objects, 0, UINT64_MAX);
+  }
+  // Back from the end, each round one parallel fetch of 8 times more, until it holds more line
+  // ends than lines wanted (the first line it holds may be cut) or the whole log.
+  size_t end = whole.size();  // segments [end, size) are kept whole
+  uint64_t cut = 0;           // bytes of segment END - 1 not kept yet (0: none kept of it)
+  size_t newlines = 0;
+  for (uint64_t want = kTailFirstBytes; end > 0 && newlines <= lines; want *= 8) {
+    std::vector<Segment> round;
+    for (uint64_t budget = want; end > 0 && budget > 0;) {
+      Segment s = whole[end - 1];
+      const uint64_t left = s.name.empty() ? 0 : (cut ? cut : s.length);
+      const uint64_t take = std::min(budget, left);
+      if (!s.name.empty()) {
+        s.first += left - take;
+        s.at += left - take;
+        s.length = take;
+        budget -= take;
+      }
+      round.push_back(s);
+      cut = left - take;
+      if (cut == 0) --end;
+    }
+    std::reverse(round.begin(), round.end());
+    std::vector<std::pair<Segment, std::string>> got;
+    if (fetch(round, [&](const Segment& s, const std::string& b) {
+          got.emplace_back(s, s.name.empty() ? s.text : b);
+        }) < round.size())
+      return false;
+    for (auto it = got.rbegin(); it != got.rend(); ++it) {
+      newlines += static_cast<size_t>(std::count(it->second.begin(), it->second.end(), '\n'));
+      kept.push_front(std::move(*it));
+    }
+  }
+  return true;
 }
 
 size_t RecordedLog::fetch(const std::vector<Segment>& segments, const Deliver& deliver) {
