@@ -90,9 +90,9 @@ class GkeBackend : public Backend {
   // TAIL >= 0: only its last TAIL lines.
   void print_log(const std::string& id, int hosts, const HostSinks& sinks, const WatchOptions& o,
                  long tail = -1);
-  // Its pods' logs, oldest attempt first.
+  // Its pods' logs, oldest attempt first (with TAIL_LINES, each pod's last lines only).
   void print_pods_log(const std::string& id, int hosts, const HostSinks& sinks,
-                      const WatchOptions& o);
+                      const WatchOptions& o, std::optional<long> tail_lines = std::nullopt);
   // The recorded log of each of HOSTS hosts (TAIL as print_log).
   void print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks,
                             long tail = -1);

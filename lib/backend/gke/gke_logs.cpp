@@ -253,8 +253,10 @@ void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& si
   if (tail >= 0) {
     // The pods' logs (as long as the kubelet keeps them), their last lines shown. (One host:
     // stream_logs tails --all-hosts itself.)
+    // Each pod's last lines come from the kubelet (kubectl's --tail): two more for the
+    // bootstrap's end-of-log lines, which are not shown.
     TailSink last(static_cast<size_t>(tail));
-    print_pods_log(id, hosts, {last, nullptr}, o);
+    print_pods_log(id, hosts, {last, nullptr}, o, tail + 2);
     last.replay(sinks.all);
     return;
   }
@@ -262,7 +264,7 @@ void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& si
 }
 
 void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSinks& sinks,
-                                const WatchOptions& o) {
+                                const WatchOptions& o, std::optional<long> tail_lines) {
   k8s::Client& k = kube();
   auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
   std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
@@ -270,7 +272,7 @@ void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSink
            b["metadata"].value("creationTimestamp", "");
   });
   if (pods.empty()) {
-    print_recorded_hosts(id, hosts, sinks);
+    print_recorded_hosts(id, hosts, sinks, tail_lines.value_or(-1));
     return;
   }
   int attempt = 0;
@@ -279,7 +281,8 @@ void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSink
     if (host >= hosts) continue;  // another host's: only with --all-hosts
     if (host == 0 && pods.size() > 1)
       sinks.all.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
-    print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256);
+    print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256,
+                  tail_lines);
   }
 }
 
