@@ -40,8 +40,8 @@ struct RecordedLogOptions {
   // A fresh transport per parallel reader (clients are not thread-safe); null: one request at
   // a time on STORAGE.
   std::function<std::shared_ptr<http::Transport>()> make_transport;
-  std::string endpoint;  // the storage API root, for those readers
-  int parallelism = 8;
+  std::string endpoint;               // the storage API root, for those readers
+  int parallelism = 8;                // requests at once (4 times more when every piece is small)
   uint64_t piece_bytes = 4ull << 20;  // one ranged GET's
 };
 
