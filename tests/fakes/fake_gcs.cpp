@@ -98,6 +98,32 @@ void shutdown_connection(int local_port, int remote_port) {
   closedir(dir);
 }
 
+// httplib listens with a backlog of 5 (its library's CPPHTTPLIB_LISTEN_BACKLOG): a client that
+// opens more connections at once (a log read 32 at once) has the extra SYNs dropped and resent
+// a second later, a stall no real front end has. Listening again on the bound socket raises it.
+void raise_listen_backlog(int local_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return;
+  while (auto* entry = readdir(dir)) {
+    char* end = nullptr;
+    long fd = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || fd < 0) continue;
+    int listening = 0;
+    socklen_t size = sizeof listening;
+    sockaddr_storage local{};
+    socklen_t ll = sizeof local;
+    if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
+        !listening ||
+        getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0)
+      continue;
+    const int port = local.ss_family == AF_INET
+                         ? ntohs(reinterpret_cast<const sockaddr_in&>(local).sin_port)
+                         : ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
+    if (port == local_port) ::listen(static_cast<int>(fd), SOMAXCONN);
+  }
+  closedir(dir);
+}
+
 // ---- model -----------------------------------------------------------------------------------
 
 struct Object {
@@ -1436,6 +1462,7 @@ FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
     impl->port = impl->server.bind_to_port(impl->host, port) ? port : -1;
   }
   if (impl->port <= 0) throw std::runtime_error("FakeGcs: cannot bind " + impl->host);
+  raise_listen_backlog(impl->port);
   impl->thread = std::thread([impl] { impl->server.listen_after_bind(); });
   while (!impl->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
