@@ -7,6 +7,7 @@
 # and `logs --tail 100` with the GCS requests it made (the fake's /_fake/counters).
 #
 #   bench/long_log_bench.sh BUILD_DIR [SIZE_MB] [PARTS] [ROUND_TRIP_MS]
+# (BENCH_DEBUG=1: each command's output size and last lines on stderr.)
 set -euo pipefail
 build="$(cd "${1:?usage: $0 BUILD_DIR [SIZE_MB] [PARTS] [ROUND_TRIP_MS]}" && pwd)"
 size_mb="${2:-300}"
@@ -57,16 +58,19 @@ print("%d list + %d download" % (d("objects.list"), d("objects.download")))
 EOF
 }
 
-first_byte() {  # first_byte ID: seconds until `kinetic logs ID` wrote its first byte
+first_byte() {  # first_byte ID: seconds until `kinetic logs ID` wrote its first byte (median of 5)
   (cd "$dir/proj" && python3 - "$kin" "$1" <<'EOF'
-import subprocess, sys, time
-t0 = time.monotonic()
-p = subprocess.Popen([sys.argv[1], "logs", sys.argv[2]], stdout=subprocess.PIPE,
-                     stderr=subprocess.DEVNULL)
-p.stdout.read(1)
-print("%.3f" % (time.monotonic() - t0))
-p.kill()
-p.wait()
+import statistics, subprocess, sys, time
+times = []
+for _ in range(5):
+    t0 = time.monotonic()
+    p = subprocess.Popen([sys.argv[1], "logs", sys.argv[2]], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    p.stdout.read(1)
+    times.append(time.monotonic() - t0)
+    p.kill()
+    p.wait()
+print("%.3f" % statistics.median(times))
 EOF
   )
 }
@@ -99,9 +103,10 @@ measure() {
   seed_job "$bucket" "$old"
   # The old record: PARTS parts of ~2.5 KiB, 32 uploads at once (the seeding is not measured).
   head -c $((old_parts * 2500)) "$work/week.log" | split -l 35 -a 6 -d - "$work/old-"
-  find "$work" -name 'old-*' | sort | head -n "$old_parts" | awk '{printf "%s %06d\n", $0, NR}' |
-    xargs -P 32 -n 2 sh -c 'curl -sf -o /dev/null -X POST --data-binary "@$0" \
-      "$STORAGE_EMULATOR_HOST/upload/storage/v1/b/'"$bucket"'/o?uploadType=media&name=jobs%2F'"$old"'%2Fresults%2Fattempts%2F1%2Flog%2F$1"'
+  local url="$STORAGE_EMULATOR_HOST/upload/storage/v1/b/$bucket/o?uploadType=media&name=jobs%2F$old%2Fresults%2Fattempts%2F1%2Flog%2F"
+  find "$work" -name 'old-*' | sort | head -n "$old_parts" |
+    awk -v url="$url" '{printf "@%s %s%06d\n", $0, url, NR}' |
+    xargs -P 32 -n 2 curl -sf -o /dev/null -X POST --data-binary
   rm -f "$work"/old-*
 
   local whole first tail before after old_whole
