@@ -520,14 +520,16 @@ class LogRecorder:
         self.generation[leaf] = int(answer["generation"])
 
     def compose(self):
-        upto = self.part
+        # 31 parts at most: after a failed compose more may wait, for the next uploads.
+        upto = min(self.part, self.composed + self.COMPOSE_PARTS)
         parts = [self.uri("%06d" % p) for p in range(self.composed + 1, upto + 1)]
-        errs = [self.uri("%06d.err" % p) for p in self.with_err]
+        errs = [self.uri("%06d.err" % p) for p in self.with_err if p <= upto]
         # The sidecars first: a part is deleted only once its spans are in composed.err.
         if errs:
             self.compose_onto("composed.err", errs, upto, "application/octet-stream")
         self.compose_onto("composed", parts, upto, "text/plain")
-        self.composed, self.with_err, self.doomed = upto, [], parts + errs
+        self.with_err = [p for p in self.with_err if p > upto]
+        self.composed, self.doomed = upto, parts + errs
 
 
 log = LogRecorder()

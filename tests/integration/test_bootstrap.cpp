@@ -299,6 +299,10 @@ class BootstrapTest : public ::testing::Test {
   void release() { std::ofstream(go).put('\n'); }
   fs::path go = tmp / "go";
 
+  // Runs a job that prints 40 lines, each its own part (every tenth on stderr), and checks the
+  // record it leaves: log/composed holding parts 1-31 and their spans, parts 32-40.
+  void print_forty_parts();
+
   std::string attempt_object(int n, const std::string& rest) {
     return results_prefix() + "attempts/" + std::to_string(n) + "/" + rest;
   }
@@ -1018,6 +1022,18 @@ TEST_F(BootstrapTest, TheLogIsRecordedInPartsWhileTheJobRuns) {
 // metadata says how many parts it holds) and deleted. The job prints one line per part: it goes
 // on only once the test has seen that line recorded, so every part holds exactly one line.
 TEST_F(BootstrapTest, ALongLogIsComposedAsTheJobRuns) {
+  print_forty_parts();
+}
+
+// A compose that fails leaves the parts as they are, says so, and is done at the next upload,
+// with 31 parts as ever (never more than compose's 32 sources with the composite).
+TEST_F(BootstrapTest, AFailedComposeIsDoneAgainAtTheNextUpload) {
+  gcs.fail_next(1, 412, -1, "POST /storage/v1/b/" + std::string(kBucket) + "/o/");
+  print_forty_parts();
+  EXPECT_EQ(gcs.pending_faults(), 0);
+}
+
+void BootstrapTest::print_forty_parts() {
   log_every = 0.02;
   // Every tenth line goes to stderr: its part has a sidecar of spans, composed alongside.
   stage_context({{"long.py",
