@@ -6,7 +6,6 @@
 
 #include "app.h"
 #include "backend/stream_sink.h"
-#include "backend/tail_sink.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/spec.h"
@@ -43,17 +42,7 @@ struct LogsOptions : CommandOptions {
     Backend& b = f.backend("logs");
     require_job(b, id);
     StreamSink sink(f.io());
-    if (tail < 0) {
-      b.stream_logs(id, {.follow = follow, .all_hosts = all_hosts}, sink, nullptr);
-      return 0;
-    }
-    // The log so far, its last lines shown; with -f, then what comes after them.
-    TailSink last(static_cast<size_t>(tail));
-    b.stream_logs(id, {.follow = false, .all_hosts = all_hosts}, last, nullptr);
-    last.replay(sink);
-    if (!follow) return 0;
-    SkipSink after(last.job_bytes(), sink);
-    b.stream_logs(id, {.follow = true, .all_hosts = all_hosts}, after, nullptr);
+    b.stream_logs(id, {.follow = follow, .all_hosts = all_hosts, .tail = tail}, sink, nullptr);
     return 0;
   }
 

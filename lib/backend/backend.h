@@ -116,6 +116,9 @@ enum class LogStream : unsigned char { out = 1, err = 2, system = 3 };
 struct LogRequest {
   bool follow = false;     // keep streaming until the job ends
   bool all_hosts = false;  // every host of a multi-host slice, lines prefixed "[host N] "
+  // >= 0: only the last TAIL lines of the log so far (then, with follow, what comes after),
+  // read from the log's end without reading all of it where the backend can.
+  long tail = -1;
 };
 
 // Where a job's output goes as it streams.

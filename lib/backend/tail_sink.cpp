@@ -43,4 +43,14 @@ void SkipSink::write(LogStream stream, std::string_view data) {
   skip_ = 0;
 }
 
+void tail_then_follow(size_t lines, LogSink& sink, const std::function<void(LogSink&)>& so_far,
+                      const std::function<void(LogSink&)>& follow) {
+  TailSink last(lines);
+  so_far(last);
+  last.replay(sink);
+  if (!follow) return;
+  SkipSink after(last.job_bytes(), sink);
+  follow(after);
+}
+
 }  // namespace kinetic

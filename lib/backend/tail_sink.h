@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -44,5 +45,10 @@ class SkipSink : public LogSink {
   uint64_t skip_;
   LogSink& next_;
 };
+
+// The last LINES lines of what SO_FAR writes, to SINK; then, when FOLLOW is set, what FOLLOW
+// writes after those bytes (it reads the log again from its start: SkipSink).
+void tail_then_follow(size_t lines, LogSink& sink, const std::function<void(LogSink&)>& so_far,
+                      const std::function<void(LogSink&)>& follow);
 
 }  // namespace kinetic

@@ -41,6 +41,9 @@ ObjectInfo object_from_json(const nlohmann::json& j) {
   o.md5 = str(j, "md5Hash");
   o.updated = str(j, "updated");
   o.custom_time = str(j, "customTime");
+  if (const auto m = j.find("metadata"); m != j.end() && m->is_object())
+    for (const auto& [key, value] : m->items())
+      if (value.is_string()) o.metadata[key] = value.get<std::string>();
   return o;
 }
 
@@ -637,6 +640,26 @@ std::string StorageClient::download_string(const std::string& bucket, const std:
       throw Error(Errc::api, "downloading " + gs(bucket, name) + ": CRC32C mismatch " +
                                  std::to_string(kCorruptTries) + " times; try again");
   }
+}
+
+std::optional<std::string> StorageClient::download_range(const std::string& bucket,
+                                                         const std::string& name,
+                                                         int64_t generation, uint64_t first,
+                                                         uint64_t length) {
+  if (length == 0) return std::string();
+  http::Request req;
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+            encode_object_name(name) + "?alt=media";
+  if (generation > 0) req.url += "&generation=" + std::to_string(generation);
+  req.headers = {
+      {"Range", "bytes=" + std::to_string(first) + "-" + std::to_string(first + length - 1)}};
+  auto r = transport_.send(req);
+  if (r.status == 404) return std::nullopt;
+  if (r.status == 416) return std::string();  // FIRST is past the end
+  if (!ok(r.status)) fail(r, "downloading " + gs(bucket, name));
+  // A server that ignores Range answers 200 with everything.
+  if (r.status == 200) return r.body.substr(std::min<size_t>(first, r.body.size()), length);
+  return std::move(r.body);
 }
 
 ListResult StorageClient::list(const std::string& bucket, const std::string& prefix,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -25,7 +26,8 @@ struct ObjectInfo {
   std::string crc32c;  // base64, as GCS reports it
   std::string md5;     // base64; empty for composite objects
   std::string updated;
-  std::string custom_time;  // RFC 3339; empty when unset
+  std::string custom_time;                      // RFC 3339; empty when unset
+  std::map<std::string, std::string> metadata;  // the object's custom metadata
 };
 
 // A Delete rule of a bucket's lifecycle: the objects under PREFIXES go DAYS after they were
@@ -111,6 +113,11 @@ class StorageClient {
   ObjectInfo download_file(const std::string& bucket, const std::string& name, const fs::path& file,
                            const TransferProgress& progress = nullptr);
   std::string download_string(const std::string& bucket, const std::string& name);
+  // Bytes [FIRST, FIRST + LENGTH) of the object's generation GENERATION (0: the live one), fewer
+  // at its end; nullopt when that generation is gone (404). A range has no checksum of its own
+  // to verify: a reader that needs one downloads the whole object.
+  std::optional<std::string> download_range(const std::string& bucket, const std::string& name,
+                                            int64_t generation, uint64_t first, uint64_t length);
 
   // Every object under PREFIX (all pages); with DELIMITER, the common prefixes too.
   // With MATCH_GLOB, only the objects whose names match it (GCS matchGlob: '*' within a

@@ -36,9 +36,10 @@
 #      attempt claims number 1 while the spec and context download, all at once (one round
 #      trip; issue #14).
 #   4. Runs the job in its own process group (python3 -u FILE, bash FILE, g++ then the binary,
-#      or FILE itself) with stdout and stderr on one pipe: every byte goes on to the container's
-#      stdout at once and into the attempt's log, uploaded in parts every
-#      spec.log_upload_seconds. Changed checkpoint files are uploaded every
+#      or FILE itself) with stdout and stderr on two pipes: every byte goes on to its own stream
+#      at once and into the attempt's log, uploaded in parts every
+#      spec.log_upload_seconds (a sidecar beside each says which bytes were stderr), every 31
+#      parts composed onto one object (LogRecorder). Changed checkpoint files are uploaded every
 #      spec.checkpoint_sync_seconds once stable for one interval, and at once on SIGTERM.
 #   5. Whatever happened: uploads the checkpoints, the outputs (unsafe symlinks left out with a
 #      warning), the attempt's last log part and record, and status.json with the attempt
@@ -471,28 +472,92 @@ def history_entry(record, current=False):
 
 class LogRecorder:
     # Keeps the attempt's output and uploads it in parts: each part ends at a newline, except
-    # the last one of the attempt.
+    # the last one of the attempt. A part with stderr bytes has a sidecar PPPPPP.err of 16-byte
+    # big-endian (offset in the attempt's log, length) spans saying which. Once COMPOSE_PARTS
+    # parts are not in log/composed, they are composed onto its end (its metadata "parts": the
+    # parts it holds), their sidecars onto composed.err, and deleted, so a job that prints for
+    # weeks leaves a bounded number of objects (docs/run-record.md "Log parts").
+    COMPOSE_PARTS = 31  # with the composite itself, compose's limit of 32 sources
+
     def __init__(self):
         self.pending = bytearray()
+        self.spans = []  # [offset, length] of stderr bytes not uploaded yet
+        self.start = 0  # the offset of pending's first byte in the attempt's log
         self.lock = threading.Lock()
         self.upload_lock = threading.Lock()
         self.part = 0
+        self.composed = 0  # parts in log/composed
+        self.generation = {}  # composite name: its generation
+        self.with_err = []  # parts not composed yet that have a sidecar
+        self.doomed = []  # composed parts and sidecars still to delete
 
-    def add(self, data):
+    def uri(self, name):
+        return "%slog/%s" % (attempt_uri(attempt["number"]), name)
+
+    def add(self, data, err=False):
         with self.lock:
+            at = self.start + len(self.pending)
+            if err and self.spans and sum(self.spans[-1]) == at:
+                self.spans[-1][1] += len(data)
+            elif err:
+                self.spans.append([at, len(data)])
             self.pending += data
 
     def flush(self, final=False):
         with self.upload_lock:
             with self.lock:
                 end = len(self.pending) if final else self.pending.rfind(b"\n") + 1
-                if end <= 0:
-                    return
                 data = bytes(self.pending[:end])
                 del self.pending[:end]
-            self.part += 1
-            uri = "%slog/%06d" % (attempt_uri(attempt["number"]), self.part)
-            storage.write(uri, data, "text/plain")
+                cut = self.start + end
+                spans = [(a, min(n, cut - a)) for a, n in self.spans if a < cut]
+                self.spans = [[max(a, cut), a + n - max(a, cut)] for a, n in self.spans
+                              if a + n > cut]
+                self.start = cut
+            if data:
+                self.part += 1
+                name = "%06d" % self.part
+                if spans:
+                    storage.write(self.uri(name + ".err"), b"".join(
+                        a.to_bytes(8, "big") + n.to_bytes(8, "big") for a, n in spans))
+                    self.with_err.append(self.part)
+                storage.write(self.uri(name), data, "text/plain")
+            try:  # the parts are the log: composing them only makes it cheaper to keep and read
+                if self.part - self.composed >= self.COMPOSE_PARTS:
+                    self.compose()
+                if self.doomed:
+                    at_once(*[lambda u=u: storage.delete(u) for u in self.doomed])
+                    self.doomed = []
+            except NETWORK_ERRORS as e:
+                say("composing the log's parts failed (they stay as they are): %s" % e)
+
+    def compose_onto(self, leaf, parts, upto, content_type):
+        # Composes the objects PARTS onto log/LEAF, unless a retried compose already did.
+        uri, generation = self.uri(leaf), self.generation.get(leaf, 0)
+        names = [split_uri(u)[1] for u in parts]
+        if generation:
+            names.insert(0, (split_uri(uri)[1], generation))
+        want = dict(contentType=content_type, metadata=dict(parts=str(upto)))
+        try:
+            answer = storage.compose(uri, names, generation, want)
+        except urllib.error.HTTPError as e:
+            # A retried compose whose first try went through: the composite says so.
+            answer = e.code == 412 and storage.stat(uri) or {}
+            if answer.get("metadata", {}).get("parts") != str(upto):
+                raise
+        self.generation[leaf] = int(answer["generation"])
+
+    def compose(self):
+        # 31 parts at most: after a failed compose more may wait, for the next uploads.
+        upto = min(self.part, self.composed + self.COMPOSE_PARTS)
+        parts = [self.uri("%06d" % p) for p in range(self.composed + 1, upto + 1)]
+        errs = [self.uri("%06d.err" % p) for p in self.with_err if p <= upto]
+        # The sidecars first: a part is deleted only once its spans are in composed.err.
+        if errs:
+            self.compose_onto("composed.err", errs, upto, "application/octet-stream")
+        self.compose_onto("composed", parts, upto, "text/plain")
+        self.with_err = [p for p in self.with_err if p > upto]
+        self.composed, self.doomed = upto, parts + errs
 
 
 log = LogRecorder()
@@ -943,7 +1008,7 @@ def run(command, cwd, record_output, is_job=False):
                         continue
                     streams[key.fd].write(chunk)
                     streams[key.fd].flush()
-                    log.add(chunk)
+                    log.add(chunk, key.fd == child.stderr.fileno())
                     if key.fd == child.stderr.fileno():
                         stderr_tail.extend(chunk)
                         del stderr_tail[:-TAIL_BYTES]

@@ -223,6 +223,27 @@ class Storage:
             raise
         return True
 
+    def delete(self, uri):
+        # False when there was nothing to delete.
+        try:
+            self.call("DELETE", object_path(uri)).close()
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return False
+            raise
+        return True
+
+    def compose(self, uri, names, generation, destination):
+        # objects.compose: URI becomes the concatenation of NAMES (objects of its bucket; a
+        # (name, generation) pair pins one), with DESTINATION (contentType, metadata, ...) as its
+        # resource, only if URI's generation is still GENERATION (0: absent). The new resource.
+        sources = [dict(name=n) if isinstance(n, str) else dict(name=n[0], generation=n[1])
+                   for n in names]
+        body = json.dumps(dict(sourceObjects=sources, destination=destination)).encode()
+        url = object_path(uri) + "/compose?ifGenerationMatch=%d" % generation
+        with self.call("POST", url, body, {"Content-Type": "application/json"}) as answer:
+            return json.load(answer)
+
 
 # ---- the cluster's API ----------------------------------------------------------------------
 

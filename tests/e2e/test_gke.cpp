@@ -561,6 +561,31 @@ TEST_F(GkeEndToEnd, CtrlCCancelsTheJobAndExits130) {
       cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id).has_value());
 }
 
+// `logs --tail N` of a running job: the last lines of its pod's log so far (the kubelet's own
+// tailLines), and with -f it goes on after them.
+TEST_F(GkeEndToEnd, TheTailOfARunningJobsLog) {
+  sb.write("proj/talk.py",
+           "import time\n"
+           "for i in range(1, 31):\n"
+           "    print('line', i, flush=True)\n"
+           "time.sleep(3600)\n");
+  auto d = kin({"run", "talk.py", "--accelerator", "v5litepod-1", "--detach"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const std::string id = first_line(d.out);
+  ASSERT_TRUE(eventually([&] {
+    return kin({"logs", id}).out.find("line 30\n") != std::string::npos;
+  }));
+  auto tail = kin({"logs", id, "--tail", "2"});
+  ASSERT_EQ(tail.exit_code, 0) << tail.err;
+  EXPECT_EQ(tail.out, "line 29\nline 30\n");
+  fs::path out = sb.root() / "tail.out", err = sb.root() / "tail.err";
+  int follower = sb.spawn({"logs", "-f", "--tail", "1", id}, proj, out, err, env());
+  ASSERT_TRUE(eventually([&] { return slurp(out) == "line 30\n"; })) << slurp(out) << slurp(err);
+  EXPECT_EQ(kin({"cancel", id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(follower), 0) << slurp(err);
+  EXPECT_EQ(slurp(out), "line 30\n");
+}
+
 TEST_F(GkeEndToEnd, DetachLogsFollowStatusCancelCleanup) {
   sb.write("proj/loop.py",
            "import time\n"

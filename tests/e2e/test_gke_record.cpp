@@ -272,5 +272,62 @@ TEST_F(GkeRecord, AFinishedJobOutlivesItsPodsUntilCleanup) {
   EXPECT_NE(gone.exit_code, 0) << gone.out;
 }
 
+// The record keeps stdout and stderr apart (the parts' sidecars): `logs` of a finished job
+// writes each to its own stream, as the live stream did.
+TEST_F(GkeRecord, AFinishedJobsLogKeepsStderrOnStderr) {
+  sb.write("proj/both.py",
+           "import sys\nprint('to out')\nprint('to err', file=sys.stderr)\nprint('out again')\n");
+  auto r = kin({"run", "both.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto logs = kin({"logs", job_id_in(r.err)});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "to out\nout again\n");
+  EXPECT_NE(logs.err.find("to err\n"), std::string::npos) << logs.err;
+}
+
+// A long job's record (docs/run-record.md "Log parts"): log/composed holding parts 1-31 and the
+// parts after it print as one log through the CLI, the bytes a sidecar marks on stderr; --tail
+// reads its end, with -f too (the job has ended: nothing follows).
+TEST_F(GkeRecord, AComposedLogPrintsWholeAndItsTailReadsTheEnd) {
+  sb.write("proj/short.py", "print('replaced below')\n");
+  auto r = kin({"run", "short.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = job_id_in(r.err);
+  const std::string bucket = "acme-ml-kinetic-kinetic";
+  const std::string log = "jobs/" + id + "/results/attempts/1/log/";
+  auto& gcs = cloud_->gcs();
+  ASSERT_FALSE(gcs.object_names(bucket, log).empty());
+  for (const auto& n : gcs.object_names(bucket, log)) gcs.delete_object(bucket, n);
+  std::vector<std::string> composed;
+  for (int p = 1; p <= 34; ++p) {
+    char leaf[8];
+    std::snprintf(leaf, sizeof leaf, "%06d", p);
+    gcs.put_object(bucket, log + leaf, "line " + std::to_string(p) + "\n", "text/plain");
+    if (p <= 31) composed.push_back(log + leaf);
+  }
+  gcs.compose_objects(bucket, log + "composed", composed,
+                      {{"contentType", "text/plain"}, {"metadata", {{"parts", "31"}}}});
+  for (const auto& n : composed) gcs.delete_object(bucket, n);
+  // Line 33 went to stderr: its part's sidecar says so (offset 247, 8 bytes, big-endian).
+  std::string span(16, '\0');
+  span[7] = static_cast<char>(247);
+  span[15] = 8;
+  gcs.put_object(bucket, log + "000033.err", span);
+
+  auto whole = kin({"logs", id});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  std::string out = numbered(34);
+  out.erase(out.find("line 33\n"), 8);
+  EXPECT_EQ(whole.out, out);
+  EXPECT_NE(whole.err.find("line 33\n"), std::string::npos) << whole.err;
+  auto tail = kin({"logs", id, "--tail", "2"});
+  ASSERT_EQ(tail.exit_code, 0) << tail.err;
+  EXPECT_EQ(tail.out, "line 34\n");
+  EXPECT_EQ(tail.err, "line 33\n");
+  auto follow = kin({"logs", "-f", id, "--tail", "3"});
+  ASSERT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "line 32\nline 34\n");
+}
+
 }  // namespace
 }  // namespace kinetic::test

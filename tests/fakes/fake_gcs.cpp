@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -98,6 +99,32 @@ void shutdown_connection(int local_port, int remote_port) {
   closedir(dir);
 }
 
+// httplib listens with a backlog of 5 (its library's CPPHTTPLIB_LISTEN_BACKLOG): a client that
+// opens more connections at once (a log read 32 at once) has the extra SYNs dropped and resent
+// a second later, a stall no real front end has. Listening again on the bound socket raises it.
+void raise_listen_backlog(int local_port) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (!dir) return;
+  while (auto* entry = readdir(dir)) {
+    char* end = nullptr;
+    long fd = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || fd < 0) continue;
+    int listening = 0;
+    socklen_t size = sizeof listening;
+    sockaddr_storage local{};
+    socklen_t ll = sizeof local;
+    if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
+        !listening ||
+        getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0)
+      continue;
+    const int port = local.ss_family == AF_INET
+                         ? ntohs(reinterpret_cast<const sockaddr_in&>(local).sin_port)
+                         : ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
+    if (port == local_port) ::listen(static_cast<int>(fd), SOMAXCONN);
+  }
+  closedir(dir);
+}
+
 // ---- model -----------------------------------------------------------------------------------
 
 struct Object {
@@ -105,7 +132,8 @@ struct Object {
   std::string data;
   std::int64_t generation = 0;
   std::int64_t metageneration = 1;
-  json metadata = json::object();  // client-writable fields (contentType, metadata, ...)
+  std::int64_t component_count = 0;  // a composite's (objects.compose); 0 for any other
+  json metadata = json::object();    // client-writable fields (contentType, metadata, ...)
   std::string time_created;
   std::string updated;
   // Checksums, computed once per generation as GCS stores them (not per metadata read: a
@@ -221,6 +249,11 @@ struct FakeGcs::Impl {
   double write_quota_rate = 0;
   std::map<std::string, WriteQuota> write_quotas;
   WriteGathering write_gathering;  // gather_next_writes (its own lock: waited on without mu)
+  struct Interleave {
+    std::string prefix;
+    std::function<void()> action;
+  };
+  std::deque<Interleave> interleaves;  // after_next
 
   std::map<std::string, int> counters;
   int total = 0;
@@ -268,7 +301,12 @@ struct FakeGcs::Impl {
       o.crc32c = crc32c_base64(o.data);
       o.hashed_generation = o.generation;
     }
-    r["md5Hash"] = o.md5;
+    // A composite has no MD5 (GCS cannot derive one from its components' hashes), and says how
+    // many components it is made of, as an integer.
+    if (o.component_count > 0)
+      r["componentCount"] = o.component_count;
+    else
+      r["md5Hash"] = o.md5;
     r["crc32c"] = o.crc32c;
     r["etag"] = base64(gen + "/" + std::to_string(o.metageneration));
     r["timeCreated"] = o.time_created;
@@ -567,6 +605,8 @@ struct FakeGcs::Impl {
       if (m == "PUT") return "buckets.setIamPolicy";
     }
     if (storage && s.size() == 5 && s[4] == "o" && m == "GET") return "objects.list";
+    if (storage && s.size() >= 7 && s[4] == "o" && s.back() == "compose" && m == "POST")
+      return "objects.compose";
     if (storage && s.size() >= 6 && s[4] == "o") {
       if (m == "GET")
         return req.get_param_value("alt") == "media" ? "objects.download" : "objects.get";
@@ -689,6 +729,21 @@ struct FakeGcs::Impl {
     } catch (const json::exception& e) {
       send_error(res, invalid(std::string("Invalid JSON payload: ") + e.what()));
     }
+    run_interleave(route.method + " " + route.raw_path);
+  }
+
+  // A pending after_next action whose prefix KEY matches: run now, before the answer is sent.
+  void run_interleave(const std::string& key) {
+    std::function<void()> action;
+    {
+      std::lock_guard lock(mu);
+      auto it = std::find_if(interleaves.begin(), interleaves.end(),
+                             [&](const Interleave& x) { return key.rfind(x.prefix, 0) == 0; });
+      if (it == interleaves.end()) return;
+      action = std::move(it->action);
+      interleaves.erase(it);
+    }
+    action();
   }
 
   // The bucket a write request mutates, "" for anything else. A resumable session's chunks are
@@ -777,6 +832,13 @@ struct FakeGcs::Impl {
     if (name == "buckets.getIamPolicy") return get_iam_policy(seg[3], res);
     if (name == "buckets.setIamPolicy") return set_iam_policy(seg[3], res, body);
     if (name == "objects.list") return objects_list(seg[3], req, res);
+    if (name == "objects.compose") {
+      Route dest = route;
+      dest.segments.pop_back();  // "compose"
+      return send_json(res, 200,
+                       compose(seg[3], object_name(dest, 5),
+                               json::parse(body.empty() ? "{}" : body), read_preconditions(req)));
+    }
     if (name == "objects.get" || name == "objects.download" || name == "objects.delete" ||
         name == "objects.patch") {
       bool dl = seg[0] == "download";
@@ -1104,13 +1166,15 @@ struct FakeGcs::Impl {
     json r = object_resource(bucket, o);
     res.set_header("x-goog-generation", std::to_string(o.generation));
     res.set_header("x-goog-metageneration", std::to_string(o.metageneration));
-    res.set_header("x-goog-hash", "crc32c=" + r["crc32c"].get<std::string>() +
-                                      ",md5=" + r["md5Hash"].get<std::string>());
+    res.set_header(
+        "x-goog-hash",
+        "crc32c=" + r["crc32c"].get<std::string>() +
+            (r.contains("md5Hash") ? ",md5=" + r["md5Hash"].get<std::string>() : std::string()));
     res.set_header("x-goog-stored-content-length", std::to_string(size));
     res.set_header("x-goog-stored-content-encoding",
                    r.value("contentEncoding", std::string("identity")));
     res.set_header("x-goog-storage-class", "STANDARD");
-    res.set_header("ETag", "\"" + r["md5Hash"].get<std::string>() + "\"");
+    res.set_header("ETag", "\"" + r.value("md5Hash", r["etag"].get<std::string>()) + "\"");
     res.set_header("Accept-Ranges", "bytes");
     if (r.contains("contentEncoding"))
       res.set_header("Content-Encoding", r["contentEncoding"].get<std::string>());
@@ -1141,6 +1205,50 @@ struct FakeGcs::Impl {
           sink.write(data->data() + offset, std::min(length, data->size() - offset));
           return true;
         });
+  }
+
+  // objects.compose: the destination becomes the concatenation of up to 32 source objects of the
+  // same bucket (each optionally pinned to a generation and checked against
+  // objectPreconditions.ifGenerationMatch), with the request's destination resource as its
+  // metadata; PRE (the query's preconditions) applies to the destination. A missing source is a
+  // 404, a source of the wrong generation a 412, as GCS answers. Caller holds mu.
+  json compose(const std::string& bucket_name, const std::string& dest_name, const json& request,
+               const Preconditions& pre) {
+    auto& bucket = bucket_or_throw(bucket_name);
+    if (!request.is_object()) throw invalid("Invalid JSON payload: expected an object.");
+    const json sources = request.value("sourceObjects", json::array());
+    if (!sources.is_array() || sources.empty())
+      throw HttpError{400, "required", "Required: sourceObjects"};
+    if (sources.size() > 32)
+      throw invalid("The number of source components provided (" + std::to_string(sources.size()) +
+                    ") exceeds the maximum (32)");
+    auto generation_of = [](const json& v) {
+      return v.is_string() ? std::stoll(v.get<std::string>()) : v.get<std::int64_t>();
+    };
+    std::string data;
+    std::int64_t components = 0;
+    for (const auto& src : sources) {
+      if (!src.is_object() || !src.contains("name") || !src["name"].is_string())
+        throw HttpError{400, "required", "Required: sourceObjects.name"};
+      const std::string name = src["name"].get<std::string>();
+      auto it = bucket.objects.find(name);
+      if (it == bucket.objects.end() ||
+          (src.contains("generation") && generation_of(src["generation"]) != it->second.generation))
+        throw object_not_found(bucket_name, name);
+      const json want = src.value("objectPreconditions", json::object());
+      if (want.contains("ifGenerationMatch") &&
+          generation_of(want["ifGenerationMatch"]) != it->second.generation)
+        throw precondition_failed();
+      data += it->second.data;
+      components += std::max<std::int64_t>(1, it->second.component_count);
+    }
+    json destination = request.value("destination", json::object());
+    if (!destination.is_object()) throw invalid("Invalid value for destination.");
+    json stored = store_object(bucket_name, dest_name, destination, pre, std::move(data), "", "");
+    bucket.objects[dest_name].component_count = components;
+    stored["componentCount"] = components;
+    stored.erase("md5Hash");
+    return stored;
   }
 
   void upload_multipart(const std::string& bucket, const httplib::Request& req,
@@ -1400,6 +1508,7 @@ FakeGcs::FakeGcs(std::string host, int port) : impl_(std::make_unique<Impl>()) {
     impl->port = impl->server.bind_to_port(impl->host, port) ? port : -1;
   }
   if (impl->port <= 0) throw std::runtime_error("FakeGcs: cannot bind " + impl->host);
+  raise_listen_backlog(impl->port);
   impl->thread = std::thread([impl] { impl->server.listen_after_bind(); });
   while (!impl->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
@@ -1449,10 +1558,14 @@ void FakeGcs::corrupt_next_download(int n) {
   std::lock_guard lock(impl_->mu);
   impl_->corrupt_downloads = n;
 }
+void FakeGcs::after_next(std::string route_prefix, std::function<void()> action) {
+  std::lock_guard lock(impl_->mu);
+  impl_->interleaves.push_back({std::move(route_prefix), std::move(action)});
+}
 int FakeGcs::pending_faults() const {
   std::lock_guard lock(impl_->mu);
-  return static_cast<int>(impl_->failures.size()) + (impl_->drop_after ? 1 : 0) +
-         (impl_->persist_limit ? 1 : 0) + impl_->corrupt_downloads +
+  return static_cast<int>(impl_->failures.size() + impl_->interleaves.size()) +
+         (impl_->drop_after ? 1 : 0) + (impl_->persist_limit ? 1 : 0) + impl_->corrupt_downloads +
          (impl_->precondition_next ? 1 : 0);
 }
 void FakeGcs::clear_faults() {
@@ -1463,6 +1576,7 @@ void FakeGcs::clear_faults() {
   impl_->persist_limit.reset();
   impl_->precondition_next = false;
   impl_->iam_interleaves.clear();
+  impl_->interleaves.clear();
 }
 
 int FakeGcs::request_count(const std::string& route) const {
@@ -1512,6 +1626,20 @@ json FakeGcs::put_object(const std::string& bucket, const std::string& name, std
   std::lock_guard lock(impl_->mu);
   return impl_->store_object(bucket, name, json{{"contentType", content_type}}, Preconditions{},
                              std::move(data), std::string(), std::string());
+}
+json FakeGcs::compose_objects(const std::string& bucket, const std::string& dest,
+                              const std::vector<std::string>& sources, const json& destination) {
+  json request = {{"kind", "storage#composeRequest"},
+                  {"destination", destination},
+                  {"sourceObjects", json::array()}};
+  for (const auto& s : sources) request["sourceObjects"].push_back({{"name", s}});
+  std::lock_guard lock(impl_->mu);
+  return impl_->compose(bucket, dest, request, Preconditions{});
+}
+bool FakeGcs::delete_object(const std::string& bucket, const std::string& name) {
+  std::lock_guard lock(impl_->mu);
+  auto b = impl_->buckets.find(bucket);
+  return b != impl_->buckets.end() && b->second.objects.erase(name) > 0;
 }
 std::optional<std::string> FakeGcs::object_data(const std::string& bucket,
                                                 const std::string& name) const {

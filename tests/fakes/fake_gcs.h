@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,11 @@ class FakeGcs {
   // The next N media downloads serve one flipped byte while keeping the true x-goog-hash, so a
   // validating client must notice. (Also: POST /_fake/corrupt-next-download.)
   void corrupt_next_download(int n = 1);
+  // A race ordered: the next request whose "METHOD /path" starts with ROUTE_PREFIX runs ACTION
+  // once its answer is ready and before it is sent (outside the fake's lock: ACTION may call this
+  // object's state methods), so the client sees the state from before ACTION and its next request
+  // the state after.
+  void after_next(std::string route_prefix, std::function<void()> action);
   // Clears every pending fault.
   void clear_faults();
   // Faults set up but not yet triggered (a test checks its fault really hit).
@@ -65,12 +71,12 @@ class FakeGcs {
   // ---- counters -----------------------------------------------------------------------------
   // Route names: buckets.insert buckets.get buckets.list buckets.patch buckets.delete
   // buckets.getIamPolicy buckets.setIamPolicy objects.get objects.download objects.list
-  // objects.delete objects.patch upload.media upload.multipart upload.resumable.start
-  // upload.resumable.put upload.resumable.cancel not_found; "injected_failures" and
-  // "dropped_connections" count faults; "resent_bytes" counts chunk bytes at offsets a session
-  // had already persisted (accepted and ignored, as GCS does); "with_authorization" counts requests
-  // that carried an Authorization header. The same map is served as JSON at GET /_fake/counters
-  // (for out-of-process clients).
+  // objects.delete objects.patch objects.compose upload.media upload.multipart
+  // upload.resumable.start upload.resumable.put upload.resumable.cancel not_found;
+  // "injected_failures" and "dropped_connections" count faults; "resent_bytes" counts chunk bytes
+  // at offsets a session had already persisted (accepted and ignored, as GCS does);
+  // "with_authorization" counts requests that carried an Authorization header. The same map is
+  // served as JSON at GET /_fake/counters (for out-of-process clients).
   int request_count(const std::string& route) const;
   int total_requests() const;
   std::map<std::string, int> request_counts() const;
@@ -89,6 +95,12 @@ class FakeGcs {
   // Stores an object (creating the bucket if needed); returns the object resource.
   nlohmann::json put_object(const std::string& bucket, const std::string& name, std::string data,
                             const std::string& content_type = "application/octet-stream");
+  // objects.compose as the API does it: DEST becomes the concatenation of SOURCES (names in
+  // BUCKET), its resource's fields from DESTINATION (contentType, metadata, ...).
+  nlohmann::json compose_objects(const std::string& bucket, const std::string& dest,
+                                 const std::vector<std::string>& sources,
+                                 const nlohmann::json& destination = nlohmann::json::object());
+  bool delete_object(const std::string& bucket, const std::string& name);
   std::optional<std::string> object_data(const std::string& bucket, const std::string& name) const;
   // Names of the objects under PREFIX, in name order.
   std::vector<std::string> object_names(const std::string& bucket, const std::string& prefix) const;

@@ -118,6 +118,22 @@ case("Storage writes text as UTF-8; only-if-absent meets 412 as False",
      and Script.seen[1][1].endswith("&ifGenerationMatch=0") else "not (True, False)")
 
 
+case("Storage deletes an object, and says False when there was none",
+     [(204, {}, b""), (404, {}, b"")],
+     lambda: (storage.delete("gs://b/a/1"), storage.delete("gs://b/a/2")),
+     lambda r: "" if r == (True, False) and Script.seen[0][0] == "DELETE"
+     and Script.seen[0][1] == "/storage/v1/b/b/o/a%2F1" else "not (True, False)")
+
+case("Storage composes onto a generation, a pinned source first",
+     [(200, {}, b'{"generation": "7"}')],
+     lambda: storage.compose("gs://b/log/composed", [("log/composed", 5), "log/000032"], 5,
+                             dict(metadata=dict(parts="32"))),
+     lambda r: "" if r == {"generation": "7"} and Script.seen[0][0] == "POST"
+     and Script.seen[0][1] == "/storage/v1/b/b/o/log%2Fcomposed/compose?ifGenerationMatch=5"
+     and shared["json"].loads(Script.seen[0][2]) == dict(
+         sourceObjects=[dict(name="log/composed", generation=5), dict(name="log/000032")],
+         destination=dict(metadata=dict(parts="32"))) else "not the compose request")
+
 def error_of(body, reason="Forbidden"):
     return shared["error_answer"](urllib.error.HTTPError("u", 403, reason, {}, io.BytesIO(body)))
 

@@ -218,6 +218,50 @@ async function main() {
   const [replaced] = await bucket.file('src/small.txt').download();
   check(replaced.toString() === 'replaced', 'ifGenerationMatch=current generation succeeds');
 
+  step = 'combine';
+  // objects.compose as kinetic's bootstrap uses it for a job's log (docs/run-record.md).
+  const pieces = [];
+  for (let i = 0; i < 33; i++) {
+    const f = bucket.file(`compose/${String(i).padStart(6, '0')}`);
+    await f.save(`line ${i}\n`, {resumable: false, contentType: 'text/plain'});
+    pieces.push(f);
+  }
+  const whole = pieces.map((_, i) => `line ${i}\n`).join('');
+  await expectStatus(bucket.combine(pieces, 'compose/too-many'), 400, '33 sources');
+  const tooMany = await bucket.combine(pieces, 'compose/too-many').catch(e => e);
+  check(/exceeds the maximum \(32\)/.test(tooMany.message), `33 sources: ${tooMany.message}`);
+  const composed = bucket.file('compose/composed');
+  composed.metadata.contentType = 'text/plain';
+  // combine answers the destination File and the API's object resource.
+  const [, first] = await bucket.combine(pieces.slice(0, 31), composed, {ifGenerationMatch: 0});
+  check(first.componentCount === 31, `componentCount ${first.componentCount}`);
+  check(first.md5Hash === undefined, `a composite has no md5Hash (${first.md5Hash})`);
+  check(first.contentType === 'text/plain', `contentType ${first.contentType}`);
+  check(typeof first.crc32c === 'string', 'a composite has a crc32c');
+  await expectStatus(bucket.combine(pieces.slice(31), composed, {ifGenerationMatch: 0}), 412,
+    'ifGenerationMatch:0 on an existing destination');
+  const gen1 = Number(first.generation);
+  const [, second] = await bucket.combine([bucket.file('compose/composed', {generation: gen1}),
+    ...pieces.slice(31)], composed, {ifGenerationMatch: gen1});
+  check(second.componentCount === 33, `componentCount ${second.componentCount}`);
+  const [read] = await composed.getMetadata();
+  check(read.componentCount === 33 && read.md5Hash === undefined, `objects.get of a composite`);
+  const [joined] = await composed.download();
+  check(joined.toString() === whole, 'the composite is the concatenation of its sources');
+  const [end] = await composed.download({start: whole.length - 8});
+  check(end.toString() === whole.slice(-8), `ranged read of a composite: ${end}`);
+  await expectStatus(bucket.combine([bucket.file('compose/composed', {generation: gen1}), pieces[0]],
+    'compose/stale'), 404, 'a source of another generation');
+  await expectStatus(bucket.combine([bucket.file('compose/none'), pieces[0]], 'compose/missing'),
+    404, 'a missing source');
+  // The destination resource's custom metadata (what the bootstrap counts parts with).
+  const [withMeta] = await composed.request({method: 'POST', uri: '/compose', json: {
+    destination: {contentType: 'text/plain', metadata: {parts: '33'}},
+    sourceObjects: [{name: 'compose/composed'}]}});
+  check(withMeta.metadata?.parts === '33', `custom metadata ${JSON.stringify(withMeta.metadata)}`);
+  check(withMeta.componentCount === 33, `recomposed componentCount ${withMeta.componentCount}`);
+  await bucket.deleteFiles({prefix: 'compose/', force: true});
+
   step = 'delete';
   await bucket.file('src/small.txt').delete();
   check((await bucket.file('src/small.txt').exists())[0] === false, 'deleted object gone');

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/job_watch.h"
+#include "backend/gke/recorded_log.h"
 #include "backend/gke/session.h"
 #include "backend/prefixed_log_sink.h"
 
@@ -94,9 +95,15 @@ class GkeBackend : public Backend {
   // What following job ID's pods needs (gke_logs.cpp).
   WatchOptions watch_options(const std::string& id, const Interrupt* interrupt);
   // `logs` without -f: the record of a finished job, else its pods' logs.
-  void print_log(const std::string& id, int hosts, const HostSinks& sinks, const WatchOptions& o);
-  // The recorded log of each of HOSTS hosts.
-  void print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks);
+  // TAIL >= 0: only its last TAIL lines.
+  void print_log(const std::string& id, int hosts, const HostSinks& sinks, const WatchOptions& o,
+                 long tail = -1);
+  // Its pods' logs, oldest attempt first (with TAIL_LINES, each pod's last lines only).
+  void print_pods_log(const std::string& id, int hosts, const HostSinks& sinks,
+                      const WatchOptions& o, std::optional<long> tail_lines = std::nullopt);
+  // The recorded log of each of HOSTS hosts (TAIL as print_log).
+  void print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks,
+                            long tail = -1);
   // `logs -f` and a foreground run: every attempt's lead pod in turn, until the job ends.
   void follow_attempts(const std::string& id, const std::optional<JobSpec>& spec, int hosts,
                        const HostSinks& sinks, WatchOptions& o);
@@ -114,9 +121,11 @@ class GkeBackend : public Backend {
   bool job_account_ready_ = false;  // kinetic-job exists in the namespace (checked once)
   // The job's spec: as submitted by this process, else from the bucket.
   std::optional<JobSpec> spec_for(const std::string& id);
-  // Writes the job's recorded log (every attempt's parts in the bucket) to SINK; false when the
-  // bucket holds none.
-  bool print_recorded_log(const std::string& id, LogSink& sink, int host = 0);
+  // Writes the job's recorded log (every attempt's, recorded_log.h) to SINK, only its last TAIL
+  // lines when TAIL >= 0; false when the bucket holds none.
+  bool print_recorded_log(const std::string& id, LogSink& sink, int host = 0, long tail = -1);
+  // Host HOST's recorded log, read several pieces at once.
+  RecordedLog recorded_log(const std::string& id, int host);
   bool has_checkpoint(const std::string& id);
   // What this process saw of each job's attempts while following it (stream_logs), for collect.
   std::map<std::string, std::vector<AttemptRecord>> attempts_;

@@ -3,7 +3,6 @@
 // from its record in the bucket.
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <thread>
 
 #include "backend/gke/cluster_access.h"
@@ -13,6 +12,7 @@
 #include "backend/gke/job_watch.h"
 #include "backend/gke/names.h"
 #include "backend/prefixed_log_sink.h"
+#include "backend/tail_sink.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
@@ -25,26 +25,6 @@ namespace kinetic::gke {
 using json = nlohmann::json;
 
 namespace {
-
-// Host HOST's recorded log: attempt number → the names of its parts (attempts/N/log/PART), each
-// attempt's in part order (docs/run-record.md).
-std::map<int, std::vector<std::string>> recorded_log_parts(gcp::StorageClient& storage,
-                                                           const std::string& bucket,
-                                                           const std::string& id, int host) {
-  const std::string prefix = host_results_prefix(id, host) + "attempts/";
-  std::map<int, std::vector<std::string>> parts;
-  for (const auto& o : storage.list(bucket, prefix).objects) {
-    std::string_view rest = std::string_view(o.name).substr(prefix.size());
-    const size_t slash = rest.find('/');
-    if (slash == std::string_view::npos || rest.substr(slash + 1, 4) != "log/") continue;
-    int attempt = 0;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + slash, attempt);
-    if (ec == std::errc() && end == rest.data() + slash && attempt > 0)
-      parts[attempt].push_back(o.name);
-  }
-  for (auto& [attempt, names] : parts) std::sort(names.begin(), names.end());
-  return parts;
-}
 
 // A pod's host in its slice: its completion index (0 for a single-host Job's pod).
 int host_index(const json& pod) {
@@ -210,15 +190,31 @@ WatchOptions GkeBackend::watch_options(const std::string& id, const Interrupt* i
 
 void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, LogSink& sink,
                              const Interrupt* interrupt) {
-  const std::optional<JobSpec> spec = spec_for(id);
+  // The spec says how many hosts there are and what following needs: `logs JOB` of one host
+  // does without it (a round trip less before the first line).
+  const std::optional<JobSpec> spec =
+      request.all_hosts || request.follow ? spec_for(id) : std::nullopt;
   const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
-  // With --all-hosts every line carries its host, host 0's included.
+  // With --all-hosts every line carries its host, host 0's included; the last lines are those
+  // of all the hosts' output as printed.
+  if (hosts > 1 && request.tail >= 0) {
+    LogRequest whole = request;
+    whole.tail = -1;
+    tail_then_follow(static_cast<size_t>(request.tail), sink, [&](LogSink& so_far) {
+      whole.follow = false;
+      stream_logs(id, whole, so_far, interrupt);
+    }, request.follow ? [&](LogSink& after) {
+      whole.follow = true;
+      stream_logs(id, whole, after, interrupt);
+    } : std::function<void(LogSink&)>());
+    return;
+  }
   std::optional<PrefixedLogSink> by_host;
   if (hosts > 1) by_host.emplace(sink);
   const HostSinks sinks{sink, by_host ? &*by_host : nullptr};
   WatchOptions o = watch_options(id, interrupt);
   if (!request.follow) {
-    print_log(id, hosts, sinks, o);
+    print_log(id, hosts, sinks, o, request.tail);
     return;
   }
   // Following a job that already finished and was cleaned up: its record is all there is. (One
@@ -227,20 +223,48 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   if (!submitted_at_.count(id) &&
       list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
       list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
-    print_recorded_hosts(id, hosts, sinks);
+    print_recorded_hosts(id, hosts, sinks, request.tail);
     return;
   }
-  follow_attempts(id, spec, hosts, sinks, o);
+  if (request.tail < 0) {
+    follow_attempts(id, spec, hosts, sinks, o);
+    return;
+  }
+  // A live job: the last lines of its log so far (its pods', or its record once it reported),
+  // then its pods' logs after them.
+  tail_then_follow(
+      static_cast<size_t>(request.tail), sink,
+      [&](LogSink& so_far) {
+        print_log(id, hosts, {so_far, nullptr}, o);
+      },
+      [&](LogSink& after) {
+        follow_attempts(id, spec, hosts, {after, nullptr}, o);
+      });
 }
 
 // A finished job's log is its record in the bucket (every attempt, whether or not its pods
 // still exist); a running one's, its pods' (oldest attempt first).
 void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& sinks,
-                           const WatchOptions& o) {
-  if (results_status(id) && print_recorded_log(id, sinks.host(0))) {
-    for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host);
+                           const WatchOptions& o, long tail) {
+  if (results_status(id) && print_recorded_log(id, sinks.host(0), 0, tail)) {
+    for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host, tail);
     return;
   }
+  if (tail >= 0) {
+    // The pods' logs (as long as the kubelet keeps them), their last lines shown. (One host:
+    // stream_logs tails --all-hosts itself.)
+    // Each pod's last lines come from the kubelet (kubectl's --tail): two more for the
+    // bootstrap's end-of-log lines, which are not shown.
+    TailSink last(static_cast<size_t>(tail));
+    print_pods_log(id, hosts, {last, nullptr}, o, tail + 2);
+    last.replay(sinks.all);
+    return;
+  }
+  print_pods_log(id, hosts, sinks, o);
+}
+
+void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSinks& sinks,
+                                const WatchOptions& o, std::optional<long> tail_lines) {
   k8s::Client& k = kube();
   auto pods = k.list(k8s::pods_path(o.ns), job_selector(id)).items;
   std::sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
@@ -248,7 +272,7 @@ void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& si
            b["metadata"].value("creationTimestamp", "");
   });
   if (pods.empty()) {
-    print_recorded_hosts(id, hosts, sinks);
+    print_recorded_hosts(id, hosts, sinks, tail_lines.value_or(-1));
     return;
   }
   int attempt = 0;
@@ -257,13 +281,15 @@ void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& si
     if (host >= hosts) continue;  // another host's: only with --all-hosts
     if (host == 0 && pods.size() > 1)
       sinks.all.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
-    print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256);
+    print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256,
+                  tail_lines);
   }
 }
 
-void GkeBackend::print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks) {
-  print_recorded_log(id, sinks.host(0));
-  for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host);
+void GkeBackend::print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks,
+                                      long tail) {
+  print_recorded_log(id, sinks.host(0), 0, tail);
+  for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host, tail);
 }
 
 // Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one is
@@ -321,29 +347,27 @@ void GkeBackend::follow_attempts(const std::string& id, const std::optional<JobS
   }
 }
 
-bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host) {
-  gcp::StorageClient& storage = session_.storage();
-  const std::string bucket = session_.bucket();
-  auto parts = recorded_log_parts(storage, bucket, id, host);
-  if (parts.empty()) return false;
-  for (auto& [attempt, names] : parts) {
-    if (parts.size() > 1)
-      sink.write(LogStream::system, "attempt " + std::to_string(attempt) + "\n");
-    for (const auto& name : names)
-      sink.write(LogStream::out, storage.download_string(bucket, name));
-  }
-  return true;
+RecordedLog GkeBackend::recorded_log(const std::string& id, int host) {
+  RecordedLogOptions options;
+  options.make_transport = session_.new_cloud;
+  if (options.make_transport) options.endpoint = session_.endpoint("storage");
+  return RecordedLog(session_.storage(), session_.bucket(),
+                     host_results_prefix(id, host) + "attempts/", options);
+}
+
+bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host, long tail) {
+  RecordedLog log = recorded_log(id, host);
+  return tail >= 0 ? log.print_tail(sink, static_cast<size_t>(tail)) : log.print(sink);
 }
 
 std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {
-  gcp::StorageClient& storage = session_.storage();
-  const std::string bucket = session_.bucket();
-  auto parts = recorded_log_parts(storage, bucket, id, host);
-  if (parts.empty()) return {};
-  const int latest = parts.rbegin()->first;
-  std::string text;
-  for (const auto& name : parts[latest]) text += storage.download_string(bucket, name);
-  std::vector<std::string> all = split(text, '\n');
+  // The latest attempt's last lines (a few more, for trailing blank ones), read from its end.
+  struct Text : LogSink {
+    std::string text;
+    void write(LogStream, std::string_view data) override { text.append(data); }
+  } text;
+  recorded_log(id, host).print_tail(text, static_cast<size_t>(lines) + 16, true);
+  std::vector<std::string> all = split(text.text, '\n');
   while (!all.empty() && all.back().empty()) all.pop_back();
   std::string tail;
   for (size_t i = all.size() > static_cast<size_t>(lines) ? all.size() - lines : 0; i < all.size();

@@ -259,9 +259,10 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
 }
 
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
-                   LogSink& sink, const std::string& spec_sha256) {
+                   LogSink& sink, const std::string& spec_sha256, std::optional<long> tail_lines) {
   k8s::LogOptions lo;
   lo.container = "main";
+  lo.tail_lines = tail_lines;
   LogEnd end(spec_sha256);
   auto write = [&](std::string_view line) {
     if (!end.take(line)) write_log_line(sink, line);

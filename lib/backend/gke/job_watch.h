@@ -53,9 +53,11 @@ std::vector<nlohmann::json> list_or_empty(k8s::Client& client, const std::string
 std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOptions& options);
 
 // POD's log so far into SINK, line by line (nothing when its container has not started),
-// without the bootstrap's end-of-log lines of the job whose spec has SPEC_SHA256.
+// without the bootstrap's end-of-log lines of the job whose spec has SPEC_SHA256; with
+// TAIL_LINES, only about its last lines (the kubelet counts the end-of-log lines too).
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
-                   LogSink& sink, const std::string& spec_sha256 = {});
+                   LogSink& sink, const std::string& spec_sha256 = {},
+                   std::optional<long> tail_lines = std::nullopt);
 
 // How a followed log ended: the pod as last read once ended, or the bootstrap's own word.
 struct PodLogEnd {

@@ -1,10 +1,15 @@
 #include "backend/local/job_log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <vector>
+
+#include "backend/tail_sink.h"
 
 namespace kinetic {
 
@@ -45,11 +50,60 @@ JobLogReader::~JobLogReader() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool JobLogReader::drain(LogSink& sink) {
-  if (fd_ < 0) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return false;
+bool JobLogReader::open() {
+  if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd_ >= 0;
+}
+
+namespace {
+
+uint32_t record_length(const unsigned char* h) {
+  return h[1] | (h[2] << 8) | (h[3] << 16) | (static_cast<uint32_t>(h[4]) << 24);
+}
+
+}  // namespace
+
+bool JobLogReader::tail(LogSink& sink, size_t lines) {
+  if (!open()) return false;
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return false;
+  const auto size = static_cast<uint64_t>(st.st_size);
+  struct Record {
+    uint64_t at;  // of its header
+    uint32_t length;
+    LogStream stream;
+  };
+  std::vector<Record> records;
+  uint64_t end = 0;  // after the last complete record
+  for (unsigned char h[5]; end + 5 <= size && ::pread(fd_, h, 5, end) == 5;) {
+    const uint32_t length = record_length(h);
+    if (end + 5 + length > size) break;
+    records.push_back({end, length, static_cast<LogStream>(h[0])});
+    end += 5 + length;
   }
+  // Back from the last record until it holds more line ends than lines wanted.
+  size_t first = records.size(), newlines = 0;
+  std::vector<std::string> payloads;
+  while (first > 0 && newlines <= lines) {
+    const Record& r = records[--first];
+    std::string payload(r.length, '\0');
+    if (::pread(fd_, payload.data(), r.length, static_cast<off_t>(r.at + 5)) !=
+        static_cast<ssize_t>(r.length))
+      return false;
+    newlines += static_cast<size_t>(std::count(payload.begin(), payload.end(), '\n'));
+    payloads.push_back(std::move(payload));
+  }
+  TailSink kept(lines);
+  for (size_t i = first; i < records.size(); ++i)
+    kept.write(records[i].stream, payloads[records.size() - 1 - i]);
+  kept.replay(sink);
+  pending_.clear();
+  ::lseek(fd_, static_cast<off_t>(end), SEEK_SET);
+  return true;
+}
+
+bool JobLogReader::drain(LogSink& sink) {
+  if (!open()) return false;
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd_, buf, sizeof buf);
@@ -60,7 +114,7 @@ bool JobLogReader::drain(LogSink& sink) {
   size_t pos = 0;
   while (pending_.size() - pos >= 5) {
     const auto* h = reinterpret_cast<const unsigned char*>(pending_.data() + pos);
-    uint32_t len = h[1] | (h[2] << 8) | (h[3] << 16) | (static_cast<uint32_t>(h[4]) << 24);
+    uint32_t len = record_length(h);
     if (pending_.size() - pos - 5 < len) break;
     auto stream = static_cast<LogStream>(h[0]);
     sink.write(stream, std::string_view(pending_).substr(pos + 5, len));

@@ -34,8 +34,14 @@ class JobLogReader {
   // Sends every complete record written since the last call to SINK. Returns false when the
   // file does not exist yet.
   bool drain(LogSink& sink);
+  // Sends only the last LINES lines of the complete records written so far (as TailSink keeps
+  // them); a drain then goes on after them. Reads the records' 5-byte headers, not their
+  // payloads, but for the last ones, as far back as LINES lines need. False as drain.
+  bool tail(LogSink& sink, size_t lines);
 
  private:
+  bool open();
+
   fs::path path_;
   int fd_ = -1;
   std::string pending_;

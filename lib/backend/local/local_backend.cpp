@@ -278,7 +278,8 @@ void LocalBackend::reap_runner(pid_t runner, const JobStatus& st) {
   ::waitpid(runner, nullptr, is_held(st, rfc3339(now_unix())) ? WNOHANG : 0);
 }
 
-JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt) {
+JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt,
+                               long tail) {
   fs::path dir = job_dir(id);
   struct NullSink : LogSink {
     void write(LogStream, std::string_view) override {}
@@ -291,11 +292,13 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
   JobStatus first = read_status(id);
   if (first.terminal()) {
     JobLogReader reader(log_path(dir));
+    if (tail >= 0) reader.tail(out, static_cast<size_t>(tail));
     reader.drain(out);
     if (child) reap_runner(child->pid, first);
     return first;
   }
   JobLogReader reader(log_path(dir));
+  if (tail >= 0) reader.tail(out, static_cast<size_t>(tail));
   int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (ino >= 0) ::inotify_add_watch(ino, dir.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 
@@ -341,11 +344,14 @@ void LocalBackend::stream_logs(const std::string& id, const LogRequest& request,
   fs::path dir = job_dir(id);
   if (!fs::exists(spec_path(dir))) throw Error(Errc::not_found, "no job " + id);
   if (request.follow) {
-    follow(id, &sink, interrupt);
+    follow(id, &sink, interrupt, request.tail);
     return;
   }
   JobLogReader reader(log_path(dir));
-  reader.drain(sink);
+  if (request.tail >= 0)
+    reader.tail(sink, static_cast<size_t>(request.tail));
+  else
+    reader.drain(sink);
 }
 
 JobStatus LocalBackend::collect(const JobSpec& spec) {
