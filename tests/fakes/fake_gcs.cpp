@@ -74,55 +74,53 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Shuts down (without closing: httplib still owns the descriptor) the accepted socket whose
-// local/peer ports match; the client sees the connection die mid-request.
-void shutdown_connection(int local_port, int remote_port) {
+// The port of a socket address (-1 for a family without one).
+int port_of(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return -1;
+}
+
+// Calls FN(fd, local port) for each socket of this process: the server's listening socket and
+// its accepted connections are httplib's, reached only through their descriptors.
+void for_each_socket(const std::function<void(int fd, int local_port)>& fn) {
   DIR* dir = opendir("/proc/self/fd");
   if (!dir) return;
   while (auto* entry = readdir(dir)) {
     char* end = nullptr;
     long fd = std::strtol(entry->d_name, &end, 10);
     if (*end != '\0' || fd < 0) continue;
-    sockaddr_storage local{}, peer{};
-    socklen_t ll = sizeof local, pl = sizeof peer;
+    sockaddr_storage local{};
+    socklen_t ll = sizeof local;
     if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0) continue;
-    if (getpeername(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
-    auto port_of = [](const sockaddr_storage& a) -> int {
-      if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
-      if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
-      return -1;
-    };
-    if (port_of(local) == local_port && port_of(peer) == remote_port) {
-      ::shutdown(static_cast<int>(fd), SHUT_RDWR);
-    }
+    fn(static_cast<int>(fd), port_of(local));
   }
   closedir(dir);
+}
+
+// Shuts down (without closing: httplib still owns the descriptor) the accepted socket whose
+// local/peer ports match; the client sees the connection die mid-request.
+void shutdown_connection(int local_port, int remote_port) {
+  for_each_socket([&](int fd, int port) {
+    sockaddr_storage peer{};
+    socklen_t pl = sizeof peer;
+    if (port == local_port && getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) == 0 &&
+        port_of(peer) == remote_port)
+      ::shutdown(fd, SHUT_RDWR);
+  });
 }
 
 // httplib listens with a backlog of 5 (its library's CPPHTTPLIB_LISTEN_BACKLOG): a client that
 // opens more connections at once (a log read 32 at once) has the extra SYNs dropped and resent
 // a second later, a stall no real front end has. Listening again on the bound socket raises it.
 void raise_listen_backlog(int local_port) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (!dir) return;
-  while (auto* entry = readdir(dir)) {
-    char* end = nullptr;
-    long fd = std::strtol(entry->d_name, &end, 10);
-    if (*end != '\0' || fd < 0) continue;
+  for_each_socket([&](int fd, int port) {
     int listening = 0;
     socklen_t size = sizeof listening;
-    sockaddr_storage local{};
-    socklen_t ll = sizeof local;
-    if (getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 ||
-        !listening ||
-        getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&local), &ll) != 0)
-      continue;
-    const int port = local.ss_family == AF_INET
-                         ? ntohs(reinterpret_cast<const sockaddr_in&>(local).sin_port)
-                         : ntohs(reinterpret_cast<const sockaddr_in6&>(local).sin6_port);
-    if (port == local_port) ::listen(static_cast<int>(fd), SOMAXCONN);
-  }
-  closedir(dir);
+    if (port == local_port && getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) == 0 &&
+        listening)
+      ::listen(fd, SOMAXCONN);
+  });
 }
 
 // ---- model -----------------------------------------------------------------------------------
