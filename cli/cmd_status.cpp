@@ -116,6 +116,7 @@ int StatusOptions::show_pipeline(Factory& f) {
     std::vector<std::string> headers = {"STEP", "STATE", "REUSED", "DURATION",
                                         "EXIT", "JOB",   "COST"};
     if (wide) {
+      headers.push_back("RECORD");
       headers.push_back("OUTPUT");
       headers.push_back("ERROR");
     }
@@ -193,8 +194,9 @@ nlohmann::ordered_json job_fields(const JobStatus& j) {
 // The jobs' table: a failed job held for `exec` (--hold-on-failure) still has its pod and node
 // up, and says so. HELD_NOW: the time holds are judged at.
 std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const PriceBook& prices,
-                                      const std::string& held_now) {
-  return [&jobs, &prices, held_now](bool wide) {
+                                      const std::string& held_now,
+                                      const std::map<std::string, uint64_t>& record_bytes) {
+  return [&jobs, &prices, held_now, &record_bytes](bool wide) {
     std::vector<std::string> headers = {"JOB", "STATE",    "EXIT", "ACCELERATOR",
                                         "AGE", "DURATION", "COST", "FILE"};
     if (wide) {
@@ -212,6 +214,8 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
                                       cost_text(j, prices),
                                       j.file};
       if (wide) {
+        const auto size = record_bytes.find(j.id);
+        row.push_back(size == record_bytes.end() ? "-" : format_bytes(size->second));
         row.push_back(j.output_dir);
         row.push_back(j.error.empty() ? "-" : j.error);
       }
@@ -337,7 +341,12 @@ int StatusOptions::run(Factory& f) {
   const Printable pipeline_list = pipelines_printable(pipelines);
 
   const std::string held_now = rfc3339(now_unix());
-  Printable p{.kind = job.empty() ? "JobList" : "Job", .table = jobs_table(jobs, prices, held_now)};
+  // How much each record holds (cleanup --keep-last and --older-than prune them): wide only,
+  // since on gke it is one more listing.
+  const std::map<std::string, uint64_t> record_bytes =
+      format == OutputFormat::wide ? b.record_bytes() : std::map<std::string, uint64_t>{};
+  Printable p{.kind = job.empty() ? "JobList" : "Job",
+              .table = jobs_table(jobs, prices, held_now, record_bytes)};
   for (const auto& j : jobs) p.names.push_back(j.id);
   p.print_empty_table = !job.empty();
   if (!job.empty()) {

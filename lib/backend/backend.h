@@ -261,6 +261,9 @@ class JobStore {
   virtual std::optional<JobSpec> get_spec(const std::string& id) = 0;
   // Every job the backend knows, newest first.
   virtual std::vector<JobStatus> list() = 0;
+  // What each job's record holds, in bytes, by id (`status -o wide`): its directory locally, its
+  // objects under jobs/ID/ on gke. A job missing from the map has no record to measure.
+  virtual std::map<std::string, uint64_t> record_bytes() { return {}; }
   // Stops a running job (its whole process tree / pods). Returns its final status.
   virtual JobStatus cancel(const std::string& id) = 0;
   // Finished jobs' records as POLICY says (backend/cleanup_policy.h), and staging objects unused

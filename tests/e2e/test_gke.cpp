@@ -11,6 +11,7 @@
 
 #include "gke_fixture.h"
 #include "job/catalog.h"
+#include "render/output.h"
 #include "schema_check.h"
 
 namespace kinetic::test {
@@ -283,6 +284,12 @@ TEST_F(GkeEndToEnd, CleanupKeepLastKeepsTheLatestRecordsWhole) {
   auto kept = kin({"logs", ids[1]});
   EXPECT_EQ(kept.exit_code, 0) << kept.err;
   EXPECT_EQ(kept.out, "ok\n");
+  // -o wide says what the kept record holds in the bucket.
+  uint64_t bytes = 0;
+  for (const auto& name : cloud_->gcs().object_names(kGkeBucket, "jobs/" + ids[1] + "/"))
+    bytes += cloud_->gcs().object_data(kGkeBucket, name)->size();
+  auto wide = kin({"status", "-o", "wide"});
+  EXPECT_NE(wide.out.find("\t" + format_bytes(bytes) + "\t"), std::string::npos) << wide.out;
 }
 
 // An --env value of any bytes reaches the job exactly (base64 in the Secret's data), and a

@@ -4,13 +4,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/process_identity.h"
 #include "cli_harness.h"
+#include "core/strings.h"
 #include "integration/stopped_verdict_case.h"
+#include "render/output.h"
 
 namespace kinetic::test {
 namespace {

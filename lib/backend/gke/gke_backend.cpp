@@ -521,6 +521,15 @@ std::vector<JobStatus> GkeBackend::list() {
   return out;
 }
 
+// One listing of jobs/ for all records (paged by 1,000): a record's object count stays bounded
+// whatever its job's length (its log is composed as it runs).
+std::map<std::string, uint64_t> GkeBackend::record_bytes() {
+  std::map<std::string, uint64_t> sizes;
+  for (const auto& o : session_.storage().list(session_.bucket(), kJobsPrefix).objects)
+    sizes[job_id_of_record(o.name)] += o.size;
+  return sizes;
+}
+
 std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool dry_run) {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;

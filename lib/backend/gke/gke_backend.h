@@ -47,6 +47,7 @@ class GkeBackend : public Backend {
   std::optional<JobStatus> get(const std::string& id) override;
   std::optional<JobSpec> get_spec(const std::string& id) override;
   std::vector<JobStatus> list() override;
+  std::map<std::string, uint64_t> record_bytes() override;
   std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;

@@ -147,13 +147,16 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
   const bool had_bucket = storage.get_bucket(bucket).has_value();
   BucketInfo info = storage.ensure_bucket(t.project, bucket, t.region, lifecycle_rules());
   record(changes, {"bucket", "gs://" + bucket, had_bucket ? "exists" : "created"});
-  if (had_bucket && storage.ensure_lifecycle(bucket, lifecycle_rules()))
-    record(changes, {"bucket lifecycle",
-                     "contexts/ " + std::to_string(kStagingDays) +
-                         " days after their last use, "
-                         "builds/ " +
-                         std::to_string(kStagingDays) + " days after the build",
-                     "updated"});
+  // Said on every `up`, so a user knows what the bucket keeps how long without reading docs.
+  const bool lifecycle_updated = had_bucket && storage.ensure_lifecycle(bucket, lifecycle_rules());
+  record(changes, {"bucket lifecycle",
+                   "contexts/ " + std::to_string(kStagingDays) +
+                       " days after their last use, builds/ " + std::to_string(kStagingDays) +
+                       " days after the build, jobs/ until `kinetic cleanup` (by default 7 days "
+                       "after they finish)",
+                   !had_bucket         ? "created"
+                   : lifecycle_updated ? "updated"
+                                       : "exists"});
 
   // Pods run as kinetic-job through Workload Identity (job_identity.h): it reads contexts and
   // writes results in the bucket, nothing else.

@@ -439,6 +439,12 @@ std::vector<JobStatus> LocalBackend::list() {
   return out;
 }
 
+std::map<std::string, uint64_t> LocalBackend::record_bytes() {
+  std::map<std::string, uint64_t> sizes;
+  for (const auto& st : list()) sizes[st.id] = tree_bytes(job_dir(st.id));
+  return sizes;
+}
+
 std::vector<CleanupItem> LocalBackend::cleanup(const CleanupPolicy& policy, bool dry_run) {
   const long older_than_seconds = policy.older_than_seconds;
   std::vector<CleanupItem> items;
