@@ -1,5 +1,6 @@
 // kinetic cleanup: remove what finished jobs left behind.
 #include "app.h"
+#include "backend/pipeline_cleanup.h"
 #include "core/duration.h"
 #include "core/error.h"
 #include "job/spec.h"
@@ -44,6 +45,10 @@ int CleanupOptions::run(Factory& f) {
   std::vector<CleanupItem> items;
   if (jobs.empty()) {
     items = b.cleanup(policy, dry_run);
+    // Finished pipeline runs' records go by the same rule (their steps are jobs of their own).
+    if (auto records = b.pipeline_records())
+      for (auto& item : prune_pipeline_records(*records, policy, now_unix(), dry_run))
+        items.push_back(std::move(item));
   } else {
     // Every job checked before any is touched: a running one stops the whole command.
     for (const auto& id : jobs) require_ended_for_removal(require_job(b, id));

@@ -27,6 +27,9 @@ class PipelineRecords {
   virtual void save(const std::string& id, const PipelineDocument& doc) = 0;
   // Every record, newest first (by `created`).
   virtual std::vector<PipelineDocument> list() = 0;
+  // Removes the record of pipeline ID and what goes with it (its cancel mark, a local runner's
+  // log): `kinetic cleanup` of a finished run. Its steps' jobs and outputs are not touched.
+  virtual void remove(const std::string& id) = 0;
   // Asks ID's runner to start no more steps (it looks between steps; `cancel` also wakes it).
   virtual void request_cancel(const std::string& id) = 0;
   virtual bool cancel_requested(const std::string& id) = 0;

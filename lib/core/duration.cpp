@@ -90,6 +90,18 @@ std::string rfc3339(double unix_seconds) {
   return out;
 }
 
+double parse_rfc3339(const std::string& text) {
+  std::tm tm{};
+  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (rest == nullptr) return 0;
+  double frac = 0;
+  if (*rest == '.') {
+    double scale = 0.1;
+    for (++rest; *rest >= '0' && *rest <= '9'; ++rest, scale /= 10) frac += (*rest - '0') * scale;
+  }
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
 double now_unix() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();

@@ -15,6 +15,9 @@ std::string format_elapsed(double seconds);
 
 // RFC 3339 UTC with seconds, from a Unix time in seconds (fractional part kept to ms).
 std::string rfc3339(double unix_seconds);
+// The Unix time of an RFC 3339 UTC time ("2026-11-27T10:00:00.5Z", as the APIs and rfc3339
+// write it); 0 for text that is not one.
+double parse_rfc3339(const std::string& text);
 // Now, in Unix seconds.
 double now_unix();
 

@@ -124,6 +124,19 @@ TEST_F(GkePipeline, OutputsReachTheStepsThatNeedThemThroughTheBucket) {
     ASSERT_TRUE(entry) << name;
     EXPECT_EQ(nlohmann::json::parse(*entry)["outputs"], outputs_uri(job_of(doc, name))) << name;
   }
+
+  // cleanup prunes the finished run's record (everything under pipelines/ID/) by the jobs' rule,
+  // and leaves the step cache.
+  const std::string id = doc["id"];
+  ASSERT_FALSE(cloud_->gcs().object_names(kGkeBucket, "pipelines/" + id + "/").empty());
+  auto c = kin({"cleanup", "--keep-last", "0", "-o", "json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"kind\": \"pipeline\",\n      \"name\": \"" + id + "\""),
+            std::string::npos)
+      << c.out;
+  EXPECT_TRUE(cloud_->gcs().object_names(kGkeBucket, "pipelines/" + id + "/").empty());
+  EXPECT_EQ(cloud_->gcs().object_names(kGkeBucket, "pipelines/cache/").size(), 4u);
+  EXPECT_NE(kin({"status", id}).exit_code, 0);
 }
 
 TEST_F(GkePipeline, ASecondRunReusesEveryStepAndAChangeRerunsItsDependentsOnly) {

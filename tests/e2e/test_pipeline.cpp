@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -81,6 +82,32 @@ TEST_F(PipelineTest, AFanOutsOutputsReachTheStepsThatNeedThem) {
   EXPECT_EQ(nlohmann::json::parse(slurp(out / "pipeline.json"))["id"], id);
   // With -o json, stdout is the document alone: the steps' output went to stderr.
   EXPECT_NE(json_run.err.find("[left] left saw seed 42"), std::string::npos) << json_run.err;
+}
+
+// cleanup prunes finished runs' records by the jobs' rule: --keep-last 1 keeps the latest run.
+TEST_F(PipelineTest, CleanupKeepLastKeepsTheLatestRunsRecord) {
+  sb.write("proj/kinetic.yaml", kFanOut);
+  auto [first, first_doc] = run();
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto [second, second_doc] = run({"--force", "prep"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const std::string old_id = first_doc["id"], new_id = second_doc["id"];
+  const fs::path runs = sb.state() / "pipelines" / "runs";
+  auto pruned = [&](const std::vector<std::string>& args) {
+    auto r = sb.run(args, proj);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::set<std::string> ids;
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    for (const auto& item : doc["items"])
+      if (item["kind"] == "pipeline") ids.insert(item["name"].get<std::string>());
+    return ids;
+  };
+  EXPECT_TRUE(pruned({"cleanup", "--dry-run", "-o", "json"}).empty()) << "both are young";
+  EXPECT_EQ(pruned({"cleanup", "--keep-last", "1", "-o", "json"}), (std::set<std::string>{old_id}));
+  EXPECT_FALSE(fs::exists(runs / (old_id + ".json")));
+  EXPECT_TRUE(fs::exists(runs / (new_id + ".json")));
+  EXPECT_NE(sb.run({"status", old_id}, proj).exit_code, 0);
+  EXPECT_EQ(sb.run({"status", new_id}, proj).exit_code, 0);
 }
 
 TEST_F(PipelineTest, ASecondRunReusesEveryStep) {

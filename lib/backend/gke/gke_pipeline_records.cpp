@@ -63,6 +63,17 @@ std::vector<PipelineDocument> GkePipelineRecords::list() {
   return out;
 }
 
+// Everything under pipelines/ID/ (the record, the plan, the cancel mark), the record last: a
+// cleanup cut short leaves a run that still lists. The step cache (pipelines/cache/) stays.
+void GkePipelineRecords::remove(const std::string& id) {
+  gcp::StorageClient& storage = session_.storage();
+  std::vector<std::string> names;
+  for (const auto& o : storage.list(session_.bucket(), checked_object(id, "")).objects)
+    if (!o.name.ends_with("/pipeline.json")) names.push_back(o.name);
+  names.push_back(checked_object(id, "pipeline.json"));
+  for (const auto& name : names) storage.delete_object(session_.bucket(), name);
+}
+
 void GkePipelineRecords::request_cancel(const std::string& id) {
   session_.storage().upload_string(session_.bucket(), checked_object(id, "cancel"),
                                    rfc3339(now_unix()) + "\n", {.content_type = "text/plain"});

@@ -34,6 +34,7 @@ class GkePipelineRecords final : public PipelineRecords {
   std::optional<PipelineDocument> load(const std::string& id) override;
   void save(const std::string& id, const PipelineDocument& doc) override;
   std::vector<PipelineDocument> list() override;
+  void remove(const std::string& id) override;
   void request_cancel(const std::string& id) override;
   bool cancel_requested(const std::string& id) override;
   nlohmann::ordered_json this_runner() override;

@@ -60,18 +60,6 @@ std::string start_error_message(const std::string& image, const std::string& run
   return "the container could not start in " + image + ": " + runtime_message;
 }
 
-double parse_rfc3339(const std::string& text) {
-  std::tm tm{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (rest == nullptr) return 0;
-  double frac = 0;
-  if (*rest == '.') {
-    double scale = 0.1;
-    for (++rest; *rest >= '0' && *rest <= '9'; ++rest, scale /= 10) frac += (*rest - '0') * scale;
-  }
-  return static_cast<double>(timegm(&tm)) + frac;
-}
-
 bool workload_finished(const json& workload) {
   return true_condition(workload, {"Complete", "Completed", "Failed"}).has_value();
 }

@@ -45,7 +45,4 @@ std::optional<std::string> container_start_error(const nlohmann::json& pod);
 // (a --image without it) is said plainly, anything else quotes the runtime.
 std::string start_error_message(const std::string& image, const std::string& runtime_message);
 
-// Seconds since the Unix epoch of an RFC 3339 time; 0 when it does not parse.
-double parse_rfc3339(const std::string& text);
-
 }  // namespace kinetic::gke

@@ -58,6 +58,12 @@ std::vector<PipelineDocument> LocalPipelineRecords::list() {
   return out;
 }
 
+void LocalPipelineRecords::remove(const std::string& id) {
+  std::error_code ec;
+  for (const char* extension : {".cancel", ".log", ".json"})  // the record last
+    fs::remove(record_path(id).replace_extension(extension), ec);
+}
+
 void LocalPipelineRecords::request_cancel(const std::string& id) {
   const fs::path file = record_path(id).replace_extension(".cancel");
   make_dirs(dir_);
