@@ -210,10 +210,7 @@ std::optional<Error> quota_error(int http_status, const GoogleErrorBody& e,
       e.reason == "rateLimitExceeded") {
     std::string head = "rate limit exceeded: 429 Too Many Requests";
     if (!said.empty()) head += " (" + said + ")";
-    auto waited = std::chrono::duration_cast<std::chrono::minutes>(http::RetryPolicy{}.deadline);
-    return Error(Errc::api, prefix + head + " after kinetic retried for up to " +
-                                std::to_string(waited.count()) +
-                                " minutes; submit fewer jobs at once, or retry later");
+    return Error(Errc::api, prefix + head + http::throttled_advice());
   }
   bool quota = e.status == "RESOURCE_EXHAUSTED" || http_status == 429 ||
                !e.quota_violations.empty() || e.reason == "RATE_LIMIT_EXCEEDED" ||

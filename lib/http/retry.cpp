@@ -103,6 +103,12 @@ std::chrono::milliseconds backoff_delay(const RetryPolicy& policy, int attempt, 
   return delay;
 }
 
+std::string throttled_advice(const RetryPolicy& policy) {
+  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(policy.deadline);
+  return " after kinetic retried for up to " + std::to_string(minutes.count()) +
+         " minutes; submit fewer jobs at once, or retry later";
+}
+
 namespace {
 
 constexpr int kTooManyRequests = 429;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "http/transport.h"
 
@@ -46,6 +47,11 @@ struct RetryEnv {
   Clock now;      // default: system_clock::now
   Random random;  // default: a seeded PRNG
 };
+
+// What an error line says after the 429s outlasted the policy's deadline: " after kinetic
+// retried for up to 5 minutes; submit fewer jobs at once, or retry later" (the APIs' own
+// messages for a rate limit say neither).
+std::string throttled_advice(const RetryPolicy& policy = {});
 
 // Wraps INNER: retryable statuses and retryable transport errors are retried for idempotent
 // requests, and a 429 for any request (the server did not act on it) until the deadline; a

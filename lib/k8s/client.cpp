@@ -30,12 +30,6 @@ using nlohmann::json;
 // Longest API message quoted in an error line.
 constexpr size_t kMessageLimit = 400;
 
-// How long the retry layer waits out 429s (http::RetryPolicy::deadline), for messages.
-std::string throttled_wait() {
-  auto minutes = std::chrono::duration_cast<std::chrono::minutes>(http::RetryPolicy{}.deadline);
-  return std::to_string(minutes.count()) + " minutes";
-}
-
 constexpr const char* kAuthHint =
     "run `gcloud auth application-default login` or check roles/container.developer";
 
@@ -94,8 +88,7 @@ ApiError status_error(int http_status, const json& status, std::string_view body
                     what +
                         ": the Kubernetes API server kept refusing requests with 429 Too Many "
                         "Requests (its API Priority and Fairness limits)" +
-                        said + " after kinetic retried for up to " + throttled_wait() +
-                        "; submit fewer jobs at once, or retry later",
+                        said + http::throttled_advice(),
                     code, reason.empty() ? "TooManyRequests" : reason);
   }
   std::string text = message.empty() ? "HTTP " + label : message + " (HTTP " + label + ")";

@@ -544,8 +544,13 @@ std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool d
 
   // Every finished job, by its workload's end or its record's last write: the policy decides
   // which go (backend/cleanup_policy.h), the same rule for both.
-  std::map<std::string, double> finished;                        // job id -> when it finished
-  std::vector<std::pair<std::string, json>> finished_workloads;  // collection path, workload
+  std::map<std::string, double> finished;  // job id -> when it finished
+  struct FinishedWorkload {
+    std::string collection;
+    json workload;
+    JobStatus status;
+  };
+  std::vector<FinishedWorkload> finished_workloads;
   for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
     for (auto& w : list_or_empty(k, collection, managed_selector())) {
       if (w["metadata"].contains("ownerReferences")) continue;
@@ -553,7 +558,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool d
       const double at = parse_rfc3339(st.finished);
       if (st.terminal() && at > 0) {
         finished[st.id] = std::max(finished[st.id], at);
-        finished_workloads.emplace_back(collection, std::move(w));
+        finished_workloads.push_back({collection, std::move(w), std::move(st)});
       } else {
         live.insert(st.id);
         staging_refs(w, in_use, tags);
@@ -569,8 +574,7 @@ std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool d
   for (const auto& [id, at] : finished) candidates.push_back({id, at});
   const std::set<std::string> gone = records_to_remove(candidates, policy, now);
 
-  for (const auto& [collection, w] : finished_workloads) {
-    const JobStatus st = status_from_workload(w);
+  for (const auto& [collection, w, st] : finished_workloads) {
     if (gone.count(st.id)) {
       items.push_back({"job", st.id, 0, st.state});
       if (!dry_run) k.remove(collection + "/" + w["metadata"].value("name", ""));

@@ -439,9 +439,14 @@ std::vector<JobStatus> LocalBackend::list() {
   return out;
 }
 
+// The job directories list() reads, measured without reading their status again.
 std::map<std::string, uint64_t> LocalBackend::record_bytes() {
   std::map<std::string, uint64_t> sizes;
-  for (const auto& st : list()) sizes[st.id] = tree_bytes(job_dir(st.id));
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(state_dir_ / "jobs", ec)) {
+    const std::string id = e.path().filename().string();
+    if (looks_like_job_id(id) && fs::exists(spec_path(e.path()))) sizes[id] = tree_bytes(e.path());
+  }
   return sizes;
 }
 
@@ -450,10 +455,11 @@ std::vector<CleanupItem> LocalBackend::cleanup(const CleanupPolicy& policy, bool
   std::vector<CleanupItem> items;
   std::vector<std::string> in_use;  // contexts of jobs still running
   const double now = now_unix();
+  const std::string held_now = rfc3339(now);
   std::vector<JobStatus> finished;
   std::vector<FinishedRecord> records;
   for (auto& st : list()) {
-    if (!st.terminal() || is_held(st, rfc3339(now))) {
+    if (!st.terminal() || is_held(st, held_now)) {
       if (auto spec = get_spec(st.id)) {
         in_use.push_back(spec->context_sha256);
         for (const auto& m : spec->data) in_use.push_back(fs::path(m.staged_uri).filename());
