@@ -201,6 +201,37 @@ TEST_F(RecordedLogTest, StderrSpansSendTheirBytesToStderr) {
   }
 }
 
+// A tail reads only the end of the stderr spans too: a long job's composed.err (here 1.6 MB of
+// spans, one every other line) is read back only as far as the lines kept reach.
+TEST_F(RecordedLogTest, TheTailReadsOnlyTheSpansThatReachIntoIt) {
+  fake.create_bucket(kBucket);
+  std::string text, spans;
+  for (int i = 0; i < 200000; ++i) {
+    char line[16];
+    std::snprintf(line, sizeof line, "%s %05d\n", i % 2 ? "err" : "out", i % 100000);
+    if (i % 2) spans += spans_of({{text.size(), 10}});
+    text += line;
+  }
+  fake.put_object(kBucket, part(1, 1), text, "text/plain");
+  compose(1, 1, 1);
+  fake.put_object(kBucket, composite(1) + ".err", spans);
+  fake.put_object(kBucket, part(1, 2), "ERR last\nout last\n", "text/plain");
+  fake.put_object(kBucket, part(1, 2) + ".err", spans_of({{text.size(), 9}}));
+  struct Split : LogSink {
+    std::string out, err;
+    void write(LogStream stream, std::string_view data) override {
+      (stream == LogStream::err ? err : out).append(data);
+    }
+  } got;
+  fake.reset_counters();
+  ASSERT_TRUE(log(4, 16 << 10).print_tail(got, 4));
+  EXPECT_EQ(got.out, "out 99998\nout last\n");
+  EXPECT_EQ(got.err, "err 99999\nERR last\n");
+  // 64 KiB of the log and 64 KiB of the spans in 16 KiB pieces, and the two small objects: not
+  // the 1.6 MB of spans (100 pieces).
+  EXPECT_LE(fake.request_count("objects.download"), 12);
+}
+
 // With several attempts the headers are lines of the tail; LATEST_ONLY (collect's failure
 // message) reads the newest attempt alone.
 TEST_F(RecordedLogTest, TheTailOfSeveralAttemptsKeepsTheirHeaders) {

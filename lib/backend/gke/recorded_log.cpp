@@ -127,6 +127,51 @@ Segment attempt_header(int attempt) {
   return {LogStream::system, "attempt " + std::to_string(attempt) + "\n", {}, 0, 0, 0, attempt, 0};
 }
 
+// The next round back from the end of WHOLE: BUDGET bytes, in log order. Segments [END, size)
+// were taken already, and CUT bytes of segment END - 1 are still to take (0: none was taken).
+std::vector<Segment> take_back(const std::vector<Segment>& whole, size_t& end, uint64_t& cut,
+                               uint64_t budget) {
+  std::vector<Segment> round;
+  while (end > 0 && budget > 0) {
+    Segment s = whole[end - 1];
+    const uint64_t left = s.name.empty() ? 0 : (cut ? cut : s.length);
+    const uint64_t take = std::min(budget, left);
+    if (!s.name.empty()) {
+      s.first += left - take;
+      s.at += left - take;
+      s.length = take;
+      budget -= take;
+    }
+    round.push_back(s);
+    cut = left - take;
+    if (cut == 0) --end;
+  }
+  std::reverse(round.begin(), round.end());
+  return round;
+}
+
+uint64_t big_endian(std::string_view b, size_t at) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+
+// An attempt's stderr spans from its sidecars' bytes (16-byte records), sorted and merged.
+std::vector<std::pair<uint64_t, uint64_t>> parse_spans(std::string_view bytes) {
+  std::vector<std::pair<uint64_t, uint64_t>> all, merged;
+  for (size_t i = 0; i + 16 <= bytes.size(); i += 16) {
+    const uint64_t at = big_endian(bytes, i);
+    all.emplace_back(at, at + big_endian(bytes, i + 8));
+  }
+  std::sort(all.begin(), all.end());
+  for (const auto& span : all)
+    if (!merged.empty() && span.first <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, span.second);
+    else
+      merged.push_back(span);
+  return merged;
+}
+
 }  // namespace
 
 RecordedLog::RecordedLog(gcp::StorageClient& storage, std::string bucket,
@@ -145,25 +190,48 @@ bool RecordedLog::read_spans(const std::map<int, AttemptLog>& attempts, Spans& s
   if (fetch(segments, [&](const Segment& s, const std::string& b) { raw[s.attempt] += b; }) <
       segments.size())
     return false;
-  auto big_endian = [](const std::string& b, size_t at) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(b[at + i]);
-    return v;
+  for (const auto& [n, bytes] : raw) spans[n] = parse_spans(bytes);
+  return true;
+}
+
+bool RecordedLog::read_spans_after(const std::map<int, AttemptLog>& attempts,
+                                   const std::map<int, uint64_t>& after, Spans& spans) {
+  spans.clear();
+  // Each attempt's sidecars in log order (composed.err, then the parts' by number), whole.
+  struct Back {
+    std::vector<Segment> whole;
+    size_t end = 0;
+    uint64_t cut = 0;
+    std::string bytes;  // read so far: the end of the sidecars' concatenation
   };
-  for (const auto& [n, bytes] : raw) {
-    std::vector<std::pair<uint64_t, uint64_t>> all;
-    for (size_t i = 0; i + 16 <= bytes.size(); i += 16) {
-      const uint64_t at = big_endian(bytes, i);
-      all.emplace_back(at, at + big_endian(bytes, i + 8));
-    }
-    std::sort(all.begin(), all.end());
-    auto& merged = spans[n];
-    for (const auto& span : all)
-      if (!merged.empty() && span.first <= merged.back().second)
-        merged.back().second = std::max(merged.back().second, span.second);
-      else
-        merged.push_back(span);
+  std::map<int, Back> backs;
+  for (const auto& [n, from] : after) {
+    auto objects = attempts.at(n).stderr_spans;
+    std::stable_partition(objects.begin(), objects.end(), [](const gcp::ObjectInfo& o) {
+      return o.name.ends_with(std::string("/") + kCompositeLeaf + ".err");
+    });
+    Back& b = backs[n];
+    add_log_pieces(b.whole, n, objects, 0, UINT64_MAX);
+    b.end = b.whole.size();
   }
+  // Spans are written in log order: once the earliest read ends at or before the tail's first
+  // byte, every earlier one does too. Each round one parallel fetch, 8 times more than the last.
+  for (uint64_t want = kTailFirstBytes;; want *= 8) {
+    std::vector<Segment> round;
+    for (auto& [n, b] : backs) {
+      const bool enough =
+          b.bytes.size() >= 16 && big_endian(b.bytes, 0) + big_endian(b.bytes, 8) <= after.at(n);
+      if (b.end == 0 || enough) continue;
+      for (auto& s : take_back(b.whole, b.end, b.cut, want)) round.push_back(std::move(s));
+    }
+    if (round.empty()) break;
+    std::map<int, std::string> got;
+    if (fetch(round, [&](const Segment& s, const std::string& bytes) { got[s.attempt] += bytes; }) <
+        round.size())
+      return false;
+    for (auto& [n, bytes] : got) backs[n].bytes.insert(0, bytes);
+  }
+  for (const auto& [n, b] : backs) spans[n] = parse_spans(b.bytes);
   return true;
 }
 
@@ -209,9 +277,14 @@ bool RecordedLog::print_tail(LogSink& sink, size_t lines, bool latest_only) {
     auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
     if (attempts.empty()) return false;
     if (latest_only) attempts.erase(attempts.begin(), std::prev(attempts.end()));
-    Spans spans;
     std::deque<std::pair<Segment, std::string>> kept;
-    if (!read_spans(attempts, spans) || !read_tail(attempts, lines, kept)) continue;
+    if (!read_tail(attempts, lines, kept)) continue;
+    // Only the spans reaching into the bytes kept: a week's stderr spans are not read for them.
+    std::map<int, uint64_t> first_kept;  // attempt -> the offset of its first byte kept
+    for (const auto& [s, bytes] : kept)
+      if (!s.name.empty()) first_kept.emplace(s.attempt, s.at);
+    Spans spans;
+    if (!read_spans_after(attempts, first_kept, spans)) continue;
     TailSink tail(lines);
     for (const auto& [s, bytes] : kept)
       if (s.name.empty())
@@ -238,22 +311,7 @@ bool RecordedLog::read_tail(const std::map<int, AttemptLog>& attempts, size_t li
   uint64_t cut = 0;           // bytes of segment END - 1 not kept yet (0: none kept of it)
   size_t newlines = 0;
   for (uint64_t want = kTailFirstBytes; end > 0 && newlines <= lines; want *= 8) {
-    std::vector<Segment> round;
-    for (uint64_t budget = want; end > 0 && budget > 0;) {
-      Segment s = whole[end - 1];
-      const uint64_t left = s.name.empty() ? 0 : (cut ? cut : s.length);
-      const uint64_t take = std::min(budget, left);
-      if (!s.name.empty()) {
-        s.first += left - take;
-        s.at += left - take;
-        s.length = take;
-        budget -= take;
-      }
-      round.push_back(s);
-      cut = left - take;
-      if (cut == 0) --end;
-    }
-    std::reverse(round.begin(), round.end());
+    const std::vector<Segment> round = take_back(whole, end, cut, want);
     std::vector<std::pair<Segment, std::string>> got;
     if (fetch(round, [&](const Segment& s, const std::string& b) {
           got.emplace_back(s, s.name.empty() ? s.text : b);

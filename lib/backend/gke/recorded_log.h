@@ -66,6 +66,10 @@ class RecordedLog {
   // Reads ATTEMPTS' stderr spans into SPANS (one parallel round, none without any); false when
   // one of their objects was gone (the bootstrap composed it meanwhile).
   bool read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans);
+  // As read_spans, only the spans of the attempts in AFTER that end after its offset for them
+  // (where a tail starts), reading each attempt's sidecars back from their end.
+  bool read_spans_after(const std::map<int, AttemptLog>& attempts,
+                        const std::map<int, uint64_t>& after, Spans& spans);
   // Fetches the end of ATTEMPTS' log into KEPT (each piece and its bytes, in order), back as far
   // as LINES lines need; false when an object was gone.
   bool read_tail(const std::map<int, AttemptLog>& attempts, size_t lines,
