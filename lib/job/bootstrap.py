@@ -1154,7 +1154,6 @@ except Exception as e:
     status.update(error="%s: %s" % (type(e).__name__, e))
 
 
-
 def how_stopped():
     # What stopped this attempt (stopped_verdict's STOP), None when nothing did. The run's
     # deadline decides over the rest (its start found no time left, or the timer stopped the
