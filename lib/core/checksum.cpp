@@ -51,6 +51,38 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t size) {
   return ~crc;
 }
 
+namespace {
+
+// Multiplication of polynomials over GF(2) modulo the reflected Castagnoli polynomial: A times
+// B, both as bit-reflected residues (the representation the table-driven CRC uses).
+uint32_t gf2_multiply(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (uint32_t bit = 0x80000000u; bit != 0; bit >>= 1) {
+    if (a & bit) product ^= b;
+    b = (b & 1u) ? (b >> 1) ^ 0x82F63B78u : b >> 1;
+  }
+  return product;
+}
+
+// x^(8 * BYTES) modulo the polynomial: what appending BYTES zero bytes multiplies a CRC by.
+uint32_t shift_for_zero_bytes(uint64_t bytes) {
+  uint32_t result = 0x80000000u;  // x^0
+  uint32_t square = 0x00800000u;  // x^8, one byte
+  for (; bytes != 0; bytes >>= 1) {
+    if (bytes & 1u) result = gf2_multiply(result, square);
+    square = gf2_multiply(square, square);
+  }
+  return result;
+}
+
+}  // namespace
+
+// The CRC of A||B is CRC(A) shifted past |B| zero bytes, xor CRC(B): the pre- and
+// post-conditioning of both cancel out in the xor (zlib's crc32_combine, for this polynomial).
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  return gf2_multiply(shift_for_zero_bytes(length_b), crc_a) ^ crc_b;
+}
+
 std::string base64_encode(std::string_view bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
   int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),

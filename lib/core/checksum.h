@@ -14,6 +14,9 @@ uint32_t crc32c_extend(uint32_t crc, const void* data, size_t size);
 inline uint32_t crc32c(std::string_view data) {
   return crc32c_extend(0, data.data(), data.size());
 }
+// The CRC32C of A followed by B, from CRC_A, CRC_B and B's length: how a composite object's
+// checksum follows from its components' without reading them again.
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
 
 std::string base64_encode(std::string_view bytes);
 // Decodes standard or URL-safe base64, skipping whitespace and stopping at '=' padding; nullopt

@@ -357,18 +357,24 @@ ObjectInfo StorageClient::upload_file(const std::string& bucket, const std::stri
     if (options.progress) options.progress(size, size);
     return o;
   }
-  return upload_resumable(bucket, name, file, size, options);
+  return upload_resumable(bucket, name, file, 0, size, options);
+}
+
+ObjectInfo StorageClient::upload_file_range(const std::string& bucket, const std::string& name,
+                                            const fs::path& file, uint64_t first, uint64_t length,
+                                            const UploadOptions& options) {
+  return upload_resumable(bucket, name, file, first, length, options);
 }
 
 namespace {
 
-// The CRC32C of FILE's first LENGTH bytes, read through FD.
-uint32_t crc32c_of_prefix(int fd, const fs::path& file, uint64_t length) {
+// The CRC32C of LENGTH bytes of FILE from FIRST, read through FD.
+uint32_t crc32c_of_range(int fd, const fs::path& file, uint64_t first, uint64_t length) {
   uint32_t crc = 0;
   std::string rb(kQuantum * 16, '\0');
   for (uint64_t done = 0; done < length;) {
     uint64_t n = std::min<uint64_t>(rb.size(), length - done);
-    if (::pread(fd, rb.data(), n, static_cast<off_t>(done)) != static_cast<ssize_t>(n))
+    if (::pread(fd, rb.data(), n, static_cast<off_t>(first + done)) != static_cast<ssize_t>(n))
       throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
     crc = crc32c_extend(crc, rb.data(), n);
     done += n;
@@ -395,10 +401,39 @@ http::Request session_start_request(const std::string& endpoint, const std::stri
   return start;
 }
 
+// The object's bytes [OFFSET, OFFSET + LEN) as one chunk of a resumable session, streamed from
+// the file (FIRST is where the object starts in it): memory stays flat whatever the chunk size.
+// The CRC is extended as the bytes go out when they continue what it covers.
+struct ChunkReader {
+  int fd;
+  const fs::path& file;
+  uint64_t first, offset, len;
+  uint32_t& crc;
+  uint64_t& crc_upto;
+  const TransferProgress& progress;
+  uint64_t size;
+  uint64_t sent = 0;
+
+  size_t operator()(char* buf, size_t room) {
+    const uint64_t n = std::min<uint64_t>(room, len - sent);
+    if (n == 0) return 0;
+    const uint64_t at = offset + sent;
+    if (::pread(fd, buf, n, static_cast<off_t>(first + at)) != static_cast<ssize_t>(n))
+      throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
+    if (at == crc_upto) {
+      crc = crc32c_extend(crc, buf, n);
+      crc_upto += n;
+    }
+    sent += n;
+    if (progress) progress(at + n, size);
+    return static_cast<size_t>(n);
+  }
+};
+
 }  // namespace
 
 ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std::string& name,
-                                           const fs::path& file, uint64_t size,
+                                           const fs::path& file, uint64_t first, uint64_t size,
                                            const UploadOptions& options) {
   const std::string what = "uploading " + gs(bucket, name);
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
@@ -414,10 +449,9 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
 
   // 2. Send chunks; after a failure ask the session how much it kept and go on from there.
   uint64_t offset = 0;
-  uint32_t crc = 0;  // over bytes [0, crc_upto)
+  uint32_t crc = 0;  // over the object's bytes [0, crc_upto)
   uint64_t crc_upto = 0;
   int stalls = 0;
-  std::string buf;
   auto query = [&]() -> std::optional<nlohmann::json> {
     http::Request q;
     q.method = "PUT";
@@ -430,15 +464,7 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
     return std::nullopt;
   };
   for (;;) {
-    uint64_t len = std::min(chunk, size - offset);
-    buf.resize(len);
-    ssize_t got = ::pread(fd.get(), buf.data(), len, static_cast<off_t>(offset));
-    if (got != static_cast<ssize_t>(len))
-      throw Error(Errc::internal, "cannot read " + file.string() + " while uploading it");
-    if (offset == crc_upto) {
-      crc = crc32c_extend(crc, buf.data(), len);
-      crc_upto += len;
-    }
+    const uint64_t len = std::min(chunk, size - offset);
     http::Request put;
     put.method = "PUT";
     put.url = *session;
@@ -447,24 +473,26 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
     put.headers = {{"Content-Range", "bytes " + std::to_string(offset) + "-" +
                                          std::to_string(offset + len - 1) + "/" +
                                          std::to_string(size)}};
-    put.body = std::move(buf);
+    put.body_source =
+        ChunkReader{fd.get(), file, first, offset, len, crc, crc_upto, options.progress, size};
+    put.body_size = len;
     std::optional<nlohmann::json> done;
-    uint64_t before = offset;
+    const uint64_t before = offset;
     try {
       auto p = transport_.send(put);
-      buf = std::move(put.body);
       if (p.status == 200 || p.status == 201) {
         done = parse_json(p, what);
       } else if (p.status == 308) {
         offset = persisted_from_range(p.header("Range"));
-      } else if (http::retryable_status(p.status)) {
+      } else if (http::retryable_status(p.status) || p.status == 401) {
+        // A streamed body is never replayed below us (an expired token's 401 included): the
+        // session says what it kept, and the query goes through the retries and a new token.
         done = query();
       } else {
         fail(p, what);
       }
     } catch (const http::TransportError& e) {
       if (!e.retryable()) throw;
-      buf = std::move(put.body);
       done = query();
     }
     if (done) {
@@ -485,10 +513,36 @@ ObjectInfo StorageClient::upload_resumable(const std::string& bucket, const std:
                                  " attempts; check the network and try again");
     if (offset < crc_upto) {
       // The server kept less than we hashed: rehash from the start up to what it has.
-      crc = crc32c_of_prefix(fd.get(), file, offset);
+      crc = crc32c_of_range(fd.get(), file, first, offset);
       crc_upto = offset;
     }
   }
+}
+
+ObjectInfo StorageClient::compose(const std::string& bucket, const std::string& name,
+                                  const std::vector<ObjectInfo>& sources,
+                                  const UploadOptions& options) {
+  nlohmann::json source_objects = nlohmann::json::array();
+  for (const auto& s : sources)
+    source_objects.push_back({{"name", s.name}, {"generation", std::to_string(s.generation)}});
+  nlohmann::json destination = {{"contentType", options.content_type}};
+  if (!options.custom_time.empty()) destination["customTime"] = options.custom_time;
+  http::Request req;
+  req.method = "POST";
+  req.url = endpoint_ + "/storage/v1/b/" + encode_object_name(bucket) + "/o/" +
+            encode_object_name(name) + "/compose";
+  if (options.if_generation_match)
+    req.url += "?ifGenerationMatch=" + std::to_string(*options.if_generation_match);
+  req.headers = {{"Content-Type", "application/json; charset=UTF-8"}};
+  req.body = nlohmann::json{{"kind", "storage#composeRequest"},
+                            {"sourceObjects", source_objects},
+                            {"destination", destination}}
+                 .dump();
+  // The sources are pinned to their generations: a replay composes the same bytes (or, with
+  // ifGenerationMatch=0, finds the object made and fails 412, which the caller checks).
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, "composing " + gs(bucket, name));
+  return object_from_json(parse_json(r, "composing " + gs(bucket, name)));
 }
 
 std::optional<ObjectInfo> StorageClient::get_object(const std::string& bucket,

@@ -62,8 +62,10 @@ struct UploadOptions {
   std::string custom_time;  // RFC 3339; empty: none
   // Objects up to this size go in one multipart request; larger ones resumable.
   uint64_t single_request_limit = 8ull << 20;
-  // Resumable chunk size; a multiple of 256 KiB (rounded down, at least 256 KiB).
-  uint64_t chunk_size = 16ull << 20;
+  // Resumable chunk size; a multiple of 256 KiB (rounded down, at least 256 KiB). Chunks are
+  // streamed from the file, so a large one costs no memory: each chunk is one request on a new
+  // connection, and fewer of them save round trips.
+  uint64_t chunk_size = 128ull << 20;
   TransferProgress progress;
 };
 
@@ -104,8 +106,18 @@ class StorageClient {
 
   ObjectInfo upload_file(const std::string& bucket, const std::string& name, const fs::path& file,
                          const UploadOptions& options = {});
+  // Bytes [FIRST, FIRST + LENGTH) of FILE as the object NAME, through a resumable session (a
+  // component of a parallel composite upload).
+  ObjectInfo upload_file_range(const std::string& bucket, const std::string& name,
+                               const fs::path& file, uint64_t first, uint64_t length,
+                               const UploadOptions& options = {});
   ObjectInfo upload_string(const std::string& bucket, const std::string& name,
                            const std::string& data, const UploadOptions& options = {});
+
+  // objects.compose: SOURCES (each pinned to its generation) concatenated, in order, as NAME,
+  // with OPTIONS' content type, customTime and ifGenerationMatch. At most 32 sources.
+  ObjectInfo compose(const std::string& bucket, const std::string& name,
+                     const std::vector<ObjectInfo>& sources, const UploadOptions& options = {});
 
   std::optional<ObjectInfo> get_object(const std::string& bucket, const std::string& name);
   // Streams the object to FILE (via a temp file renamed at the end), resuming with Range after a
@@ -136,7 +148,8 @@ class StorageClient {
   ObjectInfo upload_single(const std::string& bucket, const std::string& name,
                            const std::string& data, const UploadOptions& options, uint32_t crc);
   ObjectInfo upload_resumable(const std::string& bucket, const std::string& name,
-                              const fs::path& file, uint64_t size, const UploadOptions& options);
+                              const fs::path& file, uint64_t first, uint64_t size,
+                              const UploadOptions& options);
 
   http::Transport& transport_;
   std::string endpoint_;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <mutex>
 
 #include "http/transport.h"
@@ -36,6 +37,7 @@ struct Transfer {
   size_t body_offset = 0;  // in-memory body
   uint64_t streamed = 0;   // bytes taken from body_source
   bool aborted_by_caller = false;
+  std::exception_ptr source_error;  // what body_source threw (never through libcurl's C frames)
 };
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
@@ -76,9 +78,14 @@ size_t on_read(char* buffer, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   size_t n = size * count;
   if (t->request->body_source) {
-    size_t got = t->request->body_source(buffer, n);
-    t->streamed += got;
-    return got;
+    try {
+      size_t got = t->request->body_source(buffer, n);
+      t->streamed += got;
+      return got;
+    } catch (...) {
+      t->source_error = std::current_exception();
+      return CURL_READFUNC_ABORT;
+    }
   }
   const std::string& body = t->request->body;
   size_t got = std::min(n, body.size() - t->body_offset);
@@ -166,6 +173,7 @@ class CurlTransport final : public Transport {
     // Never leave pointers into this call's stack or request behind in the reused handle.
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
 
+    if (t.source_error) std::rethrow_exception(t.source_error);
     if (code != CURLE_OK) fail(request, code, errbuf, t.aborted_by_caller);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -27,7 +27,8 @@ struct Request {
   std::string url;
   Headers headers;
   // The body: either BODY, or streamed from BODY_SOURCE (which fills the buffer and returns the
-  // bytes written, 0 at the end) with BODY_SIZE bytes in all.
+  // bytes written, 0 at the end) with BODY_SIZE bytes in all. What BODY_SOURCE throws ends the
+  // transfer and is rethrown by send.
   std::string body;
   std::function<size_t(char* buf, size_t size)> body_source;
   std::optional<uint64_t> body_size;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gke_fixture.h"
+#include "pack/sha256.h"
 
 namespace kinetic::test {
 namespace {
@@ -139,11 +140,13 @@ TEST_F(GkeRecord, AContextStaysAliveWhileRunsAndAttemptsUseIt) {
   auto bucket = cloud_->gcs().bucket_resource(kGkeBucket);
   ASSERT_TRUE(bucket);
   const json rules = (*bucket)["lifecycle"]["rule"];
-  ASSERT_EQ(rules.size(), 2u) << bucket->dump();
+  ASSERT_EQ(rules.size(), 3u) << bucket->dump();
   EXPECT_EQ(rules[0]["condition"]["daysSinceCustomTime"], 7);
   EXPECT_EQ(rules[0]["condition"]["matchesPrefix"], json::array({"contexts/"}));
   EXPECT_EQ(rules[1]["condition"]["age"], 7);
   EXPECT_EQ(rules[1]["condition"]["matchesPrefix"], json::array({"builds/"}));
+  EXPECT_EQ(rules[2]["condition"]["age"], 1);
+  EXPECT_EQ(rules[2]["condition"]["matchesPrefix"], json::array({"uploads/"}));
 
   sb.write("proj/ctx.py", "print('ctx')\n");
   auto custom_time = [&](const std::string& name) {
@@ -172,6 +175,36 @@ TEST_F(GkeRecord, AContextStaysAliveWhileRunsAndAttemptsUseIt) {
   ASSERT_EQ(kin({"run", "ctx.py", "-a", "v5litepod-1"}).exit_code, 0);
   EXPECT_FALSE(custom_time(context).empty());
   EXPECT_EQ(cloud_->gcs().request_count("objects.patch"), 2);
+}
+
+// A context past the parallel-upload threshold goes up as parts on several connections, composed
+// into the one object the pod reads; the parts are gone once it is.
+TEST_F(GkeRecord, ALargeContextGoesUpInPartsAndThePodReadsItWhole) {
+  std::string blob(3 << 20, '\0');  // incompressible: the archive stays above 1 MiB
+  uint64_t x = 88172645463325252ull;
+  for (auto& c : blob) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  sb.write("proj/blob.bin", blob);
+  sb.write("proj/digest.py",
+           "import hashlib\nprint(hashlib.sha256(open('blob.bin','rb').read()).hexdigest())\n");
+  cloud_->gcs().reset_counters();
+  auto r = kin({"run", "digest.py", "-a", "v5litepod-1"},
+               {{"KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(sha256_hex(blob)), std::string::npos) << r.out;
+  EXPECT_EQ(cloud_->gcs().request_count("objects.compose"), 1);
+  EXPECT_GE(cloud_->gcs().request_count("upload.resumable.start"), 4) << "a part each";
+  EXPECT_TRUE(cloud_->gcs().object_names(kGkeBucket, "uploads/").empty());
+
+  sb.write("proj/more.txt", "a new context\n");
+  auto bad = kin({"run", "digest.py", "-a", "v5litepod-1"},
+                 {{"KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB", "lots"}});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB=lots is not a whole number"),
+            std::string::npos)
+      << bad.err;
 }
 
 TEST_F(GkeRecord, PastMaxPreemptionsTheRunGivesUpWith197) {

@@ -249,6 +249,24 @@ TEST_F(StorageTest, AResumableUploadSurvivesAConnectionDroppedMidChunk) {
   EXPECT_EQ(fake.request_count("resent_bytes"), 0);
 }
 
+// A chunk is streamed from the file and never replayed below the client, so an expired token's
+// 401 on one is handled like a dropped chunk: ask the session, go on from what it kept.
+TEST_F(StorageTest, A401OnAStreamedChunkAsksTheSessionAndGoesOn) {
+  fake.create_bucket("b");
+  std::string data = random_bytes(2 * 1024 * 1024, 5);
+  UploadOptions opt;
+  opt.single_request_limit = 256 * 1024;
+  opt.chunk_size = 1 << 20;
+  fake.fail_next(1, 401, -1, "PUT /upload");
+  auto o = client.upload_file("b", "token.bin", write_file("t.bin", data), opt);
+  EXPECT_EQ(o.crc32c, crc32c_base64(crc32c(data)));
+  EXPECT_EQ(fake.object_data("b", "token.bin"), data);
+  EXPECT_EQ(content_ranges(fake),
+            (std::vector<std::string>{"bytes */2097152", "bytes 0-1048575/2097152",
+                                      "bytes 1048576-2097151/2097152"}))
+      << "the refused chunk, the status query, then every byte once";
+}
+
 TEST_F(StorageTest, A503StormIsRetriedHonouringRetryAfter) {
   fake.create_bucket("b");
   fake.put_object("b", "x", "payload");
@@ -300,6 +318,7 @@ TEST_F(StorageTest, NamesAreEncoded) {
 }  // namespace
 }  // namespace kinetic::gcp
 
+#include "gcp/composite_upload.h"
 #include "gcp/parallel_transfer.h"
 
 namespace kinetic::gcp {
@@ -341,6 +360,113 @@ TEST(ParallelTransfer, ManySmallObjectsBothWaysOnEightThreads) {
   EXPECT_EQ(transfer_all(removals, fake.url(), make, 8).objects, 301u);
   EXPECT_TRUE(fake.object_names("b", "many/").empty());
   remove_all_quiet(dir);
+}
+
+TEST(CompositeUpload, PartsAreEqualUpTo32AndCoverTheFile) {
+  const uint64_t q = 256 * 1024;
+  EXPECT_EQ(component_ranges(100, 32 * q).size(), 1u) << "below one part: one upload";
+  auto three = component_ranges(3 * q + 5, q);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0], std::make_pair(uint64_t{0}, q + 2));
+  EXPECT_EQ(three[1], std::make_pair(q + 2, q + 2));
+  EXPECT_EQ(three[2], std::make_pair(2 * q + 4, q + 1)) << "the rest";
+  EXPECT_EQ(component_ranges(q * 1000, q).size(), 32u) << "at most 32: one compose";
+  for (uint64_t size : {q * 1000 + 1, q * 33, q * 32, q * 7 + 3}) {
+    auto ranges = component_ranges(size, q);
+    EXPECT_LE(ranges.size(), 32u);
+    uint64_t next = 0;
+    for (auto [first, length] : ranges) {
+      EXPECT_EQ(first, next);
+      EXPECT_GT(length, 0u);
+      next = first + length;
+    }
+    EXPECT_EQ(next, size);
+  }
+}
+
+class CompositeUploadTest : public ::testing::Test {
+ protected:
+  fakes::FakeGcs fake;
+  std::unique_ptr<http::Transport> transport = http::retried(http::make_curl_transport());
+  StorageClient client{*transport, fake.url()};
+  fs::path dir = make_temp_dir(fs::temp_directory_path(), "kinetic-compose-");
+  std::function<std::shared_ptr<http::Transport>()> make = [] {
+    return http::retried(http::make_curl_transport());
+  };
+  CompositePlan plan{.threshold = 1 << 20, .min_component = 512 << 10, .parallelism = 3};
+
+  CompositeUploadTest() { fake.create_bucket("b"); }
+  ~CompositeUploadTest() override { remove_all_quiet(dir); }
+  fs::path file_of(size_t size) {
+    std::string data(size, '\0');
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<char>((i * 131) ^ (i >> 9));
+    atomic_write(dir / "big", data);
+    return dir / "big";
+  }
+};
+
+// Above the threshold a file goes up as parts on several connections, composed once (the
+// object is the file, its CRC32C the file's) and the parts deleted.
+TEST_F(CompositeUploadTest, ALargeFileIsComposedFromPartsThatAreThenDeleted) {
+  const fs::path file = file_of((3 << 20) + 12345);
+  std::atomic<uint64_t> last{0};
+  UploadOptions options{.content_type = "application/zstd",
+                        .if_generation_match = 0,
+                        .custom_time = "2026-11-27T00:00:00.000Z"};
+  options.progress = [&](uint64_t done, uint64_t total) {
+    EXPECT_LE(done, total);
+    last = done;
+  };
+  ObjectInfo o = upload_file_in_parts(client, "b", "contexts/x.tar.zst", file, options, plan,
+                                      fake.url(), make);
+  const std::string data = *read_file(file);
+  EXPECT_EQ(fake.object_data("b", "contexts/x.tar.zst"), data);
+  EXPECT_EQ(o.crc32c, crc32c_base64(crc32c(data)));
+  EXPECT_EQ(o.content_type, "application/zstd");
+  EXPECT_EQ(o.custom_time, "2026-11-27T00:00:00.000Z");
+  EXPECT_EQ(last.load(), data.size());
+  EXPECT_EQ(fake.request_count("upload.resumable.start"), 6) << "6 parts of 512 KiB and more";
+  EXPECT_EQ(fake.request_count("objects.compose"), 1);
+  EXPECT_TRUE(fake.object_names("b", "uploads/").empty()) << "the parts are gone";
+  EXPECT_EQ(fake.object_names("b", "").size(), 1u);
+}
+
+TEST_F(CompositeUploadTest, BelowTheThresholdItIsOneUpload) {
+  const fs::path file = file_of((1 << 20) - 1);
+  upload_file_in_parts(client, "b", "small", file, {}, plan, fake.url(), make);
+  EXPECT_EQ(fake.request_count("objects.compose"), 0);
+  EXPECT_EQ(fake.object_data("b", "small"), *read_file(file));
+}
+
+// A part that cannot be uploaded fails the upload with its error; the parts made are deleted and
+// no object is made.
+TEST_F(CompositeUploadTest, AFailedPartLeavesNothingBehind) {
+  const fs::path file = file_of(3 << 20);
+  fake.fail_next(1, 403, -1, "PUT /upload");
+  EXPECT_THROW(upload_file_in_parts(client, "b", "x", file, {}, plan, fake.url(), make), Error);
+  EXPECT_TRUE(fake.object_names("b", "").empty());
+  EXPECT_EQ(fake.request_count("objects.compose"), 0);
+}
+
+// So does a compose that fails once every part is up.
+TEST_F(CompositeUploadTest, AFailedComposeDeletesEveryPart) {
+  const fs::path file = file_of(3 << 20);
+  fake.fail_next(1, 403, -1, "POST /storage/v1/b/b/o/x/compose");
+  EXPECT_THROW(upload_file_in_parts(client, "b", "x", file, {}, plan, fake.url(), make), Error);
+  EXPECT_EQ(fake.request_count("upload.resumable.start"), 6);
+  EXPECT_TRUE(fake.object_names("b", "").empty());
+}
+
+// Two uploads of one name at once (two runs staging the same context) keep their parts apart;
+// with ifGenerationMatch=0 one composes and the other fails 412, and both clean up.
+TEST_F(CompositeUploadTest, AnObjectMadeMeanwhileFailsThePreconditionAndCleansUp) {
+  const fs::path file = file_of(2 << 20);
+  fake.put_object("b", "x", "made by another run");
+  UploadOptions options{.if_generation_match = 0};
+  EXPECT_THROW(upload_file_in_parts(client, "b", "x", file, options, plan, fake.url(), make),
+               Error);
+  EXPECT_EQ(fake.object_data("b", "x"), "made by another run");
+  EXPECT_TRUE(fake.object_names("b", "uploads/").empty());
 }
 
 }  // namespace

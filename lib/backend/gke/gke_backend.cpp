@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <future>
 #include <set>
 
@@ -30,6 +32,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/terminal.h"
+#include "gcp/composite_upload.h"
 #include "gcp/parallel_transfer.h"
 #include "gcp/storage.h"
 #include "job/budget.h"
@@ -132,6 +135,29 @@ std::optional<std::string> GkeBackend::staged_context(const std::string& sha256,
   return "gs://" + bucket + "/" + context_object(sha256, compression);
 }
 
+namespace {
+
+// Contexts and --data archives from KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB (150 by default,
+// gcloud's threshold; 0: never) go up as parallel parts of at least a quarter of it, at most
+// 32 MiB, so a threshold's worth is 4 parts and a 5 GiB archive 32.
+gcp::CompositePlan parallel_upload_plan(const Env& env) {
+  gcp::CompositePlan plan;
+  plan.temp_prefix = kUploadsPrefix;
+  uint64_t mib = 150;
+  if (auto v = env.get_nonempty("KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB")) {
+    const auto [end, error] = std::from_chars(v->data(), v->data() + v->size(), mib);
+    if (error != std::errc() || end != v->data() + v->size() || mib > (1ull << 40))
+      throw Error(Errc::usage, "KINETIC_PARALLEL_UPLOAD_THRESHOLD_MIB=" + *v +
+                                   " is not a whole number of MiB; set it to e.g. 150, or 0 to "
+                                   "upload every archive in one stream");
+  }
+  plan.threshold = mib == 0 ? UINT64_MAX : mib << 20;
+  plan.min_component = std::clamp<uint64_t>((mib << 20) / 4, 256 << 10, 32ull << 20);
+  return plan;
+}
+
+}  // namespace
+
 std::string GkeBackend::stage_context(const fs::path& archive, const std::string& sha256,
                                       Compression compression, bool* uploaded) {
   gcp::StorageClient& storage = session_.storage();
@@ -154,7 +180,9 @@ std::string GkeBackend::stage_context(const fs::path& archive, const std::string
     line.update("uploading context: " + format_bytes(done) + " of " + format_bytes(total), true);
   };
   try {
-    storage.upload_file(bucket, object, archive, options);
+    gcp::upload_file_in_parts(storage, bucket, object, archive, options,
+                              parallel_upload_plan(*session_.env), session_.endpoint("storage"),
+                              session_.new_cloud);
   } catch (const Error&) {
     // Another run may have uploaded the same bytes meanwhile (the precondition failed).
     if (!storage.get_object(bucket, object)) throw;

@@ -28,6 +28,10 @@ inline constexpr const char* kContextsPrefix = "contexts/";
 inline constexpr const char* kJobsPrefix = "jobs/";
 inline constexpr const char* kBuildsPrefix = "builds/";
 inline constexpr int kStagingDays = 7;
+// The parts of a parallel composite upload (gcp/composite_upload.h), deleted once composed; the
+// lifecycle rule removes, a day on, any a crashed kinetic left behind.
+inline constexpr const char* kUploadsPrefix = "uploads/";
+inline constexpr int kUploadPartDays = 1;
 
 // PROJECT-kinetic-CLUSTER, made a valid bucket name: a domain-scoped project ("example.com:p")
 // loses its ':' and '.', "google" (which bucket names may not contain) becomes "g00gle", and the

@@ -28,9 +28,12 @@ namespace {
 // it (its customTime, which every run and every attempt refreshes), so a job running for weeks
 // keeps it; an image's build source kStagingDays after the build. Job records (jobs/) have no
 // rule: a live job's spec and checkpoints must outlive any age, and `kinetic cleanup` removes
-// finished jobs' records.
+// finished jobs' records. A parallel upload's parts (uploads/) live minutes; a day on, any a
+// crash left behind goes.
 std::vector<gcp::LifecycleRule> lifecycle_rules() {
-  return {{kStagingDays, true, {kContextsPrefix}}, {kStagingDays, false, {kBuildsPrefix}}};
+  return {{kStagingDays, true, {kContextsPrefix}},
+          {kStagingDays, false, {kBuildsPrefix}},
+          {kUploadPartDays, false, {kUploadsPrefix}}};
 }
 
 }  // namespace
@@ -152,8 +155,10 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
   record(changes, {"bucket lifecycle",
                    "contexts/ " + std::to_string(kStagingDays) +
                        " days after their last use, builds/ " + std::to_string(kStagingDays) +
-                       " days after the build, jobs/ until `kinetic cleanup` (by default 7 days "
-                       "after they finish)",
+                       " days after the build, uploads/ (parts of an upload cut short) " +
+                       std::to_string(kUploadPartDays) +
+                       " day, jobs/ until `kinetic cleanup` (by default 7 days after they "
+                       "finish)",
                    !had_bucket         ? "created"
                    : lifecycle_updated ? "updated"
                                        : "exists"});
