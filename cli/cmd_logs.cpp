@@ -6,6 +6,7 @@
 
 #include "app.h"
 #include "backend/stream_sink.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "core/strings.h"
 #include "job/spec.h"
@@ -27,10 +28,14 @@ struct LogsOptions : CommandOptions {
   bool follow = false;
   bool all_hosts = false;
   long tail = -1;  // --tail N; -1: the whole log
+  std::string since;
 
   void validate() const override {
     require_job_or_pipeline_id(job);
     if (tail < -1) throw Error(Errc::usage, "--tail must be 0 or more lines, e.g. --tail 100");
+    if (!since.empty() && tail >= 0)
+      throw Error(Errc::usage, "--since and --tail each say where the log starts: pass one");
+    if (!since.empty()) since_unix();
     if (!step.empty() && !looks_like_pipeline_id(job))
       throw Error(Errc::usage, "--step names a step of a pipeline; " + job +
                                    " is a job: `kinetic logs " + job + "`");
@@ -42,8 +47,24 @@ struct LogsOptions : CommandOptions {
     Backend& b = f.backend("logs");
     require_job(b, id);
     StreamSink sink(f.io());
-    b.stream_logs(id, {.follow = follow, .all_hosts = all_hosts, .tail = tail}, sink, nullptr);
+    LogRequest request{.follow = follow, .all_hosts = all_hosts, .tail = tail};
+    if (!since.empty()) request.since = since_unix();
+    b.stream_logs(id, request, sink, nullptr);
     return 0;
+  }
+
+  // --since as a Unix time: an RFC 3339 UTC time, or a duration back from now (kubectl's
+  // --since-time and --since in one flag).
+  int64_t since_unix() const {
+    if (since.find('T') != std::string::npos) {
+      const double t = parse_rfc3339(since);
+      if (t <= 0)
+        throw Error(Errc::usage, "--since " + since +
+                                     " is not an RFC 3339 UTC time; pass e.g. "
+                                     "2026-11-27T09:30:00Z, or a duration such as 10m or 2h");
+      return static_cast<int64_t>(t);
+    }
+    return static_cast<int64_t>(now_unix()) - parse_duration(since, "--since");
   }
 
   // The job that runs (or ran) --step of pipeline JOB; with -f, once it has started.
@@ -98,6 +119,9 @@ void add_logs(CLI::App& root, Factory&, Action& action) {
               "Keep streaming until the job ends (a step not started yet: wait for it)");
   c->add_option("--tail", o->tail,
                 "Only the last N lines of the log so far (with -f, then what comes after)");
+  c->add_option("--since", o->since,
+                "Only what the job wrote since a time: a duration back from now (10m, 2h, 1d) "
+                "or an RFC 3339 UTC time (2026-11-27T09:30:00Z)");
   c->add_flag("--all-hosts", o->all_hosts,
               "Every host of a multi-host slice, each line prefixed [host N] (default: host 0)");
   c->footer(
@@ -105,6 +129,7 @@ void add_logs(CLI::App& root, Factory&, Action& action) {
       "  kinetic logs job-1a2b3c4d\n"
       "  kinetic logs -f job-1a2b3c4d\n"
       "  kinetic logs --tail 20 -f job-1a2b3c4d\n"
+      "  kinetic logs --since 1h job-1a2b3c4d\n"
       "  kinetic logs --all-hosts job-1a2b3c4d   # a v5litepod-16's four hosts\n"
       "  kinetic logs pipe-1a2b3c4d --step train -f");
   on_parse(c, action, o);

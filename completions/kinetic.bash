@@ -55,8 +55,8 @@ _kinetic_command() {
       ;;
     'logs')
       _kinetic_subs=''
-      _kinetic_flags='--step -f --follow --tail --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--step -f --follow --tail --since --all-hosts --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--step --tail --since --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='jobs'
       ;;

@@ -36,7 +36,7 @@ function __kinetic_value_flags
         case 'pipeline run'
             printf '%s\n' -f --file --only --from --force --max-parallel --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'logs'
-            printf '%s\n' --step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --step --tail --since --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'status'
             printf '%s\n' -l --selector --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'collect'
@@ -259,6 +259,7 @@ complete -c kinetic -n "__kinetic_in 'pipeline run'" -l detach -d 'Check and pla
 complete -c kinetic -n "__kinetic_in 'logs'" -l step -x -d 'The pipeline\'s step whose job\'s logs to print'
 complete -c kinetic -n "__kinetic_in 'logs'" -s f -l follow -d 'Keep streaming until the job ends (a step not started yet: wait for it)'
 complete -c kinetic -n "__kinetic_in 'logs'" -l tail -x -d 'Only the last N lines of the log so far (with -f, then what comes after)'
+complete -c kinetic -n "__kinetic_in 'logs'" -l since -x -d 'Only what the job wrote since a time'
 complete -c kinetic -n "__kinetic_in 'logs'" -l all-hosts -d 'Every host of a multi-host slice, each line prefixed [host N] (default: host 0)'
 complete -c kinetic -n "__kinetic_at 'logs' 0" -a '(__kinetic_values jobs)'
 

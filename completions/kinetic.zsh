@@ -35,7 +35,7 @@ _kinetic_tree() {
       ;;
     'logs')
       _kinetic_subs=()
-      _kinetic_value_flags=(--step --tail --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--step --tail --since --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'status')
       _kinetic_subs=()
@@ -415,6 +415,7 @@ _kinetic() {
         '(-f --follow)-f[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
         '(-f --follow)--follow[Keep streaming until the job ends (a step not started yet\: wait for it)]' \
         '--tail=[Only the last N lines of the log so far (with -f, then what comes after)]:tail: ' \
+        '--since=[Only what the job wrote since a time]:since: ' \
         '--all-hosts[Every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0)]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

@@ -119,6 +119,10 @@ struct LogRequest {
   // >= 0: only the last TAIL lines of the log so far (then, with follow, what comes after),
   // read from the log's end without reading all of it where the backend can.
   long tail = -1;
+  // Set: only what the job wrote from this Unix time on (`--since`; not with TAIL). Exact to
+  // the second on the local backend and from the kubelet, to the 5 s a recorded log part
+  // covers on gke.
+  std::optional<int64_t> since;
 };
 
 // Where a job's output goes as it streams.

@@ -476,8 +476,12 @@ class LogRecorder:
     # big-endian (offset in the attempt's log, length) spans saying which. Once COMPOSE_PARTS
     # parts are not in log/composed, they are composed onto its end (its metadata "parts": the
     # parts it holds), their sidecars onto composed.err, and deleted, so a job that prints for
-    # weeks leaves a bounded number of objects (docs/run-record.md "Log parts").
+    # weeks leaves a bounded number of objects (docs/run-record.md "Log parts"). composed.err
+    # also gets each composed part's end mark: (offset of its end, 2^63 | Unix second it was
+    # uploaded), so `logs --since` finds where a time starts; a part not composed yet has its
+    # object's own time.
     COMPOSE_PARTS = 31  # with the composite itself, compose's limit of 32 sources
+    END_MARK = 1 << 63
 
     def __init__(self):
         self.pending = bytearray()
@@ -489,6 +493,7 @@ class LogRecorder:
         self.composed = 0  # parts in log/composed
         self.generation = {}  # composite name: its generation
         self.with_err = []  # parts not composed yet that have a sidecar
+        self.ends = []  # (part, end offset, Unix second uploaded) of the parts not composed yet
         self.doomed = []  # composed parts and sidecars still to delete
 
     def uri(self, name):
@@ -522,6 +527,7 @@ class LogRecorder:
                         a.to_bytes(8, "big") + n.to_bytes(8, "big") for a, n in spans))
                     self.with_err.append(self.part)
                 storage.write(self.uri(name), data, "text/plain")
+                self.ends.append((self.part, cut, int(time.time())))
             try:  # the parts are the log: composing them only makes it cheaper to keep and read
                 if self.part - self.composed >= self.COMPOSE_PARTS:
                     self.compose()
@@ -552,12 +558,15 @@ class LogRecorder:
         upto = min(self.part, self.composed + self.COMPOSE_PARTS)
         parts = [self.uri("%06d" % p) for p in range(self.composed + 1, upto + 1)]
         errs = [self.uri("%06d.err" % p) for p in self.with_err if p <= upto]
+        marks = self.uri("%06d.ends" % upto)
+        storage.write(marks, b"".join(end.to_bytes(8, "big") + (self.END_MARK | t).to_bytes(8, "big")
+                                      for p, end, t in self.ends if p <= upto))
         # The sidecars first: a part is deleted only once its spans are in composed.err.
-        if errs:
-            self.compose_onto("composed.err", errs, upto, "application/octet-stream")
+        self.compose_onto("composed.err", errs + [marks], upto, "application/octet-stream")
         self.compose_onto("composed", parts, upto, "text/plain")
         self.with_err = [p for p in self.with_err if p > upto]
-        self.composed, self.doomed = upto, parts + errs
+        self.ends = [e for e in self.ends if e[0] > upto]
+        self.composed, self.doomed = upto, parts + errs + [marks]
 
 
 log = LogRecorder()

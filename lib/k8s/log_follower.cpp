@@ -104,7 +104,10 @@ void follow_pod_log(Client& client, const std::string& ns, const std::string& po
     log.container = options.container;
     log.follow = !confirming;
     log.timestamps = true;
-    if (last) log.since_time = last_stamp;
+    if (last)
+      log.since_time = last_stamp;
+    else
+      log.since_time = options.since_time;
 
     bool ended_cleanly = false;
     try {

@@ -15,6 +15,8 @@ namespace kinetic::k8s {
 
 struct FollowOptions {
   std::string container = "main";
+  // RFC 3339: the first request asks only for the lines from this time on (`logs --since`).
+  std::string since_time;
   // Called between reconnects (and while the container has not started yet); returning false
   // stops following. Tests inject a no-op; the CLI sleeps with backoff and checks for Ctrl-C.
   // ATTEMPT counts the reconnects since a line was last delivered, from 1. Null: sleeps

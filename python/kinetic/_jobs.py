@@ -8,6 +8,7 @@ another process (``attach``) works the same.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import enum
 import json
 import shutil
@@ -77,6 +78,22 @@ class _Collected:
     exit_code: int
     status: Dict[str, Any]
     stderr_tail: List[str]
+
+
+def since_argument(since: Any) -> str:
+    """``logs --since``'s text for a datetime, a timedelta or a string."""
+    if isinstance(since, datetime.datetime):
+        if since.tzinfo is not None:
+            since = since.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return since.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if isinstance(since, datetime.timedelta):
+        seconds = int(since.total_seconds())
+        if seconds < 0:
+            raise ValueError(f"since={since!r} is in the future; pass a time back from now")
+        return f"{seconds}s"
+    if isinstance(since, str):
+        return since
+    raise TypeError(f"since must be a datetime, a timedelta or a string, not {type(since).__name__}")
 
 
 @dataclass(eq=False)
@@ -162,15 +179,18 @@ class JobHandle:
         record = self.record()
         return JobStatus.NOT_FOUND if record is None else status_of(record)
 
-    def logs(self, follow: bool = False) -> Optional[str]:
+    def logs(self, follow: bool = False, since: Any = None) -> Optional[str]:
         """The job's log so far as one string (stdout and stderr interleaved as kinetic prints
         them); with ``follow``, streams it to sys.stdout/sys.stderr until the job ends and
-        returns None."""
+        returns None. ``since`` keeps only what the job wrote from then on (``logs --since``):
+        a ``datetime`` (naive: UTC), a ``timedelta`` back from now, or a string such as "10m"
+        or "2026-11-27T09:30:00Z"."""
+        extra = ("--since", since_argument(since)) if since is not None else ()
         if follow:
-            done = _engine.run_read_only(self._cmd("logs", self.job_id, "-f"))
+            done = _engine.run_read_only(self._cmd("logs", self.job_id, "-f", *extra))
             self._check(done, "logs -f")
             return None
-        done = _engine.run_captured(self._cmd("logs", self.job_id), merge_stderr=True)
+        done = _engine.run_captured(self._cmd("logs", self.job_id, *extra), merge_stderr=True)
         self._check(done, "logs")
         return done.stdout
 

@@ -6,6 +6,7 @@ remote exception, a job attached from another process, Ctrl-C. Set KINETIC_BIN, 
 Each test has its own KINETIC_HOME and project folder (the cwd). test_flow.py checks the argv
 the package sends (values, Data, env, outputs, batches); test_gke.py the gke backend."""
 
+import datetime
 import json
 import os
 import signal
@@ -55,6 +56,10 @@ def test_run_async_then_attach_from_another_process(project):
     assert proc.stdout.strip().splitlines()[-1] == "hi ada"
     assert job.status() == kinetic.JobStatus.SUCCEEDED
     assert "hello from the job" in job.tail(5)
+    assert "hello from the job" in job.logs(since=datetime.timedelta(hours=1))
+    assert job.logs(since=datetime.datetime(2099, 1, 1)) == ""
+    with pytest.raises(kinetic.KineticError, match="--since"):
+        job.logs(since="soon")
     assert kinetic.attach(job.job_id).result(cleanup=False) == "hi ada"
     assert job.result() == "hi ada" and job.result() == "hi ada"  # kept after the cleanup
     assert job.status() == kinetic.JobStatus.NOT_FOUND

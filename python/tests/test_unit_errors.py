@@ -85,3 +85,20 @@ def test_a_result_naming_a_class_missing_here_is_still_read(tmp_path):
     assert record["unavailable"]
     with pytest.raises(kinetic.RemoteError, match="mod.Err: x"):
         _result.outcome(record, 1, job_id="job-1")
+
+
+def test_since_takes_a_datetime_a_timedelta_or_a_string():
+    import datetime
+    from kinetic._jobs import since_argument
+    utc = datetime.timezone.utc
+    assert since_argument(datetime.datetime(2026, 11, 27, 9, 30)) == "2026-11-27T09:30:00Z"
+    paris = datetime.timezone(datetime.timedelta(hours=1))
+    assert since_argument(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=paris)) == \
+        "2026-11-27T09:30:00Z"
+    assert since_argument(datetime.datetime(2026, 1, 1, tzinfo=utc)) == "2026-01-01T00:00:00Z"
+    assert since_argument(datetime.timedelta(minutes=10)) == "600s"
+    assert since_argument("2h") == "2h"
+    with pytest.raises(ValueError, match="future"):
+        since_argument(datetime.timedelta(seconds=-5))
+    with pytest.raises(TypeError, match="since must be"):
+        since_argument(3600)

@@ -585,12 +585,22 @@ TEST_F(GkeEndToEnd, TheTailOfARunningJobsLog) {
   auto tail = kin({"logs", id, "--tail", "2"});
   ASSERT_EQ(tail.exit_code, 0) << tail.err;
   EXPECT_EQ(tail.out, "line 29\nline 30\n");
+  // --since from the kubelet's own stamps (sinceTime), with and without -f.
+  auto since = kin({"logs", id, "--since", "1h"});
+  ASSERT_EQ(since.exit_code, 0) << since.err;
+  EXPECT_EQ(since.out.substr(0, 14), "line 1\nline 2\n") << since.out;
+  EXPECT_EQ(kin({"logs", id, "--since", "2099-01-01T00:00:00Z"}).out, "");
+  fs::path later = sb.root() / "later.out", later_err = sb.root() / "later.err";
+  int later_follower = sb.spawn({"logs", "-f", "--since", "2099-01-01T00:00:00Z", id}, proj, later,
+                                later_err, env());
   fs::path out = sb.root() / "tail.out", err = sb.root() / "tail.err";
   int follower = sb.spawn({"logs", "-f", "--tail", "1", id}, proj, out, err, env());
   ASSERT_TRUE(eventually([&] { return slurp(out) == "line 30\n"; })) << slurp(out) << slurp(err);
   EXPECT_EQ(kin({"cancel", id}).exit_code, 0);
   EXPECT_EQ(Sandbox::wait(follower), 0) << slurp(err);
   EXPECT_EQ(slurp(out), "line 30\n");
+  Sandbox::wait(later_follower);
+  EXPECT_EQ(slurp(later), "") << slurp(later_err);
 }
 
 TEST_F(GkeEndToEnd, DetachLogsFollowStatusCancelCleanup) {

@@ -360,6 +360,11 @@ TEST_F(GkeRecord, AComposedLogPrintsWholeAndItsTailReadsTheEnd) {
   auto follow = kin({"logs", "-f", id, "--tail", "3"});
   ASSERT_EQ(follow.exit_code, 0) << follow.err;
   EXPECT_EQ(follow.out, "line 32\nline 34\n");
+  // --since by the objects' upload times (these were written a moment ago, without marks).
+  auto since = kin({"logs", id, "--since", "1h"});
+  ASSERT_EQ(since.exit_code, 0) << since.err;
+  EXPECT_EQ(since.out, out);
+  EXPECT_EQ(kin({"logs", id, "--since", "2099-01-01T00:00:00Z"}).out, "");
 }
 
 }  // namespace

@@ -71,6 +71,35 @@ TEST_F(JobsTest, DetachThenLogsFollowThenStatusJson) {
   EXPECT_EQ(logs.out, "line-1\nline-2\n");
 }
 
+// `logs --since`: a duration back from now or an RFC 3339 time; what came before it is left out
+// (the log's time marks, lib/backend/local/job_log.h), and bad input is one line, exit 2.
+TEST_F(JobsTest, LogsSinceShowsWhatTheJobWroteFromThen) {
+  sb.write("proj/two.py", "import sys\nprint('out')\nprint('err', file=sys.stderr)\n");
+  auto r = sb.run({"run", "two.py"}, proj);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = job_id_in(r.err);
+  for (const std::string since : {"1h", "2000-01-01T00:00:00Z"}) {
+    auto all = sb.run({"logs", id, "--since", since}, proj);
+    EXPECT_EQ(all.exit_code, 0) << all.err;
+    EXPECT_EQ(all.out, "out\n") << since;
+    EXPECT_NE(all.err.find("err\n"), std::string::npos) << all.err;
+  }
+  auto later = sb.run({"logs", id, "--since", "2099-01-01T00:00:00Z"}, proj);
+  EXPECT_EQ(later.exit_code, 0) << later.err;
+  EXPECT_EQ(later.out, "");
+  EXPECT_EQ(sb.run({"logs", "-f", id, "--since", "2099-01-01T00:00:00Z"}, proj).out, "");
+
+  auto bad = sb.run({"logs", id, "--since", "2026-13-01T00:00:00Z"}, proj);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "error: --since 2026-13-01T00:00:00Z is not an RFC 3339 UTC time; pass e.g. "
+            "2026-11-27T09:30:00Z, or a duration such as 10m or 2h\n");
+  EXPECT_EQ(sb.run({"logs", id, "--since", "soon"}, proj).exit_code, 2);
+  auto both = sb.run({"logs", id, "--since", "1h", "--tail", "1"}, proj);
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, "error: --since and --tail each say where the log starts: pass one\n");
+}
+
 TEST_F(JobsTest, StatusListsJobsInEveryFormat) {
   sb.write("proj/ok.sh", "true\n");
   sb.write("proj/bad.sh", "exit 4\n");

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/duration.h"
 #include "core/fs.h"
 #include "fakes/fake_gcs.h"
 #include "fakes/fake_oauth.h"
@@ -1082,6 +1083,7 @@ void BootstrapTest::print_forty_parts() {
                    "        time.sleep(0.005)\n",
                    0644}}});
   stage_spec("long.py", JobKind::python);
+  const double started = now_unix();
   auto child = start_held();
   const std::string composed = attempt_object(1, "log/composed");
   auto recorded = [&](int part) {
@@ -1123,9 +1125,33 @@ void BootstrapTest::print_forty_parts() {
     if (!n.starts_with(composed) && !n.ends_with(".err"))
       whole += gcs.object_data(kBucket, n).value_or("");
   EXPECT_EQ(whole, want) << "the composite, then the parts after it, are the log";
-  EXPECT_EQ(gcs.object_data(kBucket, composed + ".err").value_or("") +
-                gcs.object_data(kBucket, attempt_object(1, "log/000040.err")).value_or(""),
-            err_spans);
+  // composed.err: the spans of lines 10, 20 and 30, and after them an end mark for each part
+  // composed (where it ends, 2^63 | the second it was uploaded), for `logs --since`.
+  const std::string sidecar = gcs.object_data(kBucket, composed + ".err").value_or("");
+  std::string spans_in_it;
+  std::vector<uint64_t> mark_ends;
+  auto word = [&](size_t at) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < 8; ++i) v = v << 8 | static_cast<unsigned char>(sidecar[at + i]);
+    return v;
+  };
+  for (size_t at = 0; at + 16 <= sidecar.size(); at += 16) {
+    if (word(at + 8) >> 63) {
+      mark_ends.push_back(word(at));
+      const double second = static_cast<double>(word(at + 8) & ~(uint64_t{1} << 63));
+      EXPECT_GE(second, started - 1);
+      EXPECT_LE(second, now_unix() + 1);
+    } else {
+      spans_in_it += sidecar.substr(at, 16);
+    }
+  }
+  EXPECT_EQ(
+      spans_in_it + gcs.object_data(kBucket, attempt_object(1, "log/000040.err")).value_or(""),
+      err_spans);
+  std::vector<uint64_t> want_ends;
+  for (uint64_t end = 0, i = 1; i <= 31; ++i)
+    want_ends.push_back(end += ("line " + std::to_string(i) + "\n").size());
+  EXPECT_EQ(mark_ends, want_ends);
 }
 
 TEST_F(BootstrapTest, CheckpointsAreSavedWhileTheJobRuns) {

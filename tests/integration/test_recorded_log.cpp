@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/gke/recorded_log.h"
+#include "core/duration.h"
 #include "fakes/fake_gcs.h"
 #include "gcp/storage.h"
 #include "http/retry.h"
@@ -80,6 +81,43 @@ TEST_F(RecordedLogTest, PrintsTheCompositeThenTheLaterPartsInOrder) {
   EXPECT_EQ(got.system, "") << "one attempt: no header";
   EXPECT_GT(fake.request_count("objects.download"), 20) << "ranged pieces";
   EXPECT_EQ(fake.request_count("objects.list"), 1) << "listed once";
+}
+
+// The bootstrap's end marks: (offset a part ends at, 2^63 | the Unix second it was uploaded).
+std::string end_marks(const std::vector<std::pair<uint64_t, uint64_t>>& marks) {
+  std::string out;
+  for (auto [end, second] : marks)
+    for (uint64_t v : {end, (uint64_t{1} << 63) | second})
+      for (int i = 7; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+  return out;
+}
+
+// --since: from the end of the last part uploaded before the time, by the marks composed into
+// composed.err (parts 1-3, uploaded at 1000, 2000, 3000) and a later part's own upload time
+// (now); an attempt whose every part came before it is left out, header and all.
+TEST_F(RecordedLogTest, SinceStartsAfterTheLastPartUploadedBeforeIt) {
+  fake.create_bucket(kBucket);
+  fake.put_object(kBucket, part(1, 1), "old attempt\n", "text/plain");
+  for (int p = 1; p <= 4; ++p)
+    fake.put_object(kBucket, part(2, p), "line " + std::to_string(p) + "\n", "text/plain");
+  compose(2, 1, 3);
+  fake.put_object(kBucket, composite(2) + ".err", end_marks({{7, 1000}, {14, 2000}, {21, 3000}}));
+  // Attempt 1 is marked too: every byte of it before 1500.
+  compose(1, 1, 1);
+  fake.put_object(kBucket, composite(1) + ".err", end_marks({{12, 900}}));
+  auto since = [&](int64_t t) {
+    Captured got;
+    EXPECT_TRUE(log().print(got, t));
+    return got.all;
+  };
+  EXPECT_EQ(since(2500), "attempt 2\nline 3\nline 4\n") << "part 3 may hold lines from 2500";
+  EXPECT_EQ(since(2000), "attempt 2\nline 2\nline 3\nline 4\n");
+  EXPECT_EQ(since(3001), "attempt 2\nline 4\n");
+  EXPECT_EQ(since(static_cast<int64_t>(now_unix()) + 3600), "") << "nothing written yet";
+  EXPECT_EQ(since(0), "attempt 1\nold attempt\nattempt 2\nline 1\nline 2\nline 3\nline 4\n");
+  // An older record (no marks): its composite counts as written at its own upload time.
+  fake.put_object(kBucket, composite(2) + ".err", "");
+  EXPECT_EQ(since(2500), "attempt 2\nline 1\nline 2\nline 3\nline 4\n");
 }
 
 // A record from before composition (parts only) prints as it always did, each attempt after its

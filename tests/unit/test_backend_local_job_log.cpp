@@ -44,5 +44,40 @@ TEST_F(LocalJobLog, TheTailKeepsTheLastLinesOfEveryStreamThenADrainGoesOn) {
   EXPECT_FALSE(JobLogReader(dir / "none").tail(whole, 1));
 }
 
+// `logs --since`: a time mark before each new second's first record lets a reader start at the
+// first record of a second by reading headers; the marks never reach a sink, tail or drain.
+TEST_F(LocalJobLog, SkipBeforeStartsAtTheFirstRecordOfThatSecond) {
+  {
+    int64_t now = 100;
+    JobLogWriter w(path, -1, [&] { return now; });
+    w.write(LogStream::out, "a\n");
+    w.write(LogStream::err, "b\n");
+    now = 105;
+    w.write(LogStream::out, "c\n");
+    now = 107;
+    w.write(LogStream::out, "d\n");
+  }
+  auto from = [&](int64_t since) {
+    JobLogReader reader(path);
+    test::RecordingSink got;
+    EXPECT_TRUE(reader.skip_before(since));
+    EXPECT_TRUE(reader.drain(got));
+    return got.text();
+  };
+  EXPECT_EQ(from(0), "a\nb\nc\nd\n");
+  EXPECT_EQ(from(100), "a\nb\nc\nd\n");
+  EXPECT_EQ(from(101), "c\nd\n");
+  EXPECT_EQ(from(105), "c\nd\n");
+  EXPECT_EQ(from(106), "d\n");
+  EXPECT_EQ(from(108), "");
+  test::RecordingSink tail;
+  ASSERT_TRUE(JobLogReader(path).tail(tail, 2));
+  EXPECT_EQ(tail.text(), "c\nd\n");
+  ASSERT_EQ(tail.writes.size(), 2u) << "no mark among the records";
+  EXPECT_EQ(std::string(read_file(path)->substr(0, 13)),
+            std::string("\x04\x08\0\0\0\x64\0\0\0\0\0\0\0", 13))
+      << "the first record is the mark of second 100";
+}
+
 }  // namespace
 }  // namespace kinetic

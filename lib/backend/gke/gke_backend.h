@@ -102,9 +102,9 @@ class GkeBackend : public Backend {
   // Its pods' logs, oldest attempt first (with TAIL_LINES, each pod's last lines only).
   void print_pods_log(const std::string& id, int hosts, const HostSinks& sinks,
                       const WatchOptions& o, std::optional<long> tail_lines = std::nullopt);
-  // The recorded log of each of HOSTS hosts (TAIL as print_log).
+  // The recorded log of each of HOSTS hosts (TAIL and SINCE as print_recorded_log).
   void print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks,
-                            long tail = -1);
+                            long tail = -1, std::optional<int64_t> since = std::nullopt);
   // `logs -f` and a foreground run: every attempt's lead pod in turn, until the job ends.
   void follow_attempts(const std::string& id, const std::optional<JobSpec>& spec, int hosts,
                        const HostSinks& sinks, WatchOptions& o);
@@ -123,8 +123,9 @@ class GkeBackend : public Backend {
   // The job's spec: as submitted by this process, else from the bucket.
   std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's, recorded_log.h) to SINK, only its last TAIL
-  // lines when TAIL >= 0; false when the bucket holds none.
-  bool print_recorded_log(const std::string& id, LogSink& sink, int host = 0, long tail = -1);
+  // lines when TAIL >= 0, only from about SINCE when set; false when the bucket holds none.
+  bool print_recorded_log(const std::string& id, LogSink& sink, int host = 0, long tail = -1,
+                          std::optional<int64_t> since = std::nullopt);
   // Host HOST's recorded log, read several pieces at once.
   RecordedLog recorded_log(const std::string& id, int host);
   bool has_checkpoint(const std::string& id);

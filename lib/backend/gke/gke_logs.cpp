@@ -213,6 +213,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   if (hosts > 1) by_host.emplace(sink);
   const HostSinks sinks{sink, by_host ? &*by_host : nullptr};
   WatchOptions o = watch_options(id, interrupt);
+  o.since = request.since;
   if (!request.follow) {
     print_log(id, hosts, sinks, o, request.tail);
     return;
@@ -223,7 +224,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   if (!submitted_at_.count(id) &&
       list_or_empty(k, k8s::jobs_path(o.ns), job_selector(id)).empty() &&
       list_or_empty(k, k8s::jobsets_path(o.ns), job_selector(id)).empty()) {
-    print_recorded_hosts(id, hosts, sinks, request.tail);
+    print_recorded_hosts(id, hosts, sinks, request.tail, request.since);
     return;
   }
   if (request.tail < 0) {
@@ -246,8 +247,9 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
 // still exist); a running one's, its pods' (oldest attempt first).
 void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& sinks,
                            const WatchOptions& o, long tail) {
-  if (results_status(id) && print_recorded_log(id, sinks.host(0), 0, tail)) {
-    for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host, tail);
+  if (results_status(id) && print_recorded_log(id, sinks.host(0), 0, tail, o.since)) {
+    for (int host = 1; host < hosts; ++host)
+      print_recorded_log(id, sinks.host(host), host, tail, o.since);
     return;
   }
   if (tail >= 0) {
@@ -272,7 +274,7 @@ void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSink
            b["metadata"].value("creationTimestamp", "");
   });
   if (pods.empty()) {
-    print_recorded_hosts(id, hosts, sinks, tail_lines.value_or(-1));
+    print_recorded_hosts(id, hosts, sinks, tail_lines.value_or(-1), o.since);
     return;
   }
   int attempt = 0;
@@ -282,14 +284,15 @@ void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSink
     if (host == 0 && pods.size() > 1)
       sinks.all.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
     print_pod_log(k, o.ns, pod["metadata"].value("name", ""), sinks.host(host), o.spec_sha256,
-                  tail_lines);
+                  tail_lines, o.since);
   }
 }
 
 void GkeBackend::print_recorded_hosts(const std::string& id, int hosts, const HostSinks& sinks,
-                                      long tail) {
-  print_recorded_log(id, sinks.host(0), 0, tail);
-  for (int host = 1; host < hosts; ++host) print_recorded_log(id, sinks.host(host), host, tail);
+                                      long tail, std::optional<int64_t> since) {
+  print_recorded_log(id, sinks.host(0), 0, tail, since);
+  for (int host = 1; host < hosts; ++host)
+    print_recorded_log(id, sinks.host(host), host, tail, since);
 }
 
 // Every attempt in turn: a retry after a failure, a restart after a preemption. Each new one is
@@ -355,9 +358,10 @@ RecordedLog GkeBackend::recorded_log(const std::string& id, int host) {
                      host_results_prefix(id, host) + "attempts/", options);
 }
 
-bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host, long tail) {
+bool GkeBackend::print_recorded_log(const std::string& id, LogSink& sink, int host, long tail,
+                                    std::optional<int64_t> since) {
   RecordedLog log = recorded_log(id, host);
-  return tail >= 0 ? log.print_tail(sink, static_cast<size_t>(tail)) : log.print(sink);
+  return tail >= 0 ? log.print_tail(sink, static_cast<size_t>(tail)) : log.print(sink, since);
 }
 
 std::string GkeBackend::host_log_tail(const std::string& id, int host, int lines) {

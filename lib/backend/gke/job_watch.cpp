@@ -13,6 +13,7 @@
 #include "backend/gke/names.h"
 #include "backend/gke/pending_reason.h"
 #include "core/backoff.h"
+#include "core/duration.h"
 #include "core/error.h"
 #include "job/spec.h"
 #include "k8s/log_follower.h"
@@ -259,10 +260,12 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
 }
 
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
-                   LogSink& sink, const std::string& spec_sha256, std::optional<long> tail_lines) {
+                   LogSink& sink, const std::string& spec_sha256, std::optional<long> tail_lines,
+                   std::optional<int64_t> since) {
   k8s::LogOptions lo;
   lo.container = "main";
   lo.tail_lines = tail_lines;
+  if (since) lo.since_time = rfc3339(static_cast<double>(*since));
   LogEnd end(spec_sha256);
   auto write = [&](std::string_view line) {
     if (!end.take(line)) write_log_line(sink, line);
@@ -291,6 +294,7 @@ PodLogEnd stream_pod_log(k8s::Client& client, const WatchOptions& o, const std::
                                  2.0};
   k8s::FollowOptions follow;
   follow.container = "main";
+  if (o.since) follow.since_time = rfc3339(static_cast<double>(*o.since));
   follow.wait = [&](int attempt) {
     std::this_thread::sleep_for(kReopen.delay(attempt));
     return client.get(k8s::pod_path(o.ns, pod)).has_value();

@@ -37,6 +37,8 @@ struct WatchOptions {
   // The sha256 of the job's spec.json, which the bootstrap's end-of-log lines carry (log_end.h);
   // empty when unknown (the spec is gone): the log is then followed to the container's end.
   std::string spec_sha256;
+  // `logs --since`: only the lines the kubelet stamped at or after this Unix second.
+  std::optional<int64_t> since;
 };
 
 // One line of a pod's log into SINK: the bootstrap's own lines ("kinetic: ...", on the
@@ -54,10 +56,12 @@ std::optional<std::string> wait_for_lead_pod(k8s::Client& client, const WatchOpt
 
 // POD's log so far into SINK, line by line (nothing when its container has not started),
 // without the bootstrap's end-of-log lines of the job whose spec has SPEC_SHA256; with
-// TAIL_LINES, only about its last lines (the kubelet counts the end-of-log lines too).
+// TAIL_LINES, only about its last lines (the kubelet counts the end-of-log lines too); with
+// SINCE, only the lines from that Unix second on (sinceTime).
 void print_pod_log(k8s::Client& client, const std::string& ns, const std::string& pod,
                    LogSink& sink, const std::string& spec_sha256 = {},
-                   std::optional<long> tail_lines = std::nullopt);
+                   std::optional<long> tail_lines = std::nullopt,
+                   std::optional<int64_t> since = std::nullopt);
 
 // How a followed log ended: the pod as last read once ended, or the bootstrap's own word.
 struct PodLogEnd {

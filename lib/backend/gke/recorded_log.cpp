@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend/tail_sink.h"
+#include "core/duration.h"
 #include "core/error.h"
 
 namespace kinetic::gke {
@@ -156,12 +157,22 @@ uint64_t big_endian(std::string_view b, size_t at) {
   return v;
 }
 
+// A sidecar record whose length has this bit is a part's end mark: (the offset its bytes end
+// at, this bit | the Unix second it was uploaded), written onto composed.err by the bootstrap.
+constexpr uint64_t kEndMark = uint64_t{1} << 63;
+
+// Where a sidecar record at AT ends in the log: a span's end, a mark's offset.
+uint64_t record_end(std::string_view b, size_t at) {
+  const uint64_t length = big_endian(b, at + 8);
+  return big_endian(b, at) + (length & kEndMark ? 0 : length);
+}
+
 // An attempt's stderr spans from its sidecars' bytes (16-byte records), sorted and merged.
 std::vector<std::pair<uint64_t, uint64_t>> parse_spans(std::string_view bytes) {
   std::vector<std::pair<uint64_t, uint64_t>> all, merged;
   for (size_t i = 0; i + 16 <= bytes.size(); i += 16) {
-    const uint64_t at = big_endian(bytes, i);
-    all.emplace_back(at, at + big_endian(bytes, i + 8));
+    const uint64_t at = big_endian(bytes, i), length = big_endian(bytes, i + 8);
+    if (!(length & kEndMark)) all.emplace_back(at, at + length);
   }
   std::sort(all.begin(), all.end());
   for (const auto& span : all)
@@ -170,6 +181,41 @@ std::vector<std::pair<uint64_t, uint64_t>> parse_spans(std::string_view bytes) {
     else
       merged.push_back(span);
   return merged;
+}
+
+// The end marks among an attempt's sidecar bytes, and its objects' own: the composite's and
+// each part's size by its upload time (an older record's composite has no marks inside).
+std::vector<std::pair<uint64_t, double>> end_marks(std::string_view bytes,
+                                                   const AttemptLogObjects& objects) {
+  std::vector<std::pair<uint64_t, double>> marks;
+  for (size_t i = 0; i + 16 <= bytes.size(); i += 16)
+    if (const uint64_t length = big_endian(bytes, i + 8); length & kEndMark)
+      marks.emplace_back(big_endian(bytes, i), static_cast<double>(length & ~kEndMark));
+  uint64_t end = 0;
+  for (const auto& o : objects) marks.emplace_back(end += o.size, parse_rfc3339(o.updated));
+  std::sort(marks.begin(), marks.end());
+  return marks;
+}
+
+// The first byte of an attempt's log that may have been written at or after SINCE: the end of
+// the last part uploaded before it (a part holds up to 5 s of output, so up to 5 s earlier).
+uint64_t first_byte_since(const std::vector<std::pair<uint64_t, double>>& marks, int64_t since) {
+  uint64_t from = 0;
+  for (const auto& [end, second] : marks)
+    if (second < static_cast<double>(since)) from = std::max(from, end);
+  return from;
+}
+
+// Drops from ATTEMPTS those whose every byte was written before the time FROM was computed
+// for; returns FROM for the others.
+std::map<int, uint64_t> start_since(std::map<int, AttemptLog>& attempts,
+                                    const std::map<int, uint64_t>& from) {
+  for (auto it = attempts.begin(); it != attempts.end();) {
+    uint64_t size = 0;
+    for (const auto& o : it->second.objects) size += o.size;
+    it = from.at(it->first) >= size ? attempts.erase(it) : std::next(it);
+  }
+  return from;
 }
 
 }  // namespace
@@ -181,7 +227,8 @@ RecordedLog::RecordedLog(gcp::StorageClient& storage, std::string bucket,
       prefix_(std::move(attempts_prefix)),
       options_(std::move(options)) {}
 
-bool RecordedLog::read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans) {
+bool RecordedLog::read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans,
+                             std::map<int, uint64_t>* since_from, int64_t since) {
   spans.clear();
   std::vector<Segment> segments;
   for (const auto& [n, log] : attempts)
@@ -191,6 +238,9 @@ bool RecordedLog::read_spans(const std::map<int, AttemptLog>& attempts, Spans& s
       segments.size())
     return false;
   for (const auto& [n, bytes] : raw) spans[n] = parse_spans(bytes);
+  if (since_from)
+    for (const auto& [n, log] : attempts)
+      (*since_from)[n] = first_byte_since(end_marks(raw[n], log.objects), since);
   return true;
 }
 
@@ -219,8 +269,7 @@ bool RecordedLog::read_spans_after(const std::map<int, AttemptLog>& attempts,
   for (uint64_t want = kTailFirstBytes;; want *= 8) {
     std::vector<Segment> round;
     for (auto& [n, b] : backs) {
-      const bool enough =
-          b.bytes.size() >= 16 && big_endian(b.bytes, 0) + big_endian(b.bytes, 8) <= after.at(n);
+      const bool enough = b.bytes.size() >= 16 && record_end(b.bytes, 0) <= after.at(n);
       if (b.end == 0 || enough) continue;
       for (auto& s : take_back(b.whole, b.end, b.cut, want)) round.push_back(std::move(s));
     }
@@ -235,33 +284,45 @@ bool RecordedLog::read_spans_after(const std::map<int, AttemptLog>& attempts,
   return true;
 }
 
-bool RecordedLog::print(LogSink& sink) {
+bool RecordedLog::print(LogSink& sink, std::optional<int64_t> since) {
   auto attempts = list_attempt_logs(storage_, bucket_, prefix_);
   if (attempts.empty()) return false;
-  const bool headers = attempts.size() > 1;
   // Where the output stands: the attempt being written and its bytes written so far.
   int attempt = attempts.begin()->first;
   uint64_t done = 0;
   bool header_done = false;
+  std::optional<std::map<int, uint64_t>> from;  // with SINCE: each attempt's first byte shown
+  // Headers when the job had several attempts, even if SINCE leaves one: which one it is.
+  const bool headers = attempts.size() > 1;
   Spans spans;
   for (int relist = 0;; ++relist) {
-    std::vector<Segment> segments;
-    for (const auto& [n, log] : attempts) {
-      if (n < attempt) continue;
-      if (headers && !(n == attempt && header_done)) segments.push_back(attempt_header(n));
-      add_log_pieces(segments, n, log.objects, n == attempt ? done : 0, options_.piece_bytes);
+    std::map<int, uint64_t> since_from;
+    size_t got = 0, wanted = 1;
+    if (read_spans(attempts, spans, since && !from ? &since_from : nullptr, since.value_or(0))) {
+      if (since && !from) {
+        from = start_since(attempts, since_from);
+        if (attempts.empty()) return true;
+        attempt = attempts.begin()->first;
+        done = from->at(attempt);
+      }
+      std::vector<Segment> segments;
+      for (const auto& [n, log] : attempts) {
+        if (n < attempt) continue;
+        if (headers && !(n == attempt && header_done)) segments.push_back(attempt_header(n));
+        const uint64_t first = n == attempt ? done : from ? from->at(n) : 0;
+        add_log_pieces(segments, n, log.objects, first, options_.piece_bytes);
+      }
+      wanted = segments.size();
+      got = fetch(segments, [&](const Segment& s, const std::string& b) {
+        if (s.attempt != attempt) done = from ? from->at(s.attempt) : 0;
+        attempt = s.attempt;
+        header_done = true;
+        if (s.name.empty()) return sink.write(s.stream, b);
+        write_split(sink, spans[s.attempt], s.at, b);
+        done = s.at + b.size();
+      });
     }
-    const size_t got = !read_spans(attempts, spans)
-                           ? 0
-                           : fetch(segments, [&](const Segment& s, const std::string& b) {
-                               if (s.attempt != attempt) done = 0;
-                               attempt = s.attempt;
-                               header_done = true;
-                               if (s.name.empty()) return sink.write(s.stream, b);
-                               write_split(sink, spans[s.attempt], s.at, b);
-                               done = s.at + b.size();
-                             });
-    if (got == segments.size()) return true;
+    if (got == wanted) return true;
     if (relist == kMaxLogRelists)
       throw Error(Errc::api, "the log of attempt " + std::to_string(attempt) +
                                  " kept changing while it was read; run `kinetic logs` again");

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,8 +53,9 @@ class RecordedLog {
 
   // Every attempt's log to SINK (each one's after a system line "attempt N" when there are
   // several), its stderr bytes as LogStream::err (an older record's all as out); false when
-  // none has a log.
-  bool print(LogSink& sink);
+  // none has a log. With SINCE (Unix seconds), only from the end of the last part uploaded
+  // before it: the bootstrap's end marks in composed.err, a part's own upload time.
+  bool print(LogSink& sink, std::optional<int64_t> since = std::nullopt);
   // Only the last LINES lines of that (as TailSink keeps them), reading back from the end only
   // as far as they need; with LATEST_ONLY, of the newest attempt alone and without its header.
   bool print_tail(LogSink& sink, size_t lines, bool latest_only = false);
@@ -64,8 +66,10 @@ class RecordedLog {
 
  private:
   // Reads ATTEMPTS' stderr spans into SPANS (one parallel round, none without any); false when
-  // one of their objects was gone (the bootstrap composed it meanwhile).
-  bool read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans);
+  // one of their objects was gone (the bootstrap composed it meanwhile). With SINCE_FROM, also
+  // each attempt's first byte written at or after SINCE.
+  bool read_spans(const std::map<int, AttemptLog>& attempts, Spans& spans,
+                  std::map<int, uint64_t>* since_from = nullptr, int64_t since = 0);
   // As read_spans, only the spans of the attempts in AFTER that end after its offset for them
   // (where a tail starts), reading each attempt's sidecars back from their end.
   bool read_spans_after(const std::map<int, AttemptLog>& attempts,

@@ -1,9 +1,12 @@
 // The local runner's log: one append-only file of framed records (1 byte stream, 4 bytes
 // little-endian length, payload), so stdout and stderr keep their order and their identity and a
-// reader in another process can follow it while it grows.
+// reader in another process can follow it while it grows. A record of stream 4 (kTimeMark, 8
+// bytes: little-endian Unix seconds) comes before the first record of each new second, so
+// `logs --since` finds where a time starts by reading headers alone.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -15,7 +18,9 @@ namespace kinetic {
 class JobLogWriter {
  public:
   // NOTIFY_FD, when not -1, gets a byte after each record (see SupervisorSetup::notify_fd).
-  explicit JobLogWriter(const fs::path& path, int notify_fd = -1);
+  // CLOCK says the Unix second a record is written in (tests); null: the system clock.
+  explicit JobLogWriter(const fs::path& path, int notify_fd = -1,
+                        std::function<int64_t()> clock = nullptr);
   ~JobLogWriter();
   JobLogWriter(const JobLogWriter&) = delete;
   JobLogWriter& operator=(const JobLogWriter&) = delete;
@@ -24,6 +29,8 @@ class JobLogWriter {
  private:
   int fd_ = -1;
   int notify_fd_ = -1;
+  std::function<int64_t()> clock_;
+  int64_t marked_second_ = -1;  // of the last time mark written
 };
 
 // Decodes records from a growing file; keeps a partial record until the rest arrives.
@@ -38,6 +45,10 @@ class JobLogReader {
   // them); a drain then goes on after them. Reads the records' 5-byte headers, not their
   // payloads, but for the last ones, as far back as LINES lines need. False as drain.
   bool tail(LogSink& sink, size_t lines);
+  // Skips the records written before Unix time SINCE (to the second): a drain then starts at
+  // the first one written at or after it. A log of an older kinetic, without time marks, is
+  // skipped whole. False as drain.
+  bool skip_before(int64_t since);
 
  private:
   bool open();

@@ -278,8 +278,20 @@ void LocalBackend::reap_runner(pid_t runner, const JobStatus& st) {
   ::waitpid(runner, nullptr, is_held(st, rfc3339(now_unix())) ? WNOHANG : 0);
 }
 
+namespace {
+
+// Positions READER where REQUEST's log starts (the last lines, or a time) and prints up to there.
+void start_reading(JobLogReader& reader, const LogRequest& request, LogSink& sink) {
+  if (request.tail >= 0)
+    reader.tail(sink, static_cast<size_t>(request.tail));
+  else if (request.since)
+    reader.skip_before(*request.since);
+}
+
+}  // namespace
+
 JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Interrupt* interrupt,
-                               long tail) {
+                               const LogRequest& from) {
   fs::path dir = job_dir(id);
   struct NullSink : LogSink {
     void write(LogStream, std::string_view) override {}
@@ -292,13 +304,13 @@ JobStatus LocalBackend::follow(const std::string& id, LogSink* sink, const Inter
   JobStatus first = read_status(id);
   if (first.terminal()) {
     JobLogReader reader(log_path(dir));
-    if (tail >= 0) reader.tail(out, static_cast<size_t>(tail));
+    start_reading(reader, from, out);
     reader.drain(out);
     if (child) reap_runner(child->pid, first);
     return first;
   }
   JobLogReader reader(log_path(dir));
-  if (tail >= 0) reader.tail(out, static_cast<size_t>(tail));
+  start_reading(reader, from, out);
   int ino = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
   if (ino >= 0) ::inotify_add_watch(ino, dir.c_str(), IN_MODIFY | IN_MOVED_TO | IN_CLOSE_WRITE);
 
@@ -344,14 +356,12 @@ void LocalBackend::stream_logs(const std::string& id, const LogRequest& request,
   fs::path dir = job_dir(id);
   if (!fs::exists(spec_path(dir))) throw Error(Errc::not_found, "no job " + id);
   if (request.follow) {
-    follow(id, &sink, interrupt, request.tail);
+    follow(id, &sink, interrupt, request);
     return;
   }
   JobLogReader reader(log_path(dir));
-  if (request.tail >= 0)
-    reader.tail(sink, static_cast<size_t>(request.tail));
-  else
-    reader.drain(sink);
+  start_reading(reader, request, sink);
+  if (request.tail < 0) reader.drain(sink);
 }
 
 JobStatus LocalBackend::collect(const JobSpec& spec) {

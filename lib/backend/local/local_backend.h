@@ -79,9 +79,9 @@ class LocalBackend : public Backend {
  private:
   // Waits until the job's status is final (or its runner is gone), streaming its log to SINK
   // when given.
-  // TAIL >= 0: the log starts with its last TAIL lines so far.
+  // FROM says where the log starts: its last TAIL lines so far, or from SINCE.
   JobStatus follow(const std::string& id, LogSink* sink, const Interrupt* interrupt,
-                   long tail = -1);
+                   const LogRequest& from = {});
   // Reaps RUNNER, a runner this process started, once it is done; a held job's is left running.
   static void reap_runner(pid_t runner, const JobStatus& st);
   // The job's status, marking it lost when its runner died without a final word.
