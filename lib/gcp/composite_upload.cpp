@@ -1,11 +1,7 @@
 #include "gcp/composite_upload.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "core/checksum.h"
 #include "core/error.h"
@@ -31,15 +27,15 @@ std::string component_name(const std::string& prefix, size_t index) {
   return prefix + std::string(digits.size() < 2 ? 2 - digits.size() : 0, '0') + digits;
 }
 
-// The parts uploaded, by index; each thread fills its own slots.
+// The parts uploaded, by index.
 struct Uploaded {
   std::vector<ObjectInfo> parts;
   std::vector<bool> done;
 };
 
-// Uploads RANGES[i] of FILE as COMPONENT_PREFIX + i on PARALLELISM threads; the first failure
-// stops the others from starting a part and is rethrown once all have stopped, with UPLOADED
-// saying which parts exist.
+// Uploads RANGES[i] of FILE as COMPONENT_PREFIX + i, PLAN.parallelism at once, each as a new
+// object; OPTIONS.progress gets the bytes of the parts done. UPLOADED says which exist, also
+// when one failed (rethrown).
 void upload_components(const std::string& bucket, const std::string& component_prefix,
                        const fs::path& file,
                        const std::vector<std::pair<uint64_t, uint64_t>>& ranges,
@@ -47,47 +43,25 @@ void upload_components(const std::string& bucket, const std::string& component_p
                        const std::string& endpoint,
                        const std::function<std::shared_ptr<http::Transport>()>& make_transport,
                        Uploaded& uploaded) {
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex mu;  // guards progress, the byte counts and first_error
-  std::exception_ptr first_error;
-  std::vector<uint64_t> sent(ranges.size(), 0);
-  uint64_t total_sent = 0;
+  std::vector<TransferTask> tasks;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    TransferTask t{.bucket = bucket, .name = component_name(component_prefix, i), .file = file};
+    t.upload.content_type = "application/octet-stream";
+    t.upload.if_generation_match = 0;
+    t.upload.chunk_size = options.chunk_size;
+    t.range = ranges[i];
+    tasks.push_back(std::move(t));
+  }
   const uint64_t total = ranges.back().first + ranges.back().second;
-
-  auto worker = [&] {
-    try {
-      auto transport = make_transport();
-      StorageClient client(*transport, endpoint);
-      for (size_t i; !failed && (i = next++) < ranges.size();) {
-        UploadOptions part;
-        part.content_type = "application/octet-stream";
-        part.if_generation_match = 0;
-        part.chunk_size = options.chunk_size;
-        part.progress = [&, i](uint64_t done, uint64_t) {
-          std::lock_guard<std::mutex> lock(mu);
-          total_sent += done - std::min(done, sent[i]);
-          sent[i] = std::max(sent[i], done);
-          if (options.progress) options.progress(total_sent, total);
-        };
-        ObjectInfo o = client.upload_file_range(bucket, component_name(component_prefix, i), file,
-                                                ranges[i].first, ranges[i].second, part);
-        std::lock_guard<std::mutex> lock(mu);
-        uploaded.parts[i] = std::move(o);
+  transfer_all(
+      tasks, endpoint, make_transport, plan.parallelism,
+      [&](size_t, uint64_t bytes) {
+        if (options.progress) options.progress(bytes, total);
+      },
+      [&](size_t i, const ObjectInfo& part) {
+        uploaded.parts[i] = part;
         uploaded.done[i] = true;
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!first_error) first_error = std::current_exception();
-      failed = true;
-    }
-  };
-  const int n = std::max(1, std::min<int>(plan.parallelism, static_cast<int>(ranges.size())));
-  std::vector<std::thread> threads;
-  for (int i = 1; i < n; ++i) threads.emplace_back(worker);
-  worker();  // the calling thread works too
-  for (auto& th : threads) th.join();
-  if (first_error) std::rethrow_exception(first_error);
+      });
 }
 
 // Deletes the parts made, in parallel; a failure to delete one is left to the bucket's

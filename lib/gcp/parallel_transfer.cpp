@@ -10,7 +10,8 @@ namespace kinetic::gcp {
 TransferSummary transfer_all(
     const std::vector<TransferTask>& tasks, const std::string& endpoint,
     const std::function<std::shared_ptr<http::Transport>()>& make_transport, int parallelism,
-    const std::function<void(size_t, uint64_t)>& progress) {
+    const std::function<void(size_t, uint64_t)>& progress,
+    const std::function<void(size_t, const ObjectInfo&)>& on_object) {
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex mu;  // guards summary, first_error and progress calls
@@ -30,7 +31,9 @@ TransferSummary transfer_all(
         if (t.kind == TransferTask::Kind::upload) {
           UploadOptions opt = t.upload;
           opt.progress = nullptr;
-          o = client.upload_file(t.bucket, t.name, t.file, opt);
+          o = t.range ? client.upload_file_range(t.bucket, t.name, t.file, t.range->first,
+                                                 t.range->second, opt)
+                      : client.upload_file(t.bucket, t.name, t.file, opt);
         } else if (t.kind == TransferTask::Kind::download) {
           o = client.download_file(t.bucket, t.name, t.file);
         } else {
@@ -40,6 +43,7 @@ TransferSummary transfer_all(
         summary.objects++;
         summary.bytes += o.size;
         if (progress) progress(summary.objects, summary.bytes);
+        if (on_object) on_object(i, o);
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu);

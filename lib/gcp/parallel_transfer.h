@@ -4,7 +4,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gcp/storage.h"
@@ -18,6 +20,8 @@ struct TransferTask {
   std::string name;
   fs::path file;
   UploadOptions upload;  // for uploads (its progress callback is not used)
+  // Set: an upload of only this byte range of FILE, [first, first + length), resumable.
+  std::optional<std::pair<uint64_t, uint64_t>> range;
 };
 
 struct TransferSummary {
@@ -26,11 +30,13 @@ struct TransferSummary {
 };
 
 // Runs TASKS on PARALLELISM threads. PROGRESS (optional, called from any thread but never
-// concurrently) gets objects done and bytes so far. The first failure stops the others from
-// starting new tasks and is rethrown once all threads have stopped.
+// concurrently) gets objects done and bytes so far; ON_OBJECT (likewise) each task's index and
+// the object it uploaded or downloaded. The first failure stops the others from starting new
+// tasks and is rethrown once all threads have stopped.
 TransferSummary transfer_all(
     const std::vector<TransferTask>& tasks, const std::string& endpoint,
     const std::function<std::shared_ptr<http::Transport>()>& make_transport, int parallelism,
-    const std::function<void(size_t objects, uint64_t bytes)>& progress = nullptr);
+    const std::function<void(size_t objects, uint64_t bytes)>& progress = nullptr,
+    const std::function<void(size_t task, const ObjectInfo& object)>& on_object = nullptr);
 
 }  // namespace kinetic::gcp
