@@ -100,8 +100,8 @@ def map_inputs(remote: Any, inputs: Iterable[Any], *, input_mode: str = "auto",
     flags = getattr(remote, "_options", None) or getattr(remote, "_remote")._options
     batch = BatchHandle("grp-" + uuid.uuid4().hex[:8], [None] * len(items), name=name,
                         tags=tags, flags=flags.flags)
-    batch._submitting = max_submitting
-    batch._start(remote, calls, max_concurrent, retries, fail_fast, cancel_running_on_fail)
+    batch._start(remote, calls, max_concurrent, retries, fail_fast, cancel_running_on_fail,
+                 max_submitting)
     return batch
 
 
@@ -141,8 +141,9 @@ class BatchHandle:
     # -- submission and tracking ----------------------------------------------------------------
 
     def _start(self, remote: Any, calls: List[Tuple[tuple, dict]], limit: Optional[int],
-               retries: int, fail_fast: bool, cancel_on_fail: bool) -> None:
+               retries: int, fail_fast: bool, cancel_on_fail: bool, submitting: int) -> None:
         self._remote, self._calls, self._limit = remote, calls, limit
+        self._submitting = submitting
         self._retries, self._fail_fast, self._cancel_on_fail = retries, fail_fast, cancel_on_fail
         self._pending.extend(range(len(calls)))
         needs_driver = limit is not None or retries > 0 or (fail_fast and cancel_on_fail)
