@@ -4,7 +4,8 @@
 # trailing parts) and an old-style record of PARTS parts only, seeded straight into the fake
 # bucket; then timed against the fake cloud answering at once and after a simulated round trip
 # (kinetic_fake_cloud --round-trip-ms): the whole log to /dev/null, the time to its first byte,
-# and `logs --tail 100` with the GCS requests it made (the fake's /_fake/counters).
+# `logs --tail 100` and `logs --since 1h` (by the end marks on composed.err, one per part) with
+# the GCS requests each made (the fake's /_fake/counters).
 #
 #   bench/long_log_bench.sh BUILD_DIR [SIZE_MB] [PARTS] [ROUND_TRIP_MS]
 # (BENCH_DEBUG=1: each command's output size and last lines on stderr.)
@@ -96,6 +97,16 @@ measure() {
   curl -sf -o /dev/null -X PATCH -H 'Content-Type: application/json' \
     --data '{"metadata":{"parts":"120960"}}' \
     "$STORAGE_EMULATOR_HOST/storage/v1/b/$bucket/o/${log//\//%2F}%2Fcomposed"
+  # The bootstrap's end marks on composed.err: one per part, 5 s apart, the week ending now.
+  python3 - "$work/week.log" "$work/marks" <<'PY'
+import os, sys, time
+size, parts, now = os.path.getsize(sys.argv[1]), 120960, int(time.time())
+with open(sys.argv[2], "wb") as f:
+    for i in range(1, parts + 1):
+        f.write((size * i // parts).to_bytes(8, "big") +
+                ((1 << 63) | (now - 5 * (parts - i))).to_bytes(8, "big"))
+PY
+  upload "$bucket" "$log/composed.err" "$work/marks"
   for p in 120961 120962 120963; do
     printf 'step tail %d\n' "$p" >"$work/part"
     upload "$bucket" "$log/$(printf '%06d' "$p")" "$work/part"
@@ -115,9 +126,16 @@ measure() {
   before=$(counters)
   tail=$(timed "$kin" logs "$week" --tail 100)
   after=$(counters)
+  local tail_requests
+  tail_requests=$(requests "$before" "$after")
+  before=$(counters)
+  since=$(timed "$kin" logs "$week" --since 1h)
+  after=$(counters)
+  local since_requests
+  since_requests=$(requests "$before" "$after")
   old_whole=$(timed "$kin" logs "$old")
-  printf '%4s ms: week (%s MB): whole %6ss, first byte %6ss | --tail 100 %5ss (%s) | old record of %s parts: whole %6ss\n' \
-    "$ms" "$size_mb" "$whole" "$first" "$tail" "$(requests "$before" "$after")" "$old_parts" "$old_whole"
+  printf '%4s ms: week (%s MB): whole %6ss, first byte %6ss | --tail 100 %5ss (%s) | --since 1h %5ss (%s) | old record of %s parts: whole %6ss\n' \
+    "$ms" "$size_mb" "$whole" "$first" "$tail" "$tail_requests" "$since" "$since_requests" "$old_parts" "$old_whole"
   stop_fake_cloud
 }
 
