@@ -156,6 +156,26 @@ TEST_F(GkeNoOrphan, CleanupKeepsTheContextOfAPendingJob) {
   EXPECT_NE(after.out.find(build), std::string::npos) << after.out;
 }
 
+// A job cancelled while pending (no pod ever ran, so no bootstrap wrote a verdict) keeps a record
+// that says so: it stayed in the bucket but had vanished from `status` ("no job").
+TEST_F(GkeNoOrphan, AJobCancelledWhilePendingIsRecordedAsCancelled) {
+  auto d = kin({"run", "train.py", "--accelerator", "l4", "--detach"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const std::string id = first_line(d.out);
+  ASSERT_EQ(kin({"cancel", id}).exit_code, 0);
+  auto st = kin({"status", id, "-o", "json"});
+  ASSERT_EQ(st.exit_code, 0) << st.err;
+  const auto record = nlohmann::json::parse(st.out);
+  EXPECT_EQ(record.value("state", ""), "cancelled") << st.out;
+  EXPECT_EQ(record.value("exit_code", 0), 130) << st.out;
+  EXPECT_EQ(kin({"wait", id}).exit_code, 130);
+  EXPECT_NE(kin({"status"}).out.find(id), std::string::npos) << "listed with the others";
+  ASSERT_EQ(kin({"cancel", id}).exit_code, 0) << "again: nothing to do";
+  auto clean = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(kin({"status", id}).exit_code, 1) << "its record went with cleanup";
+}
+
 TEST_F(GkeNoOrphan, UnsafeSymlinksInTheOutputsAreLeftOutWithOneWarning) {
   sb.write("proj/links.py",
            "import os, pathlib\n"

@@ -27,6 +27,7 @@
 #include "backend/gke/pipeline_runner_job.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
+#include "backend/stopped_verdict.h"
 #include "core/checksum.h"
 #include "core/duration.h"
 #include "core/error.h"
@@ -383,6 +384,26 @@ void GkeBackend::notify_cancelled(const std::string& urls, JobStatus st, const J
     session_.io->warn("kinetic: " + w);
 }
 
+// A job cancelled before its bootstrap wrote a verdict (pending: no pod ever ran) keeps a record
+// that says so, else it would vanish from `status` while its record stays. Written only if
+// absent: a bootstrap that did run writes its own verdict over it (the pod's is the record).
+void GkeBackend::record_cancel(JobStatus st) {
+  const StoppedVerdict verdict = cancelled_verdict();
+  st.state = verdict.state;
+  st.exit_code = verdict.exit_code;
+  st.error = verdict.error;
+  st.final = true;
+  gcp::StorageClient& storage = session_.storage();
+  const std::string object = results_prefix(st.id) + "status.json";
+  try {
+    storage.upload_string(session_.bucket(), object, to_json(st).dump(),
+                          {.content_type = "application/json", .if_generation_match = 0});
+  } catch (const Error& e) {
+    if (!storage.get_object(session_.bucket(), object))
+      session_.io->warn("kinetic: could not record the cancel of " + st.id + ": " + e.what());
+  }
+}
+
 JobStatus GkeBackend::cancel(const std::string& id) {
   std::optional<JobStatus> before = get(id);
   if (!before) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
@@ -394,6 +415,7 @@ JobStatus GkeBackend::cancel(const std::string& id) {
     st.state = std::string(kCancelled);
     st.finished = rfc3339(now_unix());
     st.id = id;
+    record_cancel(st);
     const std::optional<JobSpec> spec = urls.empty() ? std::nullopt : spec_for(id);
     notify_cancelled(urls, st, spec ? &*spec : nullptr);
   }

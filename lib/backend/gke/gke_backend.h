@@ -144,6 +144,8 @@ class GkeBackend : public Backend {
   // The job's notify URLs: this process's, else its Secret's (before the Secret goes).
   std::string notify_urls_of(const std::string& id);
   // Tells the hooks that ST (a cancelled job) ended; warnings go to the user.
+  // Records a cancel of job ST.id as its verdict when no bootstrap wrote one.
+  void record_cancel(JobStatus st);
   void notify_cancelled(const std::string& urls, JobStatus st, const JobSpec* spec);
 };
 
