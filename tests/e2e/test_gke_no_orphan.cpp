@@ -176,6 +176,32 @@ TEST_F(GkeNoOrphan, AJobCancelledWhilePendingIsRecordedAsCancelled) {
   EXPECT_EQ(kin({"status", id}).exit_code, 1) << "its record went with cleanup";
 }
 
+// A record with neither a workload nor a verdict, just written, is a submission in flight
+// (another kinetic has staged its spec and is creating its Job): `cleanup --older-than 0s`
+// leaves it and the context its spec names, and removes the finished job beside it.
+TEST_F(GkeNoOrphan, CleanupLeavesASubmissionInFlightAndItsContext) {
+  auto r = kin({"run", "train.py", "--accelerator", "v5litepod-1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string done = job_id_in(r.err);
+  const std::string bucket = "acme-ml-kinetic-kinetic";
+  auto& gcs = cloud_->gcs();
+  const std::string spec = *gcs.object_data(bucket, "jobs/" + done + "/spec.json");
+  auto doc = nlohmann::json::parse(spec);
+  const std::string context = doc.value("context_uri", "");
+  ASSERT_EQ(context.rfind("gs://" + bucket + "/contexts/", 0), 0u) << spec;
+  const std::string flying = "job-0000f1f1";
+  doc["id"] = flying;
+  gcs.put_object(bucket, "jobs/" + flying + "/spec.json", doc.dump(), "application/json");
+
+  auto clean = kin({"cleanup", "--older-than", "0s"});
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  EXPECT_EQ(clean.out.find(flying), std::string::npos) << clean.out;
+  EXPECT_TRUE(gcs.object_data(bucket, "jobs/" + flying + "/spec.json").has_value());
+  EXPECT_TRUE(gcs.object_data(bucket, context.substr(6 + bucket.size())).has_value())
+      << "the context the submission will run with";
+  EXPECT_TRUE(gcs.object_names(bucket, "jobs/" + done + "/").empty()) << "the finished one went";
+}
+
 TEST_F(GkeNoOrphan, UnsafeSymlinksInTheOutputsAreLeftOutWithOneWarning) {
   sb.write("proj/links.py",
            "import os, pathlib\n"

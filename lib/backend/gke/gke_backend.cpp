@@ -52,6 +52,10 @@ using json = nlohmann::json;
 
 namespace {
 
+// How long a record with neither a workload nor a verdict counts as a submission in flight
+// (spec staged, workload being created: seconds) rather than a job that is over.
+constexpr double kSubmittingSeconds = 600;
+
 // What a workload still needs from the bucket, found anywhere in it (a Job's template, a
 // JobSet's jobs): the contexts its containers are given (KINETIC_CONTEXT_URI values,
 // "gs://BUCKET/contexts/SHA.tar.gz") into CONTEXTS, and the tags of their images (whose build
@@ -616,9 +620,21 @@ std::vector<CleanupItem> GkeBackend::cleanup(const CleanupPolicy& policy, bool d
     }
   }
   const std::vector<gcp::ObjectInfo> records = storage.list(bucket, kJobsPrefix).objects;
+  std::map<std::string, double> last_write;
+  std::set<std::string> with_verdict;
   for (const auto& o : records) {
     const std::string id = job_id_of_record(o.name);
-    if (!live.count(id)) finished[id] = std::max(finished[id], parse_rfc3339(o.updated));
+    last_write[id] = std::max(last_write[id], parse_rfc3339(o.updated));
+    if (o.name == results_prefix(id) + "status.json") with_verdict.insert(id);
+  }
+  for (const auto& [id, at] : last_write) {
+    if (live.count(id)) continue;
+    // Neither a workload nor a verdict, and written just now: another kinetic is submitting it
+    // (its spec is up, its Job not yet). It and what its spec names stay.
+    if (!with_verdict.count(id) && at > now - kSubmittingSeconds)
+      live.insert(id);
+    else
+      finished[id] = std::max(finished[id], at);
   }
   std::vector<FinishedRecord> candidates;
   for (const auto& [id, at] : finished) candidates.push_back({id, at});
@@ -686,12 +702,13 @@ void GkeBackend::remove_unused_staging(double cutoff, const std::set<std::string
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   // Their --data archives are staged under contexts/ too, named in their specs, not their
-  // workloads: a retry or a preemption unpacks them again. A spec that cannot be read leaves
-  // contexts/ alone.
+  // workloads: a retry or a preemption unpacks them again. So is the context of a job being
+  // submitted, which has no workload yet. A spec that cannot be read leaves contexts/ alone.
   bool contexts_known = true;
   for (const auto& id : live) {
     try {
       if (auto spec = spec_for(id)) {
+        if (!spec->context_uri.empty()) in_use.insert(spec->context_uri);
         for (const auto& m : spec->data)
           if (!m.staged_uri.empty()) in_use.insert(m.staged_uri);
       } else {
