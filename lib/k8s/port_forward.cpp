@@ -119,8 +119,12 @@ std::string PortForwardStream::take_messages() {
 
 std::optional<std::string> PortForwardStream::receive() {
   if (ended_) return std::nullopt;
+  // What came with the 101 (early bytes) first.
+  std::string out = take_messages();
   bool connection_closed = false;
-  for (;;) {
+  // A bounded amount a call, passed on before more is read (the caller calls again until "").
+  constexpr size_t kMaxReceive = 256 * 1024;
+  while (!ended_ && out.size() < kMaxReceive) {
     std::optional<std::string> got = connection_->receive();
     if (!got) {
       connection_closed = true;
@@ -128,9 +132,8 @@ std::optional<std::string> PortForwardStream::receive() {
     }
     if (got->empty()) break;
     reader_.feed(*got);
+    out += take_messages();
   }
-  // Also what came with the 101 (early bytes) or before the connection closed.
-  std::string out = take_messages();
   if (connection_closed) ended_ = true;
   // What came before the end is delivered first; the end on the next call.
   if (ended_ && out.empty()) return std::nullopt;

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Through `kinetic port-forward` (issue #31 point 1): bytes per second and the latency it adds,
+# against the job's port reached directly, on the gke backend against the whole fake cloud (each
+# connection a pods/portforward WebSocket through the fake API server's TLS front and kubelet)
+# and on the local backend (a TCP relay).
+#
+#   bench/port_forward_bench.sh BUILD_DIR [MIB] [ROUND_TRIPS] [CONNECTIONS]
+#
+# A job serves two ports: one sends MIB MiB (default 200) to each connection and closes, one
+# echoes. Per path (direct, local forward, gke forward) the client measures: MiB/s reading the
+# MIB MiB; the median and p99 of ROUND_TRIPS (default 1000) sequential 1-byte round trips on one
+# connection; and the median time to open CONNECTIONS (default 100) fresh connections, one round
+# trip each (gke: a TLS handshake and a WebSocket upgrade per connection).
+# `kubectl port-forward` is not measured: kubectl 1.32 speaks SPDY (tunnelled in WebSocket or
+# upgraded), which the fake does not serve (docs/fakes.md); the row says so.
+set -euo pipefail
+build="$(cd "${1:?usage: $0 BUILD_DIR [MIB] [ROUND_TRIPS] [CONNECTIONS]}" && pwd)"
+mib="${2:-200}"
+trips="${3:-1000}"
+conns="${4:-100}"
+kin="$build/kinetic"
+fake="$build/tests/kinetic_fake_cloud"
+work="$(mktemp -d /tmp/kinetic-pf-bench.XXXXXX)"
+# shellcheck source=bench/fake_cloud.sh
+source "$(dirname "$0")/fake_cloud.sh"
+forward_pid=
+cleanup() {
+  [[ -n "$forward_pid" ]] && kill "$forward_pid" 2>/dev/null && wait "$forward_pid" 2>/dev/null
+  touch "$work/go"
+  stop_fake_cloud
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cat >"$work/serve.py" <<PY
+import os, socket, threading, time
+def listen():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    s.listen(128)
+    return s
+def source(c):
+    chunk = b'x' * (1 << 20)
+    for _ in range($mib):
+        c.sendall(chunk)
+    c.close()
+def echo(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while True:
+        b = c.recv(65536)
+        if not b:
+            break
+        c.sendall(b)
+    c.close()
+def serve(s, handler):
+    while True:
+        threading.Thread(target=handler, args=(s.accept()[0],), daemon=True).start()
+a, b = listen(), listen()
+print('ports', a.getsockname()[1], b.getsockname()[1], flush=True)
+threading.Thread(target=serve, args=(a, source), daemon=True).start()
+threading.Thread(target=serve, args=(b, echo), daemon=True).start()
+while not os.path.exists('$work/go'):
+    time.sleep(0.05)
+PY
+
+cat >"$work/client.py" <<'PY'
+import socket, statistics, sys, time
+source_port, echo_port, mib, trips, conns = map(int, sys.argv[1:6])
+def connect(port):
+    c = socket.create_connection(('127.0.0.1', port))
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return c
+c = connect(source_port)
+t0, got = time.perf_counter(), 0
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    got += len(b)
+rate = got / (1 << 20) / (time.perf_counter() - t0)
+assert got == mib << 20, got
+c = connect(echo_port)
+rtts = []
+for _ in range(trips):
+    t = time.perf_counter()
+    c.sendall(b'x')
+    assert c.recv(1) == b'x'
+    rtts.append((time.perf_counter() - t) * 1e6)
+c.close()
+opens = []
+for _ in range(conns):
+    t = time.perf_counter()
+    c = connect(echo_port)
+    c.sendall(b'y')
+    assert c.recv(1) == b'y'
+    c.close()
+    opens.append((time.perf_counter() - t) * 1e3)
+rtts.sort()
+print('%8.0f MiB/s  rtt median %7.0f us  p99 %7.0f us  new connection median %7.2f ms' % (
+    rate, statistics.median(rtts), rtts[int(len(rtts) * 0.99)], statistics.median(opens)))
+PY
+
+# forward ID SOURCE ECHO: starts `kinetic port-forward` of both ports; sets lsrc, lecho.
+forward() {
+  "$kin" port-forward "$1" ":$2" ":$3" -o json >"$work/pf.out" 2>"$work/pf.err" &
+  forward_pid=$!
+  for _ in $(seq 600); do [[ -s "$work/pf.out" ]] && break; sleep 0.05; done
+  read -r lsrc lecho < <(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).readline()); print(*[p["local"] for p in d["ports"]])' "$work/pf.out")
+}
+stop_forward() {
+  kill -INT "$forward_pid"
+  wait "$forward_pid" || true
+  forward_pid=
+}
+# job_ports ID: waits for the job's "ports A B" line; sets src, echo.
+job_ports() {
+  for _ in $(seq 1200); do
+    line="$("$kin" logs "$1" 2>/dev/null | grep '^ports ' || true)"
+    [[ -n "$line" ]] && break
+    sleep 0.05
+  done
+  read -r _ src echo <<<"$line"
+}
+
+echo "port-forward bench: $mib MiB, $trips round trips, $conns connections ($(nproc) cores)"
+start_fake_cloud "$fake" "$work/cloud" 0
+cp "$work/serve.py" "$work/cloud/proj/"
+cd "$work/cloud/proj"
+"$kin" -q up --project bench --zone us-central1-a --accelerator v5litepod-1 >/dev/null
+id="$("$kin" -q run serve.py --detach)"
+job_ports "$id"
+printf '%-24s' "direct (job's port)"
+python3 "$work/client.py" "$src" "$echo" "$mib" "$trips" "$conns"
+forward "$id" "$src" "$echo"
+printf '%-24s' "kinetic, gke (fake)"
+python3 "$work/client.py" "$lsrc" "$lecho" "$mib" "$trips" "$conns"
+stop_forward
+printf '%-24s%s\n' "kubectl, gke (fake)" "not measured: kubectl 1.32 needs SPDY, which the fake does not serve"
+
+# The local backend (the built-in context `local`): the same job as a local process.
+export KINETIC_CONTEXT=local  # built in
+lid="$("$kin" -q run serve.py --detach)"
+job_ports "$lid"
+forward "$lid" "$src" "$echo"
+printf '%-24s' "kinetic, local"
+python3 "$work/client.py" "$lsrc" "$lecho" "$mib" "$trips" "$conns"
+stop_forward
