@@ -80,7 +80,7 @@ std::vector<int> forward_ports(const httplib::Request& req) {
 }
 
 // A connection to 127.0.0.1:PORT, or -1 with errno.
-int connect_loopback(int port) {
+int dial_pod_port(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   sockaddr_in addr{};
@@ -280,7 +280,7 @@ bool FakeKube::Impl::claim_port_forward(const std::string& head, std::string& ex
     send(2 * i + 1, prefix);
   }
   for (size_t i = 0; i < ports.size(); ++i) {
-    ports[i].fd = connect_loopback(ports[i].port);
+    ports[i].fd = dial_pod_port(ports[i].port);
     if (ports[i].fd >= 0) continue;
     std::string why = std::strerror(errno);  // Go's words are lower-case
     if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
