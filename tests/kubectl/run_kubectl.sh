@@ -344,6 +344,18 @@ esac
 out=$(k exec "$pod" -c nope -- true 2>&1 || true)
 contains "exec into a container the pod lacks" "container nope is not valid for pod ${pod#pod/}" \
   "$out"
+# port-forward: kubectl 1.32 tunnels SPDY in a WebSocket (SPDY/3.1+portforward.k8s.io, no
+# ?ports=) and, refused, falls back to a SPDY upgrade (POST); the fake speaks neither, only the
+# kubelet's v4.channel.k8s.io that kinetic uses (docs/fakes.md), so kubectl must fail at once
+# saying why, after both tries: never hang, never half-work.
+out=$(timeout 30 kubectl --server "$SERVER" --certificate-authority "$WORK/ca.pem" --token "$TOKEN" \
+  --cache-dir "$WORK/cache" port-forward "$pod" :8080 2>&1 || true)
+contains "port-forward: kubectl's SPDY is refused, saying so" \
+  "serves pods/portforward over WebSocket only (v4.channel.k8s.io), not SPDY/3.1" "$out"
+out=$(k get --raw /_fake/counters)
+contains "port-forward tried the WebSocket first" \
+  '"GET /api/v1/namespaces/{ns}/pods/{name}/portforward":1' "$out"
+contains "then the SPDY upgrade" '"POST /api/v1/namespaces/{ns}/pods/{name}/portforward":1' "$out"
 k exec "$pod" -- sh -c 'echo $$ >finish.tmp && mv finish.tmp finish'
 out=$(k wait --for=condition=complete job/sleeper --timeout=30s)
 contains "touch finish ends the pod" "condition met" "$out"
