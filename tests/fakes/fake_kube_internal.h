@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -213,6 +214,18 @@ inline constexpr const char* kExecPodUid = "X-Fake-Exec-Pod-Uid";
 inline constexpr const char* kExecProtocol = "X-Fake-Exec-Protocol";
 inline constexpr const char* kExecContainer = "X-Fake-Exec-Container";
 inline constexpr const char* kExecFailure = "X-Fake-Exec-Failure";
+// The fake kubelet's side of a forwarded port (fake_kube_port_forward.cpp): a connection to
+// 127.0.0.1:PORT (-1 with errno), all of DATA written to it, and the runtime's message when a
+// connection to PORT of POD failed with ERROR.
+int dial_pod_port(int port);
+bool write_all_socket(int fd, std::string_view data);
+std::string forward_failure(int port, const std::string& pod, const std::string& uid, int error);
+// kubectl's SPDY session of a pod's port-forward (fake_kube_port_forward_spdy.cpp), after the
+// 101; EXTRA: bytes already read.
+void serve_spdy_port_forward(TlsConnection& conn, const std::string& extra, const std::string& pod,
+                             const std::string& uid);
+inline constexpr const char* kSpdyForwardProtocol = "portforward.k8s.io";
+
 // Marks between claim_port_forward and serve_port_forward.
 inline constexpr const char* kForwardUpgrade = "X-Fake-Forward-Upgrade";
 inline constexpr const char* kForwardPorts = "X-Fake-Forward-Ports";

@@ -24,6 +24,46 @@
 
 namespace kinetic::fakes {
 
+namespace kube {
+
+int dial_pod_port(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+bool write_all_socket(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+std::string forward_failure(int port, const std::string& pod, const std::string& uid, int error) {
+  std::string why = std::strerror(error);  // Go's words are lower-case
+  if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+  // containerd's words (sandbox_portforward_linux.go), under the kubelet's.
+  return "error forwarding port " + std::to_string(port) + " to pod " + pod + ", uid " + uid +
+         ": failed to connect to localhost:" + std::to_string(port) + " inside namespace \"" + uid +
+         "\", IPv4: dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: " + why +
+         " IPv6 dial tcp6: address ::1: no suitable address ";
+}
+
+}  // namespace kube
+
 namespace {
 
 using json = nlohmann::json;
@@ -34,12 +74,19 @@ namespace ws = k8s::ws;
 // one is not served (docs/fakes.md).
 constexpr const char* kForwardV4 = "v4.channel.k8s.io";
 // What kubectl 1.30 and later offer first: SPDY tunnelled in WebSocket, which the API server
-// translates (KEP-4006). The fake does not speak SPDY.
+// translates (KEP-4006). The fake refuses it; kubectl then upgrades to SPDY/3.1 itself, which the
+// fake serves (fake_kube_port_forward_spdy.cpp).
 constexpr const char* kSpdyTunnel = "SPDY/3.1+portforward.k8s.io";
 
+// "websocket", "spdy" (kubectl's fallback, SPDY/3.1), or "" for another upgrade.
+std::string upgrade_kind(const httplib::Request& req) {
+  const std::string upgrade = kube::lower(req.get_header_value("Upgrade"));
+  if (upgrade.find("websocket") != std::string::npos) return "websocket";
+  return upgrade == "spdy/3.1" ? "spdy" : "";
+}
+
 bool is_port_forward_upgrade(const httplib::Request& req) {
-  if (kube::lower(req.get_header_value("Upgrade")).find("websocket") == std::string::npos)
-    return false;
+  if (upgrade_kind(req).empty()) return false;
   const std::string& p = req.path;
   const std::string tail = "/portforward";
   return p.rfind("/api/v1/namespaces/", 0) == 0 && p.size() > tail.size() &&
@@ -79,33 +126,6 @@ std::vector<int> forward_ports(const httplib::Request& req) {
   return ports;
 }
 
-// A connection to 127.0.0.1:PORT, or -1 with errno.
-int dial_pod_port(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
-}
-
-bool write_all_socket(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
-
 // One port of the session: its TCP connection to the pod (-1 once done).
 struct ForwardedPort {
   int port = 0;
@@ -140,7 +160,7 @@ void pump_forwarded_ports(TlsConnection& conn, const std::string& extra,
         // Data for a port on its data channel; the error channels are the kubelet's to write.
         if (channel % 2 != 0 || channel / 2 >= ports.size()) continue;
         ForwardedPort& p = ports[channel / 2];
-        if (p.fd >= 0 && !write_all_socket(p.fd, std::string_view(m->payload).substr(1))) {
+        if (p.fd >= 0 && !kube::write_all_socket(p.fd, std::string_view(m->payload).substr(1))) {
           ::close(p.fd);
           p.fd = -1;
         }
@@ -184,6 +204,29 @@ void pump_forwarded_ports(TlsConnection& conn, const std::string& extra,
   conn.write(ws::encode_frame(ws::Opcode::close, ws::close_payload(1000)));
 }
 
+// The kubelet's SPDY handshake (apimachinery httpstream.Handshake): the client's
+// X-Stream-Protocol-Version list must hold portforward.k8s.io, else a 403 saying so.
+bool accepts_spdy_port_forward(const httplib::Request& req, httplib::Response& res) {
+  std::string offered;
+  auto range = req.headers.equal_range("X-Stream-Protocol-Version");
+  for (auto it = range.first; it != range.second; ++it) {
+    offered += (offered.empty() ? "" : " ") + it->second;
+    size_t start = 0;
+    while (start <= it->second.size()) {
+      size_t comma = it->second.find(',', start);
+      if (comma == std::string::npos) comma = it->second.size();
+      if (kube::trim_exec(it->second.substr(start, comma - start)) == kube::kSpdyForwardProtocol)
+        return true;
+      start = comma + 1;
+    }
+  }
+  res.status = 403;
+  res.set_content("unable to upgrade: unable to negotiate protocol: client supports [" + offered +
+                      "], server supports [" + kube::kSpdyForwardProtocol + "]",
+                  "text/plain; charset=utf-8");
+  return false;
+}
+
 }  // namespace
 
 void FakeKube::Impl::serve_port_forward(const httplib::Request& req, httplib::Response& res,
@@ -191,20 +234,37 @@ void FakeKube::Impl::serve_port_forward(const httplib::Request& req, httplib::Re
   if (req.method != "GET" && req.method != "POST")
     throw ApiError{405, "MethodNotAllowed",
                    "the server does not allow this method on the requested resource"};
-  const bool websocket = res.has_header(kube::kForwardUpgrade);
+  const std::string kind = res.get_header_value(kube::kForwardUpgrade);
   res.headers.erase(kube::kForwardUpgrade);
   std::lock_guard lock(mu);
   json* pod = find(*kube::find_type("", "v1", "pods"), ns, name);
   if (!pod) throw kube::not_found(*kube::find_type("", "v1", "pods"), name);
   if ((*pod)["spec"].value("nodeName", "").empty())
     throw kube::bad_request("pod " + name + " does not have a host assigned");
-  if (!websocket) {
+  // The uid of the pod whose container runs, else containerd's answer for a pod whose sandbox is
+  // not ready, passed on as text.
+  auto running_uid = [&]() -> std::string {
+    auto it = pods.find((*pod)["metadata"].value("uid", ""));
+    if (it != pods.end() && it->second->running) return it->first;
+    res.status = 500;
+    res.set_content("sandbox container is not running", "text/plain; charset=utf-8");
+    return "";
+  };
+  if (kind == "spdy") {
+    if (!accepts_spdy_port_forward(req, res)) return;
+    const std::string uid = running_uid();
+    if (uid.empty()) return;
+    res.status = 101;
+    res.set_header(kube::kExecPodUid, uid);
+    res.set_header(kube::kExecProtocol, kube::kSpdyForwardProtocol);
+    return;
+  }
+  if (kind != "websocket") {
     if (req.get_header_value("Upgrade").empty())
       throw kube::bad_request("Upgrade request required");
-    // SPDY (kubectl's fallback after a failed WebSocket handshake) is not served (docs/fakes.md).
     throw kube::bad_request(
-        "the fake API server serves pods/portforward over WebSocket only "
-        "(v4.channel.k8s.io), not " +
+        "the fake API server serves pods/portforward over WebSocket (v4.channel.k8s.io) and "
+        "SPDY/3.1 only, not " +
         req.get_header_value("Upgrade"));
   }
   // SPDY tunnelled in the WebSocket is the API server's translation, which the fake lacks.
@@ -218,23 +278,19 @@ void FakeKube::Impl::serve_port_forward(const httplib::Request& req, httplib::Re
       if (p == kSpdyTunnel)
         throw kube::bad_request(
             "the fake API server does not tunnel SPDY in WebSocket (" + std::string(kSpdyTunnel) +
-            "); it serves pods/portforward as the kubelet does, v4.channel.k8s.io");
+            "); it serves pods/portforward as the kubelet does, v4.channel.k8s.io, and SPDY/3.1 "
+            "upgrades");
     res.status = 403;  // golang.org/x/net/websocket's refused handshake: no body
     return;
   }
   const std::vector<int> ports = forward_ports(req);
-  auto it = pods.find((*pod)["metadata"].value("uid", ""));
-  if (it == pods.end() || !it->second->running) {
-    // containerd's answer for a pod whose sandbox is not ready, passed on as text.
-    res.status = 500;
-    res.set_content("sandbox container is not running", "text/plain; charset=utf-8");
-    return;
-  }
+  const std::string uid = running_uid();
+  if (uid.empty()) return;
   std::string list;
   for (int p : ports) list += (list.empty() ? "" : ",") + std::to_string(p);
   res.status = 101;
   res.set_header(kube::kForwardPorts, list);
-  res.set_header(kube::kExecPodUid, it->first);
+  res.set_header(kube::kExecPodUid, uid);
   res.set_header(kube::kExecProtocol, *protocol);
 }
 
@@ -244,13 +300,24 @@ bool FakeKube::Impl::claim_port_forward(const std::string& head, std::string& ex
   if (!kube::parse_head(head, req) || !is_port_forward_upgrade(req)) return false;
   if (int ms = round_trip_ms(); ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
   httplib::Response res;
-  res.set_header(kube::kForwardUpgrade, "1");
+  res.set_header(kube::kForwardUpgrade, upgrade_kind(req));
   handle(req, res, "");
   if (res.status != 101) {
     kube::write_refusal(res, conn);
     return true;
   }
   const std::string protocol = res.get_header_value(kube::kExecProtocol);
+  const std::string pod = req.path.substr(0, req.path.rfind('/'));
+  const std::string pod_name = pod.substr(pod.rfind('/') + 1);
+  const std::string uid = res.get_header_value(kube::kExecPodUid);
+  if (protocol == kube::kSpdyForwardProtocol) {
+    if (conn.write(
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+            "X-Stream-Protocol-Version: " +
+            std::string(kube::kSpdyForwardProtocol) + "\r\n\r\n"))
+      kube::serve_spdy_port_forward(conn, extra, pod_name, uid);
+    return true;
+  }
   std::string response =
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
       "Connection: Upgrade\r\nSec-WebSocket-Accept: " +
@@ -262,9 +329,6 @@ bool FakeKube::Impl::claim_port_forward(const std::string& head, std::string& ex
     return conn.write(ws::encode_frame(ws::Opcode::binary, m.append(data)));
   };
 
-  const std::string pod = req.path.substr(0, req.path.rfind('/'));
-  const std::string pod_name = pod.substr(pod.rfind('/') + 1);
-  const std::string uid = res.get_header_value(kube::kExecPodUid);
   std::vector<ForwardedPort> ports;
   const std::string list = res.get_header_value(kube::kForwardPorts);
   for (size_t start = 0; start < list.size();) {
@@ -280,17 +344,9 @@ bool FakeKube::Impl::claim_port_forward(const std::string& head, std::string& ex
     send(2 * i + 1, prefix);
   }
   for (size_t i = 0; i < ports.size(); ++i) {
-    ports[i].fd = dial_pod_port(ports[i].port);
+    ports[i].fd = kube::dial_pod_port(ports[i].port);
     if (ports[i].fd >= 0) continue;
-    std::string why = std::strerror(errno);  // Go's words are lower-case
-    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
-    // containerd's words (sandbox_portforward_linux.go), under the kubelet's.
-    send(2 * i + 1,
-         "error forwarding port " + std::to_string(ports[i].port) + " to pod " + pod_name +
-             ", uid " + uid + ": failed to connect to localhost:" + std::to_string(ports[i].port) +
-             " inside namespace \"" + uid +
-             "\", IPv4: dial tcp4 127.0.0.1:" + std::to_string(ports[i].port) +
-             ": connect: " + why + " IPv6 dial tcp6: address ::1: " + "no suitable address ");
+    send(2 * i + 1, kube::forward_failure(ports[i].port, pod_name, uid, errno));
   }
   pump_forwarded_ports(conn, extra, ports);
   return true;

@@ -220,6 +220,36 @@ TEST_F(FakeKubePortForwardTest, RefusalsAreTheApiServersAndTheKubelets) {
   EXPECT_EQ(r.body, "sandbox container is not running");
 }
 
+// kubectl's fallback, a SPDY/3.1 upgrade (POST, verb create): the kubelet's handshake asks for
+// portforward.k8s.io among X-Stream-Protocol-Version; the session itself is proved by kubectl
+// (tests/kubectl/run_kubectl.sh) and its frames in tests/unit/test_fake_spdy.cpp.
+TEST_F(FakeKubePortForwardTest, SpdyUpgradeNegotiatesPortforwardK8sIo) {
+  start();
+  ASSERT_GT(start_pod(), 0);
+  auto spdy = [&](const std::optional<std::string>& version) {
+    http::Request r;
+    r.method = "POST";
+    r.url = kube_->url() + kForwardPods + "/server/portforward";
+    r.headers = {
+        {"Authorization", "Bearer test-token"}, {"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}};
+    if (version) r.headers.push_back({"X-Stream-Protocol-Version", *version});
+    http::CurlOptions o;
+    o.ca_pem = kube_->ca_pem();
+    return http::open_upgrade(r, o);
+  };
+  auto refused = spdy("v4.channel.k8s.io");
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body,
+            "unable to upgrade: unable to negotiate protocol: client supports [v4.channel.k8s.io], "
+            "server supports [portforward.k8s.io]");
+  auto accepted = spdy("portforward.k8s.io");
+  EXPECT_EQ(accepted.status, 101);
+  EXPECT_EQ(accepted.header("Upgrade").value_or(""), "SPDY/3.1");
+  EXPECT_EQ(accepted.header("X-Stream-Protocol-Version").value_or(""), "portforward.k8s.io");
+  EXPECT_EQ(kube_->request_counts()["POST /api/v1/namespaces/{ns}/pods/{name}/portforward"], 2);
+  finish();
+}
+
 TEST_F(FakeKubePortForwardTest, RbacAsksGetOnPodsPortforwardForTheWebSocketGet) {
   start();
   const int port = start_pod();
