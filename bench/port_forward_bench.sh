@@ -11,8 +11,9 @@
 # MIB MiB; the median and p99 of ROUND_TRIPS (default 1000) sequential 1-byte round trips on one
 # connection; and the median time to open CONNECTIONS (default 100) fresh connections, one round
 # trip each (gke: a TLS handshake and a WebSocket upgrade per connection).
-# `kubectl port-forward` is not measured: kubectl 1.32 speaks SPDY (tunnelled in WebSocket or
-# upgraded), which the fake does not serve (docs/fakes.md); the row says so.
+# `kubectl port-forward` (when kubectl is installed) on the same fake API server: kubectl 1.32
+# falls back to a SPDY upgrade there (docs/fakes.md), one SPDY connection for every forwarded
+# connection.
 set -euo pipefail
 build="$(cd "${1:?usage: $0 BUILD_DIR [MIB] [ROUND_TRIPS] [CONNECTIONS]}" && pwd)"
 mib="${2:-200}"
@@ -135,7 +136,30 @@ forward "$id" "$src" "$echo"
 printf '%-24s' "kinetic, gke (fake)"
 python3 "$work/client.py" "$lsrc" "$lecho" "$mib" "$trips" "$conns"
 stop_forward
-printf '%-24s%s\n' "kubectl, gke (fake)" "not measured: kubectl 1.32 needs SPDY, which the fake does not serve"
+if command -v kubectl >/dev/null 2>&1; then
+  # The cluster's endpoint and CA from the fake GKE, and the token kinetic uses.
+  python3 - "$CLOUDSDK_API_ENDPOINT_OVERRIDES_CONTAINER" "$work/ca.pem" >"$work/endpoint" <<'PY'
+import base64, json, os, sys, urllib.request
+req = urllib.request.Request(sys.argv[1] + 'v1/projects/bench/locations/us-central1-a/clusters/kinetic',
+                             headers={'Authorization': 'Bearer ' + os.environ['CLOUDSDK_AUTH_ACCESS_TOKEN']})
+cluster = json.load(urllib.request.urlopen(req))
+open(sys.argv[2], 'wb').write(base64.b64decode(cluster['masterAuth']['clusterCaCertificate']))
+print(cluster['endpoint'])
+PY
+  kc=(kubectl --server "https://$(cat "$work/endpoint")" --certificate-authority "$work/ca.pem"
+      --token "$CLOUDSDK_AUTH_ACCESS_TOKEN" --cache-dir "$work/kube-cache" -n default)
+  pod="$("${kc[@]}" get pods -o name --field-selector=status.phase=Running | head -1)"
+  "${kc[@]}" port-forward "$pod" ":$src" ":$echo" >"$work/kpf.out" 2>"$work/kpf.err" &
+  forward_pid=$!
+  for _ in $(seq 600); do [[ $(grep -c '^Forwarding from 127' "$work/kpf.out") == 2 ]] && break; sleep 0.05; done
+  lsrc="$(sed -n "s/^Forwarding from 127.0.0.1:\([0-9]*\) -> $src\$/\1/p" "$work/kpf.out")"
+  lecho="$(sed -n "s/^Forwarding from 127.0.0.1:\([0-9]*\) -> $echo\$/\1/p" "$work/kpf.out")"
+  printf '%-24s' "kubectl, gke (fake)"
+  python3 "$work/client.py" "$lsrc" "$lecho" "$mib" "$trips" "$conns"
+  stop_forward
+else
+  printf '%-24s%s\n' "kubectl, gke (fake)" "not measured: kubectl is not installed"
+fi
 
 # The local backend (the built-in context `local`): the same job as a local process.
 export KINETIC_CONTEXT=local  # built in

@@ -50,7 +50,7 @@ class CurlConnection final : public UpgradedConnection {
     char buf[16384];
     // At most this much per call: a fast sender would otherwise grow one string without bound
     // while the caller waits to pass it on (callers call again until "").
-    constexpr size_t kMaxReceive = 256 * 1024;
+    constexpr size_t kMaxReceive = 64 * 1024;
     while (out.size() < kMaxReceive) {
       size_t got = 0;
       CURLcode code = curl_easy_recv(handle_, buf, sizeof buf, &got);

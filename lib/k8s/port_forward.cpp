@@ -123,7 +123,7 @@ std::optional<std::string> PortForwardStream::receive() {
   std::string out = take_messages();
   bool connection_closed = false;
   // A bounded amount a call, passed on before more is read (the caller calls again until "").
-  constexpr size_t kMaxReceive = 256 * 1024;
+  constexpr size_t kMaxReceive = 64 * 1024;
   while (!ended_ && out.size() < kMaxReceive) {
     std::optional<std::string> got = connection_->receive();
     if (!got) {
