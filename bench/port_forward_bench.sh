@@ -25,16 +25,21 @@ work="$(mktemp -d /tmp/kinetic-pf-bench.XXXXXX)"
 # shellcheck source=bench/fake_cloud.sh
 source "$(dirname "$0")/fake_cloud.sh"
 forward_pid=
+id=
+lid=
 cleanup() {
   [[ -n "$forward_pid" ]] && kill "$forward_pid" 2>/dev/null && wait "$forward_pid" 2>/dev/null
-  touch "$work/go"
+  # The jobs are cancelled (their processes stopped) before the fake cloud and $work go: a job
+  # left to notice `go` would outlive both.
+  [[ -n "$lid" ]] && KINETIC_CONTEXT=local "$kin" -q cancel "$lid" >/dev/null 2>&1
+  [[ -n "$id" ]] && env -u KINETIC_CONTEXT "$kin" -q cancel "$id" >/dev/null 2>&1
   stop_fake_cloud
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 cat >"$work/serve.py" <<PY
-import os, socket, threading, time
+import socket, threading, time
 def listen():
     s = socket.socket()
     s.bind(('127.0.0.1', 0))
@@ -60,8 +65,8 @@ a, b = listen(), listen()
 print('ports', a.getsockname()[1], b.getsockname()[1], flush=True)
 threading.Thread(target=serve, args=(a, source), daemon=True).start()
 threading.Thread(target=serve, args=(b, echo), daemon=True).start()
-while not os.path.exists('$work/go'):
-    time.sleep(0.05)
+while True:  # until cancelled
+    time.sleep(3600)
 PY
 
 cat >"$work/client.py" <<'PY'
