@@ -147,5 +147,69 @@ TEST_F(GkePortForward, BadInputIsOneLine) {
                        id + "`\n");
 }
 
+// A TPU slice's hosts each serve their own port (on the fake, all on this machine, each its own):
+// --host N forwards to host N's pod.
+class GkePortForwardSlice : public GkePortForward {
+ protected:
+  void SetUp() override {
+    GkePortForward::SetUp();
+    auto r = kin(
+        {"up", "--project", "acme-ml", "--zone", "us-central1-a", "--accelerator", "v5litepod-16"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+};
+
+TEST_F(GkePortForwardSlice, HostPicksThatHostsPod) {
+  sb.write("proj/hosts.py",
+           "import http.server, os, threading, time\n"
+           "host = os.environ.get('JOB_COMPLETION_INDEX', '?')\n"
+           "class Hello(http.server.BaseHTTPRequestHandler):\n"
+           "    def do_GET(self):\n"
+           "        body = ('host ' + host + '\\n').encode()\n"
+           "        self.send_response(200)\n"
+           "        self.send_header('Content-Length', str(len(body)))\n"
+           "        self.end_headers()\n"
+           "        self.wfile.write(body)\n"
+           "server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Hello)\n"
+           "print('host', host, 'serving on', server.server_address[1], flush=True)\n"
+           "threading.Thread(target=server.serve_forever, daemon=True).start()\n"
+           "while not os.path.exists('" +
+               go.string() + "'):\n    time.sleep(0.01)\n");
+  auto r = kin({"run", "hosts.py", "--detach", "-a", "v5litepod-16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = first_line(r.out);
+  started.push_back(id);
+  // Host 1's port, from its own line of the slice's log.
+  std::string port;
+  EXPECT_TRUE(eventually([&] {
+    const std::string log = kin({"logs", id, "--all-hosts"}).out;
+    const size_t at = log.find("host 1 serving on ");
+    if (at == std::string::npos) return false;
+    port = log.substr(at + 18, log.find('\n', at) - at - 18);
+    return true;
+  })) << kin({"logs", id, "--all-hosts"}).out;
+  const int pid = spawn_until_output(
+      {"port-forward", id, "--host", "1", ":" + port, "-o", "json", "-v", "6"}, "\"ports\"");
+  const int local = forwarded_port(first_line(slurp(out)));
+  ASSERT_GT(local, 0) << slurp(err);
+  EXPECT_EQ(body_of(http_get(local, "/")), "host 1\n");
+  // Every pod of the fake reaches every port of this machine: the pod the WebSocket named (its
+  // -v 6 trace) is what says which host was chosen.
+  const std::string trace = slurp(err);
+  const size_t at = trace.find("/portforward?");
+  ASSERT_NE(at, std::string::npos) << trace;
+  const size_t pod_at = trace.rfind("/pods/", at) + 6;
+  const std::string pod = trace.substr(pod_at, at - pod_at);
+  const auto object = cloud_->kube().object("/api/v1/namespaces/default/pods/" + pod);
+  ASSERT_TRUE(object.has_value()) << pod;
+  EXPECT_EQ((*object)["metadata"]["labels"].value("batch.kubernetes.io/job-completion-index", ""),
+            "1");
+  ::kill(pid, SIGINT);
+  EXPECT_EQ(Sandbox::wait(pid), 0) << slurp(err);
+  auto out_of_range = kin({"port-forward", id, "--host", "4", port});
+  EXPECT_EQ(out_of_range.exit_code, 2);
+  EXPECT_EQ(out_of_range.err, "error: --host 4: " + id + " runs on 4 hosts, 0 to 3\n");
+}
+
 }  // namespace
 }  // namespace kinetic::test
