@@ -13,6 +13,7 @@ void add_collect(CLI::App&, Factory&, Action&);
 void add_wait(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
 void add_exec(CLI::App&, Factory&, Action&);
+void add_port_forward(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
 void add_pool(CLI::App&, Factory&, Action&);
 void add_accelerators(CLI::App&, Factory&, Action&);
@@ -33,6 +34,7 @@ const std::vector<Command>& commands() {
       {"collect", add_collect},
       {"wait", add_wait},
       {"exec", add_exec},
+      {"port-forward", add_port_forward},
       {"cancel", add_cancel},
       {"cleanup", add_cleanup},
       {"pool", add_pool},

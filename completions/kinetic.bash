@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -87,6 +87,13 @@ _kinetic_command() {
       _kinetic_value_flags='--host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='none'
+      ;;
+    'port-forward')
+      _kinetic_subs=''
+      _kinetic_flags='--host --address --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
+      _kinetic_args='none none...'
       ;;
     'cancel')
       _kinetic_subs=''

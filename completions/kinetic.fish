@@ -8,7 +8,7 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version
         case 'pipeline'
             printf '%s\n' run
         case 'pool'
@@ -45,6 +45,8 @@ function __kinetic_value_flags
             printf '%s\n' --timeout --for --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'exec'
             printf '%s\n' --host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'port-forward'
+            printf '%s\n' --host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
@@ -179,6 +181,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'status' -d 'Show running and rece
 complete -c kinetic -n "__kinetic_at '' 0" -a 'collect' -d 'Bring a job\'s outputs here once it has ended, and exit with its exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'wait' -d 'Wait for jobs or pipelines to end, and exit with the job\'s exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'port-forward' -d 'Forward local ports to a running job\'s ports, as kubectl port-forward does to a pod'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pool' -d 'Manage the accelerator node pools of the cluster'
@@ -279,6 +282,10 @@ complete -c kinetic -n "__kinetic_in 'wait'" -l for -x -d 'ended (default)'
 complete -c kinetic -n "__kinetic_in 'exec'" -s i -l stdin -d 'Pass your stdin to the command'
 complete -c kinetic -n "__kinetic_in 'exec'" -s t -l tty -d 'Give the command a terminal (with -i: an interactive shell)'
 complete -c kinetic -n "__kinetic_in 'exec'" -l host -x -d 'Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)'
+
+# kinetic port-forward
+complete -c kinetic -n "__kinetic_in 'port-forward'" -l host -x -d 'Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)'
+complete -c kinetic -n "__kinetic_in 'port-forward'" -l address -x -d 'The local address to listen on (default 127.0.0.1; 0.0.0.0: every interface)'
 
 # kinetic cancel
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'

@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run pipeline logs status collect wait exec cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -52,6 +52,10 @@ _kinetic_tree() {
     'exec')
       _kinetic_subs=()
       _kinetic_value_flags=(--host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'port-forward')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
@@ -140,6 +144,7 @@ _kinetic_subcommands() {
         'collect:Bring a job'\''s outputs here once it has ended, and exit with its exit code'
         'wait:Wait for jobs or pipelines to end, and exit with the job'\''s exit code'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
+        'port-forward:Forward local ports to a running job'\''s ports, as kubectl port-forward does to a pod'
         'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
         'pool:Manage the accelerator node pools of the cluster'
@@ -515,6 +520,27 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:job: '
+      ;;
+    'port-forward')
+      _arguments -s -S : \
+        '--host=[Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)]:host: ' \
+        '--address=[The local address to listen on (default 127.0.0.1; 0.0.0.0\: every interface)]:address: ' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:job: ' \
+        '*:ports: '
       ;;
     'cancel')
       _arguments -s -S : \

@@ -15,6 +15,7 @@
 
 #include "backend/cleanup_policy.h"
 #include "backend/pipeline_records.h"
+#include "backend/port_stream.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "job/catalog.h"
@@ -284,6 +285,13 @@ class JobStore {
   // kinetic's stdin/stdout/stderr; returns the command's exit code (126 it could not run,
   // 127 not found). A job that is not running is Error(Errc::not_found) naming its state.
   virtual int exec(const ExecRequest& request) = 0;
+  // Connections to ports of host HOST of the running job JOB (`kinetic port-forward`). A job
+  // that is not running is Error(Errc::not_found) naming its state; HOST out of range
+  // Error(Errc::usage).
+  virtual std::unique_ptr<PortDialer> port_dialer(const std::string& job, int host) {
+    (void)host;
+    throw Error(Errc::unsupported, "this backend cannot forward ports of " + job);
+  }
 };
 
 // Where pipelines live on a backend (docs/pipelines.md).

@@ -48,7 +48,10 @@ class CurlConnection final : public UpgradedConnection {
   std::optional<std::string> receive() override {
     std::string out;
     char buf[16384];
-    for (;;) {
+    // At most this much per call: a fast sender would otherwise grow one string without bound
+    // while the caller waits to pass it on (callers call again until "").
+    constexpr size_t kMaxReceive = 64 * 1024;
+    while (out.size() < kMaxReceive) {
       size_t got = 0;
       CURLcode code = curl_easy_recv(handle_, buf, sizeof buf, &got);
       if (code == CURLE_AGAIN) return out;
@@ -59,6 +62,7 @@ class CurlConnection final : public UpgradedConnection {
       }
       out.append(buf, got);
     }
+    return out;
   }
 
   int fd() const override { return fd_; }

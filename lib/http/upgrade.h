@@ -19,8 +19,8 @@ class UpgradedConnection {
   virtual ~UpgradedConnection() = default;
   // Sends all of BYTES, waiting while the socket is full. Throws TransportError.
   virtual void send(std::string_view bytes) = 0;
-  // The bytes that have arrived: "" when none now (poll fd() for more), nullopt once the peer
-  // closed the connection. Throws TransportError.
+  // The bytes that have arrived (at most 64 KiB a call: call again until ""): "" when none now
+  // (poll fd() for more), nullopt once the peer closed the connection. Throws TransportError.
   virtual std::optional<std::string> receive() = 0;
   // The socket, to poll for input.
   virtual int fd() const = 0;

@@ -7,16 +7,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
 
 #include "core/checksum.h"
 #include "core/strings.h"
-#include "http/trace.h"
 #include "k8s/client.h"
 #include "k8s/websocket.h"
+#include "k8s/ws_dial.h"
 
 namespace kinetic::k8s {
 namespace {
@@ -39,13 +38,6 @@ std::array<uint8_t, 4> random_mask(std::mt19937& rng) {
   std::array<uint8_t, 4> m{};
   for (auto& b : m) b = static_cast<uint8_t>(rng());
   return m;
-}
-
-std::string random_key() {
-  std::random_device rd;
-  std::string nonce(16, '\0');
-  for (auto& c : nonce) c = static_cast<char>(rd());
-  return base64_encode(nonce);
 }
 
 }  // namespace
@@ -205,47 +197,11 @@ int run_exec_session(http::UpgradedConnection& connection, const std::string& pr
 int exec_in_pod(const std::string& server, const std::string& ca_pem,
                 auth::TokenProvider& credentials, const ExecParams& params, const ExecIo& io,
                 int verbosity) {
-  http::CurlOptions options;
-  options.ca_pem = ca_pem;
-  const std::string url = server + exec_path(params);
-  const std::string what = "exec in pod " + params.pod;
-  for (int attempt = 0;; ++attempt) {
-    const std::string key = random_key();
-    http::Request req;
-    req.url = url;
-    req.headers = {
-        {"Authorization", "Bearer " + credentials.token()},
-        {"Connection", "Upgrade"},
-        {"Upgrade", "websocket"},
-        {"Sec-WebSocket-Version", "13"},
-        {"Sec-WebSocket-Key", key},
-        {"Sec-WebSocket-Protocol", std::string(kExecProtocolV5) + ", " + kExecProtocolV4}};
-    const auto started = std::chrono::steady_clock::now();
-    http::UpgradeResponse r = http::open_upgrade(req, options);
-    if (verbosity >= 6) {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - started)
-                          .count();
-      const std::string line = http::redact("GET " + url) + " " + std::to_string(r.status) +
-                               " in " + std::to_string(ms) + " ms";
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
-    if (r.status == 401 && attempt == 0) {
-      credentials.invalidate();
-      continue;
-    }
-    if (r.status != 101) throw api_error(r.status, r.body, what);
-    if (r.header("Sec-WebSocket-Accept").value_or("") != ws::accept_value(key))
-      throw Error(Errc::api, what +
-                                 ": the server's WebSocket handshake does not match the "
-                                 "request (Sec-WebSocket-Accept); a proxy in the way?");
-    const std::string protocol = r.header("Sec-WebSocket-Protocol").value_or("");
-    if (protocol != kExecProtocolV5 && protocol != kExecProtocolV4)
-      throw Error(Errc::api, what + ": the API server chose the exec protocol '" + protocol +
-                                 "'; kinetic speaks " + kExecProtocolV5 + " and " +
-                                 kExecProtocolV4 + " (Kubernetes 1.4 and later)");
-    return run_exec_session(*r.connection, protocol, std::move(r.early_bytes), params, io);
-  }
+  WebSocketSession session =
+      dial_websocket(server, ca_pem, credentials, exec_path(params),
+                     {kExecProtocolV5, kExecProtocolV4}, "exec in pod " + params.pod, verbosity);
+  return run_exec_session(*session.connection, session.protocol, std::move(session.early_bytes),
+                          params, io);
 }
 
 }  // namespace kinetic::k8s

@@ -1701,9 +1701,10 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
   const auto& rt = *rtp;
-  if (!sub.empty() && !(sub == "status" || (sub == "log" && rt.plural == "pods") ||
-                        (sub == "exec" && rt.plural == "pods") ||
-                        (sub == "token" && rt.plural == "serviceaccounts")))
+  if (!sub.empty() &&
+      !(sub == "status" || (sub == "log" && rt.plural == "pods") ||
+        (sub == "exec" && rt.plural == "pods") || (sub == "portforward" && rt.plural == "pods") ||
+        (sub == "token" && rt.plural == "serviceaccounts")))
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
 
@@ -1730,6 +1731,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
   }
   if (get && sub == "log") return serve_log(req, res, ns, name);
   if (sub == "exec") return serve_exec(req, res, ns, name);
+  if (sub == "portforward") return serve_port_forward(req, res, ns, name);
   if (get && name.empty() && kube_truthy(param(req, "watch"))) return serve_watch(req, res, rt, ns);
 
   std::unique_lock lock(mu);
@@ -2135,7 +2137,7 @@ FakeKube::FakeKube(FakeKubeOptions options) : impl_(std::make_unique<Impl>()) {
   impl->front = std::make_unique<TlsFront>(
       tls.cert, tls.key, internal_port,
       [impl](const std::string& head, std::string& extra, TlsConnection& conn) {
-        return impl->claim_exec(head, extra, conn);
+        return impl->claim_exec(head, extra, conn) || impl->claim_port_forward(head, extra, conn);
       });
   impl->port = impl->front->port();
 

@@ -25,22 +25,7 @@
 
 namespace kinetic::fakes {
 
-namespace {
-
-using json = nlohmann::json;
-using kube::ApiError;
-using kube::kExecContainer;
-using kube::kExecFailure;
-using kube::kExecPodUid;
-using kube::kExecProtocol;
-using kube::kExecUpgrade;
-namespace ws = k8s::ws;
-
-// The channel protocols the kubelet serves, and "" (no Sec-WebSocket-Protocol) as the oldest one.
-// The base64 protocols and v2/v3 are not served (docs/fakes.md).
-constexpr const char* kV5 = "v5.channel.k8s.io";
-constexpr const char* kV4 = "v4.channel.k8s.io";
-constexpr const char* kV1 = "channel.k8s.io";
+namespace kube {
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -54,7 +39,6 @@ std::string trim_exec(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
-// The request as httplib would have parsed it; false when HEAD is not an HTTP request.
 bool parse_head(const std::string& head, httplib::Request& req) {
   size_t eol = head.find("\r\n");
   std::string line = head.substr(0, eol);
@@ -95,14 +79,6 @@ bool parse_head(const std::string& head, httplib::Request& req) {
   return true;
 }
 
-bool is_exec_upgrade(const httplib::Request& req) {
-  if (lower(req.get_header_value("Upgrade")).find("websocket") == std::string::npos) return false;
-  const std::string& p = req.path;
-  return p.rfind("/api/v1/namespaces/", 0) == 0 && p.size() > 5 &&
-         p.compare(p.size() - 5, 5, "/exec") == 0 && p.find("/pods/") != std::string::npos;
-}
-
-// The client's protocols, in its order of preference (one header or several, comma-separated).
 std::vector<std::string> offered_protocols(const httplib::Request& req) {
   std::vector<std::string> out;
   auto range = req.headers.equal_range("Sec-WebSocket-Protocol");
@@ -150,6 +126,48 @@ std::string http_response(int status, const std::string& reason,
   for (const auto& [k, v] : headers) out += k + ": " + v + "\r\n";
   out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
   return out + body;
+}
+
+void write_refusal(const httplib::Response& res, TlsConnection& conn) {
+  if (res.content_provider_) return;  // lose_next_response: dropped without an answer
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!res.body.empty()) headers.emplace_back("Content-Type", res.get_header_value("Content-Type"));
+  for (const auto& [k, v] : res.headers)
+    if (k != "Content-Type" && k != "Content-Length" && k.rfind("X-Fake-", 0) != 0)
+      headers.emplace_back(k, v);
+  conn.write(http_response(res.status, reason_phrase(res.status), headers, res.body));
+}
+
+}  // namespace kube
+
+namespace {
+
+using json = nlohmann::json;
+using kube::ApiError;
+using kube::http_response;
+using kube::kExecContainer;
+using kube::kExecFailure;
+using kube::kExecPodUid;
+using kube::kExecProtocol;
+using kube::kExecUpgrade;
+using kube::lower;
+using kube::offered_protocols;
+using kube::parse_head;
+using kube::reason_phrase;
+using kube::trim_exec;
+namespace ws = k8s::ws;
+
+// The channel protocols the kubelet serves, and "" (no Sec-WebSocket-Protocol) as the oldest one.
+// The base64 protocols and v2/v3 are not served (docs/fakes.md).
+constexpr const char* kV5 = "v5.channel.k8s.io";
+constexpr const char* kV4 = "v4.channel.k8s.io";
+constexpr const char* kV1 = "channel.k8s.io";
+
+bool is_exec_upgrade(const httplib::Request& req) {
+  if (lower(req.get_header_value("Upgrade")).find("websocket") == std::string::npos) return false;
+  const std::string& p = req.path;
+  return p.rfind("/api/v1/namespaces/", 0) == 0 && p.size() > 5 &&
+         p.compare(p.size() - 5, 5, "/exec") == 0 && p.find("/pods/") != std::string::npos;
 }
 
 // "[sh -c exit 3]", as the kubelet quotes a command.
@@ -418,14 +436,7 @@ bool FakeKube::Impl::claim_exec(const std::string& head, std::string& extra, Tls
   res.set_header(kExecUpgrade, "1");
   handle(req, res, "");
   if (res.status != 101) {
-    if (res.content_provider_) return true;  // lose_next_response: dropped without an answer
-    std::vector<std::pair<std::string, std::string>> headers;
-    if (!res.body.empty())
-      headers.emplace_back("Content-Type", res.get_header_value("Content-Type"));
-    for (const auto& [k, v] : res.headers)
-      if (k != "Content-Type" && k != "Content-Length" && k.rfind("X-Fake-", 0) != 0)
-        headers.emplace_back(k, v);
-    conn.write(http_response(res.status, reason_phrase(res.status), headers, res.body));
+    kube::write_refusal(res, conn);
     return true;
   }
   const std::string protocol = res.get_header_value(kExecProtocol);

@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -213,6 +214,38 @@ inline constexpr const char* kExecPodUid = "X-Fake-Exec-Pod-Uid";
 inline constexpr const char* kExecProtocol = "X-Fake-Exec-Protocol";
 inline constexpr const char* kExecContainer = "X-Fake-Exec-Container";
 inline constexpr const char* kExecFailure = "X-Fake-Exec-Failure";
+// The fake kubelet's side of a forwarded port (fake_kube_port_forward.cpp): a connection to
+// 127.0.0.1:PORT (-1 with errno), all of DATA written to it, and the runtime's message when a
+// connection to PORT of POD failed with ERROR.
+int dial_pod_port(int port);
+bool write_all_socket(int fd, std::string_view data);
+std::string forward_failure(int port, const std::string& pod, const std::string& uid, int error);
+// kubectl's SPDY session of a pod's port-forward (fake_kube_port_forward_spdy.cpp), after the
+// 101; EXTRA: bytes already read.
+void serve_spdy_port_forward(TlsConnection& conn, const std::string& extra, const std::string& pod,
+                             const std::string& uid);
+inline constexpr const char* kSpdyForwardProtocol = "portforward.k8s.io";
+
+// Marks between claim_port_forward and serve_port_forward.
+inline constexpr const char* kForwardUpgrade = "X-Fake-Forward-Upgrade";
+inline constexpr const char* kForwardPorts = "X-Fake-Forward-Ports";
+
+// What the WebSocket routes (fake_kube_exec.cpp, fake_kube_port_forward.cpp) share: the
+// front hands them the first request's head, which httplib never saw.
+std::string lower(std::string s);
+std::string trim_exec(const std::string& s);
+// The request as httplib would have parsed it, every query pair kept in order; false when HEAD
+// is not an HTTP request.
+bool parse_head(const std::string& head, httplib::Request& req);
+// The client's protocols, in its order of preference (one header or several, comma-separated).
+std::vector<std::string> offered_protocols(const httplib::Request& req);
+std::string reason_phrase(int status);
+std::string http_response(int status, const std::string& reason,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          const std::string& body);
+// An upgrade refused (RES not 101) answered on CONN as httplib would have, X-Fake-* marks
+// dropped; nothing at all for a response lose_next_response drops.
+void write_refusal(const httplib::Response& res, TlsConnection& conn);
 
 struct FailRule {
   int remaining = 0;
@@ -319,6 +352,14 @@ struct FakeKube::Impl {
                   const std::string& name);
   // The front's claim: a pods/exec WebSocket upgrade is served here, the rest goes to httplib.
   bool claim_exec(const std::string& head, std::string& extra, TlsConnection& conn);
+  // ---- pods/portforward (fake_kube_port_forward.cpp) ----
+  // The API server's and the kubelet's checks of a port-forward request (the pod, a node, its
+  // ports, the protocol, a running pod): a claimed upgrade gets 101 and kForwardPorts.
+  void serve_port_forward(const httplib::Request& req, httplib::Response& res,
+                          const std::string& ns, const std::string& name);
+  // The front's claim of a pods/portforward WebSocket upgrade: the kubelet's session, each port
+  // a TCP connection to 127.0.0.1:PORT (the pod's processes share this machine's network).
+  bool claim_port_forward(const std::string& head, std::string& extra, TlsConnection& conn);
   json create(const ResourceType& rt, const std::string& ns, json obj, bool dry_run);
   // A PUT or PATCH result NEXT of the object now OLD, checked as the API server's update
   // validation does (CronJob schedules, a RoleBinding's roleRef); throws ApiError 422.

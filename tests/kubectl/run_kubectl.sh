@@ -29,8 +29,9 @@ fi
 WORK=$(mktemp -d)
 SERVER_PID=""
 FRESH_PID=""
+FORWARD_PID=""
 cleanup() {
-  for pid in $SERVER_PID $FRESH_PID; do
+  for pid in $FORWARD_PID $SERVER_PID $FRESH_PID; do
     kill "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
@@ -349,6 +350,60 @@ out=$(k wait --for=condition=complete job/sleeper --timeout=30s)
 contains "touch finish ends the pod" "condition met" "$out"
 out=$(k exec "$pod" -- true 2>&1 || true)
 contains "exec into a completed pod" "cannot exec into a container in a completed pod" "$out"
+
+# ---- port-forward ------------------------------------------------------------------------
+# kubectl 1.32 first tunnels SPDY in a WebSocket (SPDY/3.1+portforward.k8s.io, the API server's
+# translation, which the fake refuses) and then upgrades to SPDY/3.1 itself, which the fake's
+# kubelet serves (fake_kube_port_forward_spdy.cpp): zlib header blocks with SPDY's dictionary,
+# an error and a data stream per connection, each connection to the pod's port on 127.0.0.1.
+cat >"$WORK/web.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: python
+    command: ["python3", "-c", "import http.server as h; s = h.ThreadingHTTPServer(('127.0.0.1', 0), h.SimpleHTTPRequestHandler); print('port', s.server_address[1], flush=True); s.serve_forever()"]
+EOF
+k create -f "$WORK/web.yaml" >/dev/null
+out=$(k wait --for=condition=Ready pod/web --timeout=30s)
+contains "the pod to forward to runs" "condition met" "$out"
+web_port=""
+for _ in $(seq 1 600); do  # a bound (30 s), not a timing: the log names the port once it listens
+  web_port=$(k logs web | sed -n 's/^port //p')
+  [ -n "$web_port" ] && break
+  sleep 0.05
+done
+[ -n "$web_port" ] || fail "the web pod never said its port"
+kubectl --server "$SERVER" --certificate-authority "$WORK/ca.pem" --token "$TOKEN" \
+  --cache-dir "$WORK/cache" port-forward pod/web ":$web_port" >"$WORK/forward.out" \
+  2>"$WORK/forward.err" &
+FORWARD_PID=$!
+local_port=""
+for _ in $(seq 1 600); do
+  local_port=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) -> .*/\1/p' "$WORK/forward.out")
+  [ -n "$local_port" ] && break
+  kill -0 "$FORWARD_PID" 2>/dev/null || fail "kubectl port-forward exited: $(cat "$WORK/forward.err")"
+  sleep 0.05
+done
+[ -n "$local_port" ] || fail "kubectl port-forward never listened: $(cat "$WORK/forward.err")"
+contains "kubectl port-forward listens" "-> $web_port" "$(cat "$WORK/forward.out")"
+for i in 1 2 3; do
+  out=$(python3 -c 'import sys, urllib.request as u; print(u.urlopen("http://127.0.0.1:" + sys.argv[1] + "/").status)' "$local_port")
+  contains "port-forward: request $i answered through SPDY" "200" "$out"
+done
+out=$(k get --raw /_fake/counters)
+contains "port-forward tried the WebSocket tunnel first" \
+  '"GET /api/v1/namespaces/{ns}/pods/{name}/portforward":1' "$out"
+contains "then upgraded to SPDY, one connection for all requests" \
+  '"POST /api/v1/namespaces/{ns}/pods/{name}/portforward":1' "$out"
+kill "$FORWARD_PID"
+wait "$FORWARD_PID" 2>/dev/null || true
+FORWARD_PID=""
+k delete pod web --wait=false >/dev/null
 
 # ---- delete ------------------------------------------------------------------------------
 out=$(k delete job fidelity)

@@ -40,7 +40,7 @@ bool container_running(const json& pod) {
 }  // namespace
 
 std::string choose_exec_pod(const std::vector<json>& pods, const std::string& job, int host,
-                            int hosts) {
+                            int hosts, const std::string& purpose) {
   if (host < 0 || host >= hosts)
     throw Error(Errc::usage, "--host " + std::to_string(host) + ": " + job + " runs on " +
                                  std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") +
@@ -65,8 +65,8 @@ std::string choose_exec_pod(const std::vector<json>& pods, const std::string& jo
   if (phase == "Succeeded" || phase == "Failed")
     throw Error(Errc::not_found, job + " has ended (its pod " + name + " " +
                                      (phase == "Succeeded" ? "succeeded" : "failed") +
-                                     "): there is nothing to exec into; see `kinetic logs " + job +
-                                     "`");
+                                     "): there is nothing to " + purpose + "; see `kinetic logs " +
+                                     job + "`");
   if (!container_running(pod))
     throw Error(Errc::not_found, job + " is pending (its pod " + name + ": " + waiting_reason(pod) +
                                      "); try again once `kinetic status " + job + "` says running");

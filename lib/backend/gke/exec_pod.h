@@ -16,8 +16,9 @@ inline constexpr const char* kJobContainer = "main";  // job/manifest.cpp's cont
 // was retried or a slice restarted. HOSTS: the slice's host count. Throws Error with one line:
 // usage (HOST out of range, naming HOSTS), not_found (no pod yet, or the newest one pending or
 // ended, saying what to do).
+// PURPOSE words the refusal of an ended job ("nothing to PURPOSE").
 std::string choose_exec_pod(const std::vector<nlohmann::json>& pods, const std::string& job,
-                            int host, int hosts);
+                            int host, int hosts, const std::string& purpose = "exec into");
 
 // COMMAND as the container runs it so that it starts in the job's working directory with the
 // job's environment, not the container's (the bootstrap chdirs into the unpacked context and

@@ -25,6 +25,7 @@
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pipeline_runner_job.h"
+#include "backend/gke/pod_port_dialer.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
 #include "backend/stopped_verdict.h"
@@ -467,6 +468,29 @@ int GkeBackend::exec(const ExecRequest& request) {
   const ClusterAccess access = cluster_access(session_);
   return k8s::exec_in_pod(access.server, access.ca_pem, *session_.credentials, params, io,
                           session_.verbosity);
+}
+
+std::unique_ptr<PortDialer> GkeBackend::port_dialer(const std::string& job, int host) {
+  const std::optional<JobSpec> spec = spec_for(job);
+  const int hosts = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  const std::string purpose = "forward ports to";
+  if (host < 0 || host >= hosts) choose_exec_pod({}, job, host, hosts, purpose);
+  const std::optional<JobStatus> st = get(job);
+  if (!st) throw Error(Errc::not_found, "no job '" + job + "' in the gke backend");
+  if (st->terminal() && !is_held(*st, rfc3339(now_unix())))
+    throw Error(Errc::not_found, job + " has ended (" + st->state + "): there is nothing to " +
+                                     purpose + "; see `kinetic logs " + job + "`");
+  PodTarget target;
+  target.ns = session_.target.ns;
+  target.job = job;
+  target.pod = choose_exec_pod(kube().list(k8s::pods_path(target.ns), job_selector(job)).items, job,
+                               host, hosts, purpose);
+  const ClusterAccess access = cluster_access(session_);
+  target.server = access.server;
+  target.ca_pem = access.ca_pem;
+  const std::string path = k8s::pod_path(target.ns, target.pod);
+  return pod_port_dialer(std::move(target), session_.credentials, session_.verbosity,
+                         [this, path] { return kube().get(path); });
 }
 
 void GkeBackend::request_cancel(const std::string& id) {

@@ -51,6 +51,8 @@ class GkeBackend : public Backend {
   std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
+  // pods/portforward WebSockets to the job's pod of HOST (pod_port_dialer.h).
+  std::unique_ptr<PortDialer> port_dialer(const std::string& job, int host) override;
   // The bucket's pipelines/ and the jobs' outputs objects (gke_pipeline_store.h).
   PipelineStore* pipeline_store() override;
   // A GkeBackend on its own transport (Session::for_another_thread): this one's maps and

@@ -17,6 +17,7 @@
 #include "backend/local/job_log.h"
 #include "backend/local/local_exec.h"
 #include "backend/local/local_pipeline_records.h"
+#include "backend/local/local_port.h"
 #include "backend/local/supervisor.h"
 #include "backend/process_identity.h"
 #include "core/copy_tree.h"
@@ -415,6 +416,20 @@ int LocalBackend::exec(const ExecRequest& request) {
                                      "): exec needs a running job; see `kinetic logs " +
                                      request.job + "`");
   return exec_beside_job(st, request);
+}
+
+std::unique_ptr<PortDialer> LocalBackend::port_dialer(const std::string& job, int host) {
+  if (!fs::exists(spec_path(job_dir(job))))
+    throw Error(Errc::not_found, "no job '" + job + "' in the local backend");
+  if (host != 0)
+    throw Error(Errc::usage, "--host " + std::to_string(host) +
+                                 ": the local backend runs a job on one host, host 0");
+  const JobStatus st = read_status(job);
+  if (st.terminal())
+    throw Error(Errc::not_found, job + " is not running (" + st.state +
+                                     "): port-forward needs a running job; see `kinetic logs " +
+                                     job + "`");
+  return local_port_dialer(job, [this, job] { return read_status(job); });
 }
 
 void LocalBackend::request_cancel(const std::string& id) {

@@ -64,6 +64,8 @@ class LocalBackend : public Backend {
   std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
+  // TCP connections to 127.0.0.1 (backend/local/local_port.h).
+  std::unique_ptr<PortDialer> port_dialer(const std::string& job, int host) override;
   // STATE/pipelines/ and the steps' output folders (local_pipeline_store.h).
   PipelineStore* pipeline_store() override { return &pipeline_store_; }
   // STATE/pipelines/runs/ (local_pipeline_records.h).
