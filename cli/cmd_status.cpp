@@ -162,8 +162,9 @@ std::string exit_text(const JobStatus& s) {
 double cost_of(const JobStatus& s, const PriceBook& prices) {
   if (s.backend != "gke" || s.accelerator.empty()) return 0;
   try {
-    return accelerator_price(resolve_accelerator(s.accelerator), prices) * s.duration_seconds /
-           3600.0;
+    Accelerator accel = resolve_accelerator(s.accelerator);
+    accel.slices = s.slices;  // a multislice run costs its N slices
+    return accelerator_price(accel, prices) * s.duration_seconds / 3600.0;
   } catch (const Error&) {
     return 0;
   }

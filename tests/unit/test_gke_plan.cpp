@@ -32,6 +32,10 @@ TEST(GkeNames, PoolNamePerAcceleratorAndSpot) {
   EXPECT_EQ(pool_name(resolve_accelerator("v5litepod-4")), "v5litepod-4");
   EXPECT_EQ(pool_name(resolve_accelerator("l4:spot")), "l4-spot");
   EXPECT_EQ(pool_name(resolve_accelerator("a100x8")), "a100x8");
+  // Multislice: a pool a slice, the first the accelerator's own.
+  EXPECT_EQ(slice_pool_name(resolve_accelerator("v5litepod-16"), 0), "v5litepod-16");
+  EXPECT_EQ(slice_pool_name(resolve_accelerator("v5litepod-16:spot"), 1),
+            "v5litepod-16-spot-slice-2");
   EXPECT_EQ(kube_context_name("p", "us-central1-a", "kinetic"), "gke_p_us-central1-a_kinetic");
   EXPECT_EQ(context_object("abc", Compression::zstd), "contexts/abc.tar.zst");
   EXPECT_EQ(context_object("abc", Compression::gzip), "contexts/abc.tar.gz");

@@ -375,8 +375,11 @@ JobStatus GkeBackend::cancel(const std::string& id) {
 int GkeBackend::exec(const ExecRequest& request) {
   const std::string& id = request.job;
   const std::optional<JobSpec> spec = spec_for(id);
-  const int hosts = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
-  if (request.host < 0 || request.host >= hosts) choose_exec_pod({}, id, request.host, hosts);
+  // A multislice run's hosts are numbered across its slices (slice S's host H is S * HOSTS + H).
+  const int per_slice = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  const int hosts = per_slice * (spec ? spec->slices : 1);
+  if (request.host < 0 || request.host >= hosts)
+    choose_exec_pod({}, id, request.host, hosts, per_slice);
   const std::optional<JobStatus> st = get(id);
   if (!st) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
   // A failed job held for exec (--hold-on-failure) has its pod up: exec is what it is held for.
@@ -387,7 +390,7 @@ int GkeBackend::exec(const ExecRequest& request) {
   k8s::ExecParams params;
   params.ns = session_.target.ns;
   params.pod = choose_exec_pod(kube().list(k8s::pods_path(params.ns), job_selector(id)).items, id,
-                               request.host, hosts);
+                               request.host, hosts, per_slice);
   params.container = kJobContainer;
   params.command = in_job_context(request.command);
   params.stdin_open = request.stdin_open;

@@ -91,6 +91,8 @@ class GkeBackend : public Backend {
   struct HostSinks {
     LogSink& all;
     PrefixedLogSink* by_host = nullptr;
+    int per_slice = 1;  // hosts of one slice; a run's hosts are numbered across its slices
+    int slices = 1;
     LogSink& host(int h) const;
   };
   // What following job ID's pods needs (gke_logs.cpp).
