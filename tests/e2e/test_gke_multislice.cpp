@@ -96,6 +96,24 @@ TEST_F(GkeMultislice, TwoSlicesRunWithTheEnvironmentOfTheirSlice) {
   // The record has every host's log: `logs --all-hosts` after the run, host by host.
   auto logs = kin({"logs", "--all-hosts", job});
   EXPECT_NE(logs.out.find("[slice 1 host 3] slice 1 of 2 worker 3"), std::string::npos) << logs.out;
+
+  // `status` prices the run at its two slices, from its record.
+  double price = 0;
+  const auto catalog = nlohmann::json::parse(kin({"accelerators", "-o", "json"}).out);
+  for (const auto& a : catalog["accelerators"])
+    if (a["name"] == "v5litepod-16") price = a["price_per_hour"];
+  ASSERT_GT(price, 0);
+  const auto list = nlohmann::json::parse(kin({"status", "-o", "json"}).out);
+  bool seen = false;
+  for (const auto& j : list["jobs"]) {
+    if (j["id"] != job) continue;
+    seen = true;
+    EXPECT_EQ(j.value("slices", 0), 2) << j.dump();
+    EXPECT_NEAR(j["cost_usd"].get<double>(),
+                2 * price * j["duration_seconds"].get<double>() / 3600.0, 1e-9)
+        << j.dump();
+  }
+  EXPECT_TRUE(seen) << list.dump();
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
