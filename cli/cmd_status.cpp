@@ -206,10 +206,13 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
     }
     Table t(headers);
     for (const auto& j : jobs) {
+      // A multislice run: "v5litepod-16 x2" (its cost is theirs).
+      const std::string accelerator =
+          j.slices > 1 ? j.accelerator + " x" + std::to_string(j.slices) : j.accelerator;
       std::vector<std::string> row = {j.id,
                                       is_held(j, held_now) ? j.state + " (held)" : j.state,
                                       exit_text(j),
-                                      j.accelerator,
+                                      accelerator,
                                       age_of(j.created),
                                       duration_text(j),
                                       cost_text(j, prices),

@@ -114,6 +114,8 @@ TEST_F(GkeMultislice, TwoSlicesRunWithTheEnvironmentOfTheirSlice) {
         << j.dump();
   }
   EXPECT_TRUE(seen) << list.dump();
+  const auto table = kin({"status"});
+  EXPECT_NE(table.out.find("v5litepod-16 x2"), std::string::npos) << table.out;
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
