@@ -143,6 +143,41 @@ TEST_F(GkeMultislice, AFailingSliceStopsTheWholeRun) {
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// --retries 1: slice 1's host 0 saves a checkpoint, then fails the first attempt; the whole
+// JobSet restarts, every host of both slices runs again, and that host (host 4 of the run) resumes
+// from its own checkpoint, not another slice's.
+TEST_F(GkeMultislice, ARetryRestartsEverySliceAndEachHostResumesItsOwnCheckpoint) {
+  sb.write("proj/flaky.py",
+           "import os, sys\n"
+           "e = os.environ\n"
+           "me = e['KINETIC_SLICE_ID'] + '/' + e['TPU_WORKER_ID']\n"
+           "ckpt = os.path.join(e['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+           "if os.path.exists(ckpt):\n"
+           "    print(me, 'resumed from', open(ckpt).read(), flush=True)\n"
+           "elif me == '1/0':\n"
+           "    open(ckpt, 'w').write('step-of-' + me)\n"
+           "    sys.exit(5)\n");
+  auto r = kin({"run", "flaky.py", "-a", "v5litepod-16", "--slices", "2", "--retries", "1",
+                "--all-hosts", "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("[slice 1 host 0] 1/0 resumed from step-of-1/0\n"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("] 0/0 resumed"), std::string::npos) << "no other host has its checkpoint";
+  const std::string job = job_id_in(r.err);
+  auto js = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + job);
+  ASSERT_TRUE(js);
+  EXPECT_EQ((*js)["status"].value("restarts", 0), 1) << js->dump();
+  EXPECT_EQ((*js)["status"].value("terminalState", ""), "Completed") << js->dump();
+  EXPECT_EQ(
+      cloud_->kube()
+          .pod_names("default", "kinetic.dev/job=" + job + ",jobset.sigs.k8s.io/restart-attempt=1")
+          .size(),
+      8u)
+      << "every host of both slices ran again";
+  EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
+}
+
 // Multislice joins multi-host TPU slices (GKE supports no other): a GPU, the CPU or a
 // single-host TPU is refused in one line naming the flag and the way out, before anything runs.
 TEST_F(GkeMultislice, OnlyMultiHostTpusTakeSlices) {
