@@ -178,6 +178,21 @@ TEST_F(GkeMultislice, ARetryRestartsEverySliceAndEachHostResumesItsOwnCheckpoint
   EXPECT_EQ(kin({"cleanup", "--older-than", "0s"}).exit_code, 0);
 }
 
+// A pipeline step takes slices as `run --slices` does.
+TEST_F(GkeMultislice, APipelineStepRunsOnItsSlices) {
+  sb.write("proj/count.py",
+           "import os\nprint('slices seen', os.environ['MEGASCALE_NUM_SLICES'], flush=True)\n");
+  sb.write("proj/kinetic.yaml",
+           "steps:\n  train: {file: count.py, accelerator: v5litepod-16, slices: 2}\n");
+  auto r = kin({"pipeline", "run"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("slices seen 2"), std::string::npos) << r.out << r.err;
+  const auto list = nlohmann::json::parse(kin({"status", "-o", "json"}).out);
+  int multislice = 0;
+  for (const auto& j : list["jobs"]) multislice += j.value("slices", 1) == 2 ? 1 : 0;
+  EXPECT_EQ(multislice, 1) << list.dump();
+}
+
 // Multislice joins multi-host TPU slices (GKE supports no other): a GPU, the CPU or a
 // single-host TPU is refused in one line naming the flag and the way out, before anything runs.
 TEST_F(GkeMultislice, OnlyMultiHostTpusTakeSlices) {
