@@ -213,6 +213,25 @@ TEST_F(GkeMultislice, OnlyMultiHostTpusTakeSlices) {
   EXPECT_TRUE(cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic").empty());
 }
 
+// Three slices on two pools would hold both while the third waits forever: refused before
+// anything is submitted, naming the `pool add` that adds the missing pool, which then lets it run.
+TEST_F(GkeMultislice, MoreSlicesThanPoolsIsRefusedNamingThePoolAdd) {
+  auto r = kin({"run", "train.py", "-a", "v5litepod-16", "--slices", "3"});
+  EXPECT_EQ(r.exit_code, 126) << r.err;
+  EXPECT_NE(r.err.find("3 slices of v5litepod-16 take 3 node pools of it, one a slice, and the "
+                       "cluster has 2; add them with `kinetic pool add --accelerator "
+                       "v5litepod-16 --slices 3`"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "app.kubernetes.io/managed-by=kinetic").empty());
+  auto add = kin({"pool", "add", "--accelerator", "v5litepod-16", "--slices", "3"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_NE(add.err.find("node pool v5litepod-16: exists"), std::string::npos) << add.err;
+  EXPECT_NE(add.err.find("node pool v5litepod-16-slice-3 (slice 3 of 3"), std::string::npos)
+      << add.err;
+  EXPECT_EQ(kin({"run", "train.py", "-a", "v5litepod-16", "--slices", "3"}).exit_code, 0);
+}
+
 // The preview prices the run at its two slices, the budget buys half the time, and the plan
 // says it needs a pool a slice.
 TEST_F(GkeMultislice, ThePreviewPricesEverySlice) {

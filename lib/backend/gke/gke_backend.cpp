@@ -23,6 +23,7 @@
 #include "backend/gke/jobset_release.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pipeline_runner_job.h"
+#include "backend/gke/slice_host.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
 #include "core/checksum.h"
@@ -210,7 +211,27 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
   return json::parse(build_workload(in).dump());
 }
 
+// A multislice run on fewer pools than slices would hold the pools it got while the rest of its
+// slices wait forever: refused before anything is created. Without the right to list node
+// pools (a user who holds only the namespace) the run goes ahead, and its pods say why they wait.
+void GkeBackend::require_slice_pools(const JobSpec& spec) {
+  if (spec.slices <= 1) return;
+  Accelerator accel = resolve_accelerator(spec.accelerator);
+  accel.slices = spec.slices;
+  std::vector<gcp::NodePoolInfo> pools;
+  try {
+    const Target& t = session_.target;
+    gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+    pools = gke.list_node_pools(t.project, t.location, t.cluster);
+  } catch (const Error&) {
+    return;
+  }
+  if (const std::string why = missing_slice_pools(accel, pools); !why.empty())
+    throw Error(Errc::job_start, why);
+}
+
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  require_slice_pools(spec);
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(spec.id);

@@ -88,6 +88,8 @@ class GkeBackend : public Backend {
   JobStatus verdict_of(const JobSpec& spec, const std::optional<JobStatus>& reported,
                        const std::optional<nlohmann::json>& workload);
   // Where a job's log goes: one sink, or with --all-hosts each host's prefixed sink.
+  // A multislice run needs a node pool a slice (gke_backend.cpp).
+  void require_slice_pools(const JobSpec& spec);
   struct HostSinks {
     LogSink& all;
     PrefixedLogSink* by_host = nullptr;

@@ -23,4 +23,24 @@ int pod_host(const nlohmann::json& pod, int per_slice) {
          slice_label_number(pod, "batch.kubernetes.io/job-completion-index");
 }
 
+int slice_pools(const Accelerator& accel, const std::vector<gcp::NodePoolInfo>& pools) {
+  int n = 0;
+  for (const auto& p : pools)
+    if (p.machine_type == accel.machine_type && p.tpu_topology == accel.topology &&
+        p.spot == accel.spot)
+      ++n;
+  return n;
+}
+
+std::string missing_slice_pools(const Accelerator& accel,
+                                const std::vector<gcp::NodePoolInfo>& pools) {
+  const int have = slice_pools(accel, pools);
+  if (accel.slices <= 1 || have >= accel.slices) return {};
+  const std::string name = accel.name + (accel.spot ? ":spot" : "");
+  return std::to_string(accel.slices) + " slices of " + name + " take " +
+         std::to_string(accel.slices) + " node pools of it, one a slice, and the cluster has " +
+         std::to_string(have) + "; add them with `kinetic pool add --accelerator " + name +
+         " --slices " + std::to_string(accel.slices) + "` and run again";
+}
+
 }  // namespace kinetic::gke
