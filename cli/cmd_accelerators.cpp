@@ -90,8 +90,9 @@ int Accelerators::run(Factory& f) {
           std::string(catalog_price_date()) + ". Append :spot (or pass --spot) for Spot capacity.");
   io.info(not_on_demand_note(all));
   io.info(
-      "Multi-host slices run one pod per host as a JobSet and scale a whole slice at a time "
-      "(docs/multihost.md).");
+      "Multi-host slices run one pod per host as a JobSet and scale a whole slice at a time; "
+      "only they take `run --slices N` (multislice: N slices, a node pool each; "
+      "docs/multihost.md).");
   return 0;
 }
 

@@ -39,8 +39,10 @@ void add_exec(CLI::App& root, Factory&, Action& action) {
   c->add_flag("-i,--stdin", o->req.stdin_open, "Pass your stdin to the command");
   c->add_flag("-t,--tty", o->req.tty,
               "Give the command a terminal (with -i: an interactive shell)");
-  c->add_option("--host", o->req.host,
-                "Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)");
+  c->add_option(
+      "--host", o->req.host,
+      "Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`); a "
+      "multislice run numbers its hosts across slices: slice S's host H is S * HOSTS + H");
   c->footer(
       "The command runs in the job's working directory with the job's environment. Its exit "
       "code is kinetic's.\n\n"

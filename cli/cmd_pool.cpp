@@ -20,7 +20,12 @@ struct PoolAdd : CommandOptions {
   std::string jobset_manifests;
 
   // Bad sizes and unknown accelerators fail before any call.
-  void validate() const override { gke::node_pool_request(resolve_accelerator(accelerator), pool); }
+  void validate() const override {
+    if (pool.slices < 1 || pool.slices > 64)
+      throw Error(Errc::usage,
+                  "--slices must be between 1 and 64 (got " + std::to_string(pool.slices) + ")");
+    gke::node_pool_request(resolve_accelerator(accelerator), pool);
+  }
   int run(Factory& f) override {
     Cluster& cluster = f.cluster("pool add");
     cluster.add_pool(resolve_accelerator(accelerator), pool, jobset_manifests);
@@ -110,6 +115,9 @@ void add_pool(CLI::App& root, Factory&, Action& action) {
   add->add_option("--min-nodes", a->pool.min_nodes, "Minimum nodes (default 0)");
   add->add_option("--max-nodes", a->pool.max_nodes,
                   "Maximum nodes (default 4; a multi-host TPU pool is one slice: its hosts)");
+  add->add_option("--slices", a->pool.slices,
+                  "Make N pools of a multi-host TPU, one a slice (NAME, NAME-slice-2, ...), for "
+                  "`run --slices N` (default 1)");
   add->add_option("--jobset-manifests", a->jobset_manifests,
                   "For a multi-host TPU pool, install JobSet from this copy of its release "
                   "manifests (a file or URL; default: the pinned release on GitHub, or "

@@ -131,9 +131,14 @@ void add_run(CLI::App& root, Factory&, Action& action) {
               "buckets that are not the jobs bucket (default: say how)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
+  c->add_option("--slices", o->req.slices,
+                "Multislice: run on N slices of a multi-host TPU at once, joined over the data "
+                "center network, each on a node pool of its own (default 1; costs N slices; see "
+                "docs/multihost.md)");
   c->add_flag("--all-hosts", o->req.all_hosts,
-              "Stream every host of a multi-host slice, each line prefixed [host N] (default: "
-              "host 0; a failing host's last lines are shown either way)");
+              "Stream every host of a multi-host slice, each line prefixed [host N] ([slice S "
+              "host H] with --slices) (default: host 0; a failing host's last lines are shown "
+              "either way)");
   c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
   c->add_option("--max-cost", o->max_cost,
                 "Stop the job once it has cost this many dollars at the accelerator's list "

@@ -162,8 +162,9 @@ std::string exit_text(const JobStatus& s) {
 double cost_of(const JobStatus& s, const PriceBook& prices) {
   if (s.backend != "gke" || s.accelerator.empty()) return 0;
   try {
-    return accelerator_price(resolve_accelerator(s.accelerator), prices) * s.duration_seconds /
-           3600.0;
+    Accelerator accel = resolve_accelerator(s.accelerator);
+    accel.slices = s.slices;  // a multislice run costs its N slices
+    return accelerator_price(accel, prices) * s.duration_seconds / 3600.0;
   } catch (const Error&) {
     return 0;
   }
@@ -205,10 +206,13 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
     }
     Table t(headers);
     for (const auto& j : jobs) {
+      // A multislice run: "v5litepod-16 x2" (its cost is theirs).
+      const std::string accelerator =
+          j.slices > 1 ? j.accelerator + " x" + std::to_string(j.slices) : j.accelerator;
       std::vector<std::string> row = {j.id,
                                       is_held(j, held_now) ? j.state + " (held)" : j.state,
                                       exit_text(j),
-                                      j.accelerator,
+                                      accelerator,
                                       age_of(j.created),
                                       duration_text(j),
                                       cost_text(j, prices),

@@ -20,6 +20,7 @@ struct UpFlags : CommandOptions {
   std::string reservation;
   int min_nodes = 0;
   std::optional<int> max_nodes;
+  int slices = 1;
   std::string machine_type;
   std::string release_channel = "regular";
   std::string context_name;
@@ -31,7 +32,14 @@ struct UpFlags : CommandOptions {
     // Every pool request is checked before anything is touched, so a bad --min-nodes or an
     // unknown accelerator fails fast.
     const UpOptions o = up_options();
-    for (const auto& a : o.accelerators) gke::node_pool_request(a, o.pool);
+    for (const auto& a : o.accelerators) {
+      PoolOptions pool = o.pool;
+      if (a.hosts < 2) pool.slices = 1;  // --slices is for the multi-host TPUs given
+      gke::node_pool_request(a, pool);
+    }
+    if (slices < 1 || slices > 64)
+      throw Error(Errc::usage,
+                  "--slices must be between 1 and 64 (got " + std::to_string(slices) + ")");
   }
   int run(Factory& f) override;
 
@@ -42,6 +50,7 @@ struct UpFlags : CommandOptions {
     o.pool.reservation = reservation;
     o.pool.min_nodes = min_nodes;
     o.pool.max_nodes = max_nodes;
+    o.pool.slices = slices;
     o.default_machine_type = machine_type;
     o.release_channel = to_lower(release_channel);
     for (auto& c : o.release_channel) c = static_cast<char>(std::toupper(c));
@@ -107,6 +116,9 @@ void add_up(CLI::App& root, Factory&, Action& action) {
                 "Add a node pool for this accelerator (repeatable)");
   c->add_flag("--spot", flags->spot, "Make the accelerator node pools Spot");
   c->add_option("--reservation", flags->reservation, "Consume this reservation");
+  c->add_option("--slices", flags->slices,
+                "For each multi-host TPU accelerator, make N node pools, one a slice, for "
+                "`run --slices N` (default 1)");
   c->add_option("--min-nodes", flags->min_nodes, "Minimum nodes per pool (default 0)");
   c->add_option(
       "--max-nodes", flags->max_nodes,

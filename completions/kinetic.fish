@@ -26,11 +26,11 @@ function __kinetic_value_flags
         case ''
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -54,7 +54,7 @@ function __kinetic_value_flags
         case 'pool'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool add'
-            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --min-nodes --max-nodes --slices --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool remove'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pool list'
@@ -206,6 +206,7 @@ complete -c kinetic -n "__kinetic_in ''" -l access-token-file -x -d 'Use the Goo
 complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Add a node pool for this accelerator (repeatable)'
 complete -c kinetic -n "__kinetic_in 'up'" -l spot -d 'Make the accelerator node pools Spot'
 complete -c kinetic -n "__kinetic_in 'up'" -l reservation -x -d 'Consume this reservation'
+complete -c kinetic -n "__kinetic_in 'up'" -l slices -x -d 'For each multi-host TPU accelerator, make N node pools, one a slice, for `run --slices N` (default 1)'
 complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per pool (default 0)'
 complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per pool (default 4; a multi-host TPU pool is one slice: its hosts)'
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
@@ -236,7 +237,8 @@ complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'SRC:DST[:ro|:rw]'
 complete -c kinetic -n "__kinetic_in 'run'" -l grant -d 'Grant the job\'s pods read access (read-write with :rw) to the --data gs:// buckets that are not the jobs bucket (default: say how)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
-complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] (default: host 0; a failing host\'s last lines are shown either way)'
+complete -c kinetic -n "__kinetic_in 'run'" -l slices -x -d 'Multislice'
+complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] ([slice S host H] with --slices) (default: host 0; a failing host\'s last lines are shown either way)'
 complete -c kinetic -n "__kinetic_in 'run'" -l timeout -x -d 'Stop the job after this long, e.g. 30m (exit 124)'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once it has cost this many dollars at the accelerator\'s list price, e.g. 5 (it becomes the job\'s deadline; exit 124)'
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
@@ -306,6 +308,7 @@ complete -c kinetic -n "__kinetic_in 'pool add'" -l spot -d 'Spot nodes'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l min-nodes -x -d 'Minimum nodes (default 0)'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default 4; a multi-host TPU pool is one slice: its hosts)'
+complete -c kinetic -n "__kinetic_in 'pool add'" -l slices -x -d 'Make N pools of a multi-host TPU, one a slice (NAME, NAME-slice-2, ...), for `run --slices N` (default 1)'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l jobset-manifests -x -d 'For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 
 # kinetic pool remove

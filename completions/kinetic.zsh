@@ -15,7 +15,7 @@ _kinetic_tree() {
       ;;
     'up')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'down')
       _kinetic_subs=()
@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -71,7 +71,7 @@ _kinetic_tree() {
       ;;
     'pool add')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --min-nodes --max-nodes --slices --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pool remove')
       _kinetic_subs=()
@@ -283,6 +283,7 @@ _kinetic() {
         '*--accelerator=[Add a node pool for this accelerator (repeatable)]:accelerator:_kinetic_values accelerators' \
         '--spot[Make the accelerator node pools Spot]' \
         '--reservation=[Consume this reservation]:reservation: ' \
+        '--slices=[For each multi-host TPU accelerator, make N node pools, one a slice, for `run --slices N` (default 1)]:slices: ' \
         '--min-nodes=[Minimum nodes per pool (default 0)]:min-nodes: ' \
         '--max-nodes=[Maximum nodes per pool (default 4; a multi-host TPU pool is one slice\: its hosts)]:max-nodes: ' \
         '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
@@ -347,7 +348,8 @@ _kinetic() {
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \
         '(-d --detach)--detach[Print the job id and leave the job running]' \
-        '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (default\: host 0; a failing host'\''s last lines are shown either way)]' \
+        '--slices=[Multislice]:slices: ' \
+        '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (\[slice S host H\] with --slices) (default\: host 0; a failing host'\''s last lines are shown either way)]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
         '--max-cost=[Stop the job once it has cost this many dollars at the accelerator'\''s list price, e.g. 5 (it becomes the job'\''s deadline; exit 124)]:max-cost: ' \
         '--retries=[Run again up to N times if the job fails]:retries: ' \
@@ -607,6 +609,7 @@ _kinetic() {
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes (default 0)]:min-nodes: ' \
         '--max-nodes=[Maximum nodes (default 4; a multi-host TPU pool is one slice\: its hosts)]:max-nodes: ' \
+        '--slices=[Make N pools of a multi-host TPU, one a slice (NAME, NAME-slice-2, ...), for `run --slices N` (default 1)]:slices: ' \
         '--jobset-manifests=[For a multi-host TPU pool, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
         '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \

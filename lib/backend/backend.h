@@ -58,6 +58,7 @@ struct JobStatus {
   std::string file;
   std::vector<std::string> args;
   std::string accelerator;
+  int slices = 1;  // multislice: the run spans this many slices of the accelerator
   std::string backend;
   std::string created;
   std::string started;

@@ -31,6 +31,10 @@ struct PoolOptions {
   int min_nodes = 0;
   std::optional<int> max_nodes;  // default: one slice for multi-host TPUs, 4 nodes otherwise
   std::string service_account;   // the nodes' Google identity; empty: GKE's default
+  // Multislice (`--slices N`): N pools of a multi-host TPU, one slice each (a run's N slices
+  // are placed one a pool). Which of them a request is for: slice_pool_name's SLICE.
+  int slices = 1;
+  int slice = 0;
 };
 
 struct UpOptions {

@@ -17,6 +17,7 @@ JobStatus initial_status(const JobSpec& spec) {
   st.file = spec.file;
   st.args = spec.args;
   st.accelerator = spec.accelerator;
+  st.slices = spec.slices;
   st.backend = spec.backend;
   st.created = spec.created;
   st.output_dir = spec.output_dir;
@@ -111,6 +112,7 @@ nlohmann::json to_json(const JobStatus& s) {
   if (!s.held_until.empty()) j["held_until"] = s.held_until;
   if (s.final) j["final"] = true;
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
+  if (s.slices > 1) j["slices"] = s.slices;
   if (s.pgid != 0) {
     j["pgid"] = s.pgid;
     j["pgid_start"] = s.pgid_start;
@@ -133,6 +135,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
   s.file = j.value("file", "");
   s.args = j.value("args", std::vector<std::string>{});
   s.accelerator = j.value("accelerator", "");
+  s.slices = j.value("slices", 1);
   s.backend = j.value("backend", "");
   s.created = j.value("created", "");
   s.started = j.value("started", "");

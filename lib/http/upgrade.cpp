@@ -46,21 +46,23 @@ class CurlConnection final : public UpgradedConnection {
   }
 
   std::optional<std::string> receive() override {
-    std::string out;
-    char buf[16384];
     // At most this much per call: a fast sender would otherwise grow one string without bound
     // while the caller waits to pass it on (callers call again until "").
     constexpr size_t kMaxReceive = 64 * 1024;
-    while (out.size() < kMaxReceive) {
+    char buf[16384];
+    // Built in place: GCC 12 takes a std::string moved into an optional for its inline buffer
+    // (a false -Wstringop-overread).
+    std::optional<std::string> out(std::in_place);
+    while (out->size() < kMaxReceive) {
       size_t got = 0;
       CURLcode code = curl_easy_recv(handle_, buf, sizeof buf, &got);
       if (code == CURLE_AGAIN) return out;
       if (code != CURLE_OK) fail("receiving", code);
       if (got == 0) {
-        if (out.empty()) return std::nullopt;
+        if (out->empty()) return std::nullopt;
         return out;  // the end is seen again on the next call
       }
-      out.append(buf, got);
+      out->append(buf, got);
     }
     return out;
   }

@@ -14,7 +14,8 @@
 #   KINETIC_CONTEXT_SHA256 (of the archive bytes), KINETIC_SPEC_SHA256 (of spec.json's bytes),
 #   KINETIC_RESULTS_URI (gs://B/jobs/ID/results/),
 #   KINETIC_POD_NAME (else HOSTNAME). On the hosts of a multi-host slice other than the first
-#   (JOB_COMPLETION_INDEX set and not 0), results go under RESULTS_URI + "workers/INDEX/".
+#   (JOB_COMPLETION_INDEX set and not 0), results go under RESULTS_URI + "workers/INDEX/"; a
+#   multislice run's INDEX counts across slices (KINETIC_SLICE_ID * KINETIC_SLICE_HOSTS + index).
 #   Storage endpoint as lib/gcp/endpoints.h resolves it: CLOUDSDK_API_ENDPOINT_OVERRIDES_STORAGE
 #   (authenticated), else STORAGE_EMULATOR_HOST (no credentials, as Google's libraries do), else
 #   https://storage.googleapis.com. Authenticated calls carry a metadata-server token
@@ -77,6 +78,11 @@ import urllib.request
 env = os.environ
 job_id = env["KINETIC_JOB_ID"]
 host_index = env.get("JOB_COMPLETION_INDEX", "0")
+# A multislice run numbers its hosts across its slices (slice S's host H is S * HOSTS + H), so
+# each host has records of its own and host 0 of slice 0 speaks for the run.
+if env.get("KINETIC_SLICE_ID", "0") not in ("", "0") and host_index:
+    host_index = str(int(env["KINETIC_SLICE_ID"]) * int(env.get("KINETIC_SLICE_HOSTS", "1")) +
+                     int(host_index))
 results = env["KINETIC_RESULTS_URI"].rstrip("/") + "/"
 if host_index not in ("", "0"):
     results += "workers/%s/" % host_index
@@ -1085,6 +1091,8 @@ def run_job():
                       accelerator=spec.get("accelerator", ""), created=spec.get("created", ""))
         if spec.get("labels"):
             status["labels"] = spec["labels"]
+        if spec.get("slices", 1) > 1:
+            status["slices"] = spec["slices"]
     for variable in spec.get("env", []):
         env.setdefault(variable["name"], variable["value"])
 

@@ -55,8 +55,9 @@ Budget budget_for(double max_cost_usd, const Accelerator& accel, const PriceBook
 
 std::string budget_line(const Budget& b, const Accelerator& accel) {
   return "budget " + format_usd(b.max_cost_usd) + " buys " +
-         format_duration(static_cast<double>(b.seconds)) + " of " + accel.name + " at " +
-         format_usd(b.price_per_hour) + "/h (" +
+         format_duration(static_cast<double>(b.seconds)) + " of " +
+         (accel.slices > 1 ? std::to_string(accel.slices) + " slices of " : std::string()) +
+         accel.name + " at " + format_usd(b.price_per_hour) + "/h (" +
          (b.spot         ? std::string("your Spot price, from the prices setting")
           : b.negotiated ? std::string("your price, from the prices setting")
                          : "on-demand list price as of " + std::string(catalog_price_date()) +

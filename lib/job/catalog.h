@@ -38,6 +38,9 @@ struct Accelerator {
   double price_per_hour = 0;  // on-demand list price in USD for the whole slice, us-central1
   bool spot = false;          // run on Spot VMs (the `:spot` suffix or --spot)
   Capacity capacity = Capacity::on_demand;  // how its machine type is sold
+  // Slices a run spans (`run --slices N`, multislice over the data center network): 1 for every
+  // catalog entry; a run's accelerator carries its N, and every price of it is N slices'.
+  int slices = 1;
 };
 
 // Resolves a user's accelerator string: case-insensitive; "cpu"; GPU names with counts ("l4",

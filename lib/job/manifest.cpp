@@ -235,6 +235,9 @@ void check_input(const ManifestInput& in) {
   if (in.accelerator.hosts < 1) {
     throw Error(Errc::internal, "manifest: accelerator " + in.accelerator.name + " has no hosts");
   }
+  if (in.accelerator.slices < 1) {
+    throw Error(Errc::internal, "manifest: accelerator " + in.accelerator.name + " has no slices");
+  }
 }
 
 // The JobSet's failure policy, evaluated on the failed Job's reason and message (JobSet v0.10+):
@@ -314,13 +317,32 @@ json build_job(const ManifestInput& in) {
   return job;
 }
 
+// A multislice run's own variables (docs/multihost.md "Multislice"): how many slices, and which
+// one this pod's is: the JobSet labels every pod of child Job S with jobset.sigs.k8s.io/job-index
+// S (jobset v0.10.1 labelAndAnnotateObject), read here through the downward API. The bootstrap
+// numbers hosts across slices with them (slice S's host H is S * HOSTS + H). GKE injects the
+// MEGASCALE_* variables JAX's multislice runtime reads; kinetic does not write them.
+void add_slice_env(json& env, int slices) {
+  env.push_back(env_var("KINETIC_SLICES", std::to_string(slices)));
+  json slice_id = json::object();
+  slice_id["name"] = "KINETIC_SLICE_ID";
+  slice_id["valueFrom"]["fieldRef"]["fieldPath"] =
+      "metadata.labels['jobset.sigs.k8s.io/job-index']";
+  env.push_back(slice_id);
+}
+
 // A multi-host TPU slice: one Indexed Job of HOSTS pods, one per host, wrapped in a JobSet for
 // its headless Service (stable host names, which GKE turns into TPU_WORKER_HOSTNAMES) and
 // exclusive placement of the slice on one node pool. One slice, one fate: a failed host fails
 // the Job (its other hosts are stopped) and the whole JobSet restarts, up to RETRIES times;
 // never one host alone, which would hang the others in their collectives.
+// Multislice (SLICES > 1): the replicated Job has SLICES replicas, child Jobs
+// kinetic-ID-slice-S, each placed alone on a node pool of its own by the exclusive-topology
+// annotation; any slice's failure is a failed child Job, which the same failure policy answers
+// for the whole JobSet (every slice restarts, or all stop), so the run has one fate.
 json build_jobset(const ManifestInput& in) {
   const int hosts = in.accelerator.hosts;
+  const int slices = in.accelerator.slices;
 
   json job_spec = json::object();
   job_spec["parallelism"] = hosts;
@@ -330,11 +352,12 @@ json build_jobset(const ManifestInput& in) {
   job_spec["podFailurePolicy"] = pod_failure_policy("FailJob");
   if (in.timeout_seconds) job_spec["activeDeadlineSeconds"] = *in.timeout_seconds;
   job_spec["template"] = pod_template(in);
-  // jax.distributed.initialize() with no arguments: host 0 of the slice coordinates (its stable
-  // name under the JobSet's headless Service; 8476 is JAX's port for TPU clusters).
+  // jax.distributed.initialize() with no arguments: host 0 of the (first) slice coordinates (its
+  // stable name under the JobSet's headless Service; 8476 is JAX's port for TPU clusters).
   const std::string name = k8s_object_name(in.job_id);
-  job_spec["template"]["spec"]["containers"][0]["env"].push_back(
-      env_var("JAX_COORDINATOR_ADDRESS", name + "-slice-0-0." + name + ":8476"));
+  json& env = job_spec["template"]["spec"]["containers"][0]["env"];
+  env.push_back(env_var("JAX_COORDINATOR_ADDRESS", name + "-slice-0-0." + name + ":8476"));
+  if (slices > 1) add_slice_env(env, slices);
 
   json job_template = json::object();
   job_template["metadata"]["labels"] = labels_for(in);
@@ -342,7 +365,7 @@ json build_jobset(const ManifestInput& in) {
 
   json replicated = json::object();
   replicated["name"] = "slice";
-  replicated["replicas"] = 1;
+  replicated["replicas"] = slices;
   replicated["template"] = job_template;
 
   json spec = json::object();
@@ -371,7 +394,7 @@ std::string k8s_object_name(const std::string& job_id) {
 
 nlohmann::ordered_json build_workload(const ManifestInput& in) {
   check_input(in);
-  return in.accelerator.hosts > 1 ? build_jobset(in) : build_job(in);
+  return in.accelerator.hosts > 1 || in.accelerator.slices > 1 ? build_jobset(in) : build_job(in);
 }
 
 std::optional<nlohmann::ordered_json> build_secret(

@@ -85,7 +85,7 @@ PriceBook price_book_setting(const std::string& value, const std::string& source
 
 double accelerator_price(const Accelerator& accel, const PriceBook& book) {
   auto it = book.accelerators.find(accel.name);
-  return it != book.accelerators.end() ? it->second : accel.price_per_hour;
+  return (it != book.accelerators.end() ? it->second : accel.price_per_hour) * accel.slices;
 }
 
 bool negotiated(const Accelerator& accel, const PriceBook& book) {
@@ -99,7 +99,7 @@ double control_plane_price(const PriceBook& book) {
 std::optional<double> spot_price(const Accelerator& accel, const PriceBook& book) {
   auto it = book.spot_accelerators.find(accel.name);
   if (it == book.spot_accelerators.end()) return std::nullopt;
-  return it->second;
+  return it->second * accel.slices;
 }
 
 std::optional<double> spot_node_price_per_hour(std::string_view machine_type,

@@ -35,12 +35,14 @@ PriceBook parse_price_book(std::string_view text);
 // configuration error (run exits 125, other commands 1) naming where it came from.
 PriceBook price_book_setting(const std::string& value, const std::string& source);
 
-// ACCEL's price per hour for the whole slice: the book's, else the catalog's list price.
+// ACCEL's price per hour for the whole slice (times its slices): the book's, else the catalog's
+// list price.
 double accelerator_price(const Accelerator& accel, const PriceBook& book);
 // Whether the book sets ACCEL's price (lines then say "your price" rather than "list price").
 bool negotiated(const Accelerator& accel, const PriceBook& book);
 double control_plane_price(const PriceBook& book);
-// ACCEL's Spot price for the whole slice, when the book has one ("NAME:spot=USD").
+// ACCEL's Spot price for the whole slice (times its slices), when the book has one
+// ("NAME:spot=USD").
 std::optional<double> spot_price(const Accelerator& accel, const PriceBook& book);
 // One Spot node of MACHINE_TYPE, when the book prices it (the machine type's, or a slice's
 // over its hosts).

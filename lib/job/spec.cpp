@@ -95,6 +95,8 @@ nlohmann::json to_json(const JobSpec& s) {
                      {"runner_sha256", s.function->runner_sha256}};
   }
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
+  // Only a multislice run has slices: a one-slice record keeps its shape.
+  if (s.slices > 1) j["slices"] = s.slices;
   return j;
 }
 
@@ -128,6 +130,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   s.price_per_hour = j.value("price_per_hour", 0.0);
   s.hold_on_failure_seconds = j.value("hold_on_failure_seconds", 0L);
   s.retries = j.value("retries", 0);
+  s.slices = j.value("slices", 1);
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);
   s.log_upload_seconds = j.value("log_upload_seconds", 5.0);

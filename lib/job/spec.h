@@ -60,6 +60,9 @@ struct JobSpec {
   // many seconds for `kinetic exec`, then ends and is cleaned up as usual. 0: not held.
   long hold_on_failure_seconds = 0;
   int retries = 0;
+  // Multislice (`run --slices N`, docs/multihost.md): N slices of the accelerator, one JobSet
+  // replica each. Absent from spec.json when 1.
+  int slices = 1;
   // The run record (docs/run-record.md): preemptions tolerated before the run is given up;
   // how often the bootstrap saves changed checkpoints and uploads the log.
   int max_preemptions = 10;

@@ -87,6 +87,15 @@ class StepParser {
       if (!digits || std::stoi(text) > 100)
         fail("retries must be a number between 0 and 100, not '" + text + "'");
       step_.retries = std::stoi(text);
+    } else if (key == "slices") {
+      const std::string text = scalar(value);
+      const bool digits =
+          !text.empty() && text.size() <= 2 && std::all_of(text.begin(), text.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c));
+          });
+      if (!digits || std::stoi(text) < 1)
+        fail("slices must be a number of slices, 1 or more, not '" + text + "'");
+      step_.slices = std::stoi(text);  // run checks the accelerator takes them (--slices)
     } else if (key == "needs") {
       step_.needs = list(value, "needs: [prep]");
     } else if (key == "data") {
@@ -162,9 +171,9 @@ PipelineStep parse_step(const Locator& at, const std::string& name, const YAML::
 }  // namespace
 
 const std::vector<std::string>& pipeline_step_fields() {
-  static const std::vector<std::string> fields = {"file", "args",        "accelerator", "spot",
-                                                  "env",  "capture-env", "timeout",     "retries",
-                                                  "data", "needs"};
+  static const std::vector<std::string> fields = {"file",    "args", "accelerator", "spot",
+                                                  "slices",  "env",  "capture-env", "timeout",
+                                                  "retries", "data", "needs"};
   return fields;
 }
 

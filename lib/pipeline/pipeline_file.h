@@ -25,6 +25,7 @@ struct PipelineStep {
   std::vector<std::string> capture_env;  // as --capture-env: globs, their values secret
   std::optional<long> timeout_seconds;
   int retries = 0;
+  int slices = 1;                  // multislice (`run --slices`)
   std::vector<std::string> needs;  // names of the steps whose outputs are this step's inputs
 };
 

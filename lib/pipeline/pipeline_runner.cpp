@@ -36,6 +36,12 @@ namespace kinetic {
 
 namespace {
 
+// What a step runs on, as its key sees it: N slices of an accelerator are not one, but a one-slice
+// step's key is what it was before multislice.
+std::string step_accelerator(const JobSpec& spec) {
+  return spec.slices > 1 ? spec.accelerator + " x" + std::to_string(spec.slices) : spec.accelerator;
+}
+
 // How a step's lines are told apart when steps run at once: "[train] ".
 std::string step_prefix(const std::string& step) {
   return "[" + step + "] ";
@@ -272,6 +278,7 @@ class PipelineRun {
     rr.capture_env = s.capture_env;
     rr.timeout_seconds = s.timeout_seconds;
     rr.retries = s.retries;
+    rr.slices = s.slices;
     rr.output = r.output_dir.string();
     rr.exclude = {file_.path.string()};
     std::map<std::string, std::string> needs_keys;
@@ -287,7 +294,7 @@ class PipelineRun {
     }
     const JobSpec& spec = r.prepared->spec;
     r.key = step_key(step_key_inputs(s, spec.context_sha256, r.prepared->image_tag, spec.file,
-                                     spec.workdir, spec.accelerator, needs_keys));
+                                     spec.workdir, step_accelerator(spec), needs_keys));
     r.job = spec.id;
     const bool forced = std::find(req_.force.begin(), req_.force.end(), s.name) != req_.force.end();
     if (forced) return;

@@ -16,7 +16,7 @@ struct StepKeyInputs {
   std::string file;            // relative to the context root
   std::string workdir;
   std::vector<std::string> args;
-  std::string accelerator;  // canonical name, ":spot" when spot
+  std::string accelerator;  // canonical name, ":spot" when spot, " xN" for N slices
   // Variables written in the pipeline file (NAME=VALUE): not secrets, so their values count.
   std::map<std::string, std::string> env;
   // Variables whose values are secrets (taken from the caller's environment, or captured by

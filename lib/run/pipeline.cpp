@@ -275,11 +275,31 @@ Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
   return o;
 }
 
+constexpr int kMostSlices = 64;
+
+// --slices N: multislice joins N slices of one multi-host TPU over the data center network; GKE
+// supports it only on multi-host TPU slice node pools ("Deploy TPU Multislices in GKE").
+void require_slices(int slices, const Accelerator& a) {
+  if (slices < 1 || slices > kMostSlices)
+    throw Error(Errc::usage, "--slices must be between 1 and " + std::to_string(kMostSlices) +
+                                 " (got " + std::to_string(slices) + ")");
+  if (slices == 1 || (a.family == AcceleratorFamily::tpu && a.hosts > 1)) return;
+  throw Error(Errc::usage,
+              "--slices " + std::to_string(slices) + " joins slices of a multi-host TPU, and " +
+                  a.name + " is " +
+                  (a.family == AcceleratorFamily::tpu ? "a single-host TPU" : "not a TPU") +
+                  "; use a multi-host one (e.g. -a v5litepod-16, see `kinetic accelerators`) "
+                  "or drop --slices");
+}
+
 Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   Resolved r;
   std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
   r.accel = resolve_accelerator(accel);
   if (req.spot) r.accel.spot = true;
+  require_slices(req.slices, r.accel);
+  r.accel.slices = req.slices;  // every price of the run is its N slices'
+
   if (r.accel.spot && r.accel.family == AcceleratorFamily::cpu && !local)
     throw Error(Errc::usage, "--spot needs an accelerator; pass --accelerator too");
   // A slice's hosts fail together (the JobSet restarts or fails them all): one held host would
@@ -294,8 +314,10 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
       local ? PriceBook{}
             : price_book_setting(env.settings.prices.value, env.settings.prices.source);
   r.negotiated_price = negotiated(r.accel, prices);
-  r.accel.price_per_hour = accelerator_price(r.accel, prices);
+  // Both at the catalog's price of one slice, times the run's slices; from here on the run's
+  // accelerator carries the run's price (every slice's).
   if (req.max_cost_usd && !local) r.budget = budget_for(*req.max_cost_usd, r.accel, prices);
+  r.accel.price_per_hour = accelerator_price(r.accel, prices);
 
   if (req.function.empty()) {
     resolve_job_file(req, env, r, local);
@@ -494,7 +516,10 @@ std::string accelerator_summary(const Accelerator& a) {
                   ", " + std::to_string(a.chips) +
                   (a.family == AcceleratorFamily::tpu ? " chips" : " GPUs");
   if (a.hosts > 1) s += " on " + std::to_string(a.hosts) + " hosts";
-  return s + ", " + a.machine_type + ")";
+  s += ", " + a.machine_type + ")";
+  // Multislice: N such slices, each on a node pool of its own (docs/multihost.md).
+  if (a.slices > 1) s = std::to_string(a.slices) + " slices of " + s + ", one node pool each";
+  return s;
 }
 
 // How long a foreground run may go unfollowed before its pod stops it: long enough for a laptop
@@ -527,6 +552,7 @@ JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string
   spec.args = o.args;
   spec.workdir = r.workdir_rel;
   spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
+  spec.slices = r.accel.slices;
   spec.backend = env.settings.backend;
   spec.context_sha256 = context_sha256;
   spec.context_uri = context_uri;
@@ -598,6 +624,7 @@ nlohmann::ordered_json plan_document(const RunEnvironment& env, const Resolved& 
       {"max_preemptions", o.max_preemptions},
   };
   if (s.backend == "gke") plan["image"] = image;
+  if (r.accel.slices > 1) plan["slices"] = r.accel.slices;  // absent for one: the shape holds
   return plan;
 }
 
@@ -640,11 +667,14 @@ std::string plan_text(const RunEnvironment& env, const Resolved& r, const PackRe
     line("image:", r.custom_image + (gke ? " (--image, used as is)" : " (local: not used)"));
   line("accelerator:", accelerator_summary(r.accel));
   if (r.accel.price_per_hour > 0 && gke)
-    line("price:", format_usd(r.accel.price_per_hour) + "/h " +
-                       (r.negotiated_price
-                            ? std::string("(your price, from the prices setting)")
-                            : "on-demand list price as of " + std::string(catalog_price_date()) +
-                                  (r.accel.spot ? " (Spot costs less)" : "")));
+    line("price:",
+         format_usd(r.accel.price_per_hour) + "/h " +
+             (r.accel.slices > 1 ? "for its " + std::to_string(r.accel.slices) + " slices, "
+                                 : std::string()) +
+             (r.negotiated_price
+                  ? std::string("(your price, from the prices setting)")
+                  : "on-demand list price as of " + std::string(catalog_price_date()) +
+                        (r.accel.spot ? " (Spot costs less)" : "")));
   if (r.budget) line("budget:", budget_line(*r.budget, r.accel));
   if (!r.job_env.names.empty()) line("env:", fmt_join(r.job_env.names));
   for (const auto& m : r.data)

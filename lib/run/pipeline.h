@@ -28,6 +28,7 @@ struct RunRequest {
   std::vector<std::string> args;
   std::string accelerator;  // empty: cpu
   bool spot = false;
+  int slices = 1;  // --slices N: multislice, N slices of a multi-host TPU (docs/multihost.md)
   std::string requirements;  // explicit requirements file
   std::string context_dir;   // explicit context directory
   std::string image;         // --image: a prebuilt image used as is (no build)

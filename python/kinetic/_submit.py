@@ -35,6 +35,7 @@ class RunOptions:
     output_dir: Optional[str] = None
     timeout: Union[None, int, float, str] = None
     retries: int = 0
+    slices: int = 1
     max_cost: Union[None, int, float, str] = None
     notify: Optional[List[str]] = None
     context_dir: Optional[str] = None
@@ -94,6 +95,8 @@ def run_flags(options: RunOptions, mounts: Sequence[_data.Mount]) -> List[str]:
         out += ["--max-cost", str(options.max_cost)]
     if options.retries:
         out += ["--retries", str(int(options.retries))]
+    if options.slices != 1:
+        out += ["--slices", str(int(options.slices))]
     notify = [options.notify] if isinstance(options.notify, str) else (options.notify or [])
     for url in notify:
         out += ["--notify", url]

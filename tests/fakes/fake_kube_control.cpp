@@ -170,6 +170,62 @@ bool match_expression(const json& expr, const json& labels) {
   return false;
 }
 
+// GKE's TPU webhook on a multislice JobSet's pod (a child Job of a replicated Job with more than
+// one replica): the MEGASCALE_* variables JAX's multislice runtime reads. Neither xpk's TPU
+// JobSet (src/xpk/commands/workload.py WORKLOAD_CREATE_YAML, whose env is the user's own) nor
+// JobSet's multislice example (site/static/examples/tpu-multislice/v6e-jax-workload.yaml)
+// writes them, so GKE does; the names are those xpk's Pathways template writes by hand
+// (src/xpk/templates/pathways_workload_create.yaml.j2). The coordinator is host 0 of slice 0,
+// by its name under the JobSet's headless Service (docs/multihost.md "Multislice").
+void inject_megascale(json& pod, int parallelism) {
+  const json labels = pod["metadata"].value("labels", json::object());
+  const int slices =
+      std::atoi(labels.value("jobset.sigs.k8s.io/replicatedjob-replicas", "1").c_str());
+  if (slices < 2 || parallelism < 1 || !pod["spec"].contains("subdomain")) return;
+  const std::string coordinator = labels.value("jobset.sigs.k8s.io/jobset-name", "") + "-" +
+                                  labels.value("jobset.sigs.k8s.io/replicatedjob-name", "") +
+                                  "-0-0." + pod["spec"]["subdomain"].get<std::string>();
+  for (auto& c : pod["spec"]["containers"]) {
+    c["env"].push_back({{"name", "MEGASCALE_COORDINATOR_ADDRESS"}, {"value", coordinator}});
+    c["env"].push_back({{"name", "MEGASCALE_NUM_SLICES"}, {"value", std::to_string(slices)}});
+    c["env"].push_back({{"name", "MEGASCALE_SLICE_ID"},
+                        {"value", labels.value("jobset.sigs.k8s.io/job-index", "0")}});
+  }
+}
+
+// JobSet's exclusive placement (alpha.jobset.sigs.k8s.io/exclusive-topology, v0.10.1
+// pkg/webhooks/pod_mutating_webhook.go): the leader pod (completion index 0) gets a pod affinity
+// to its own child Job (jobset.sigs.k8s.io/job-key) and an anti-affinity to every other Job's
+// pods within the topology domain; a follower gets its leader's domain as a node selector. As
+// one filter here: a node fits when no pod of another Job runs in its domain and, once a pod of
+// its own Job is placed, the domain is that pod's.
+std::string exclusive_fit(const json& pod, const json& labels, const std::vector<json*>& placed,
+                          const std::map<std::string, json>& node_labels) {
+  const json annotations = pod["metadata"].value("annotations", json::object());
+  const std::string key = annotations.value("alpha.jobset.sigs.k8s.io/exclusive-topology", "");
+  if (key.empty()) return {};
+  const std::string domain = labels.value(key, "");
+  const std::string own =
+      pod["metadata"].value("labels", json::object()).value("jobset.sigs.k8s.io/job-key", "");
+  for (const json* other : placed) {
+    // A restart's old pods are going: JobSet deletes a restarted child Job in the foreground
+    // (its pods first) before it makes the new one, which this fake does in the background.
+    if ((*other)["metadata"].contains("deletionTimestamp")) continue;
+    const std::string node = (*other)["spec"].value("nodeName", std::string());
+    auto n = node_labels.find(node);
+    if (n == node_labels.end()) continue;
+    const std::string theirs_domain = n->second.value(key, "");
+    const std::string theirs = (*other)["metadata"]
+                                   .value("labels", json::object())
+                                   .value("jobset.sigs.k8s.io/job-key", "");
+    if (theirs.empty()) continue;
+    if (theirs == own && theirs_domain != domain) return "node(s) didn't match pod affinity rules";
+    if (theirs != own && theirs_domain == domain)
+      return "node(s) didn't satisfy existing pods anti-affinity rules";
+  }
+  return {};
+}
+
 // The scheduler's filters in its order (taints, node affinity/selector, resources): "" when the
 // pod fits, else the reason as FitError counts it.
 std::string fit_reason(const json& pod, const json& labels, const json& taints,
@@ -488,11 +544,17 @@ void FakeKube::Impl::schedule_pods() {
   auto nodes = list(nodes_t(), "");
   std::map<std::string, std::map<std::string, long>> used;
   auto all_pods = list(pods_t(), "");
+  std::vector<json*> on_nodes;  // pods on a node, for JobSet's exclusive placement
   for (auto* p : all_pods) {
     auto node = (*p)["spec"].value("nodeName", std::string());
     if (node.empty() || terminal(*p)) continue;
     for (auto& [r, q] : extended_requests(*p)) used[node][r] += q;
+    on_nodes.push_back(p);
   }
+  std::map<std::string, json> node_labels;
+  for (auto* n : nodes)
+    node_labels[(*n)["metadata"]["name"].get<std::string>()] =
+        (*n)["metadata"].value("labels", json::object());
   for (auto* p : all_pods) {
     auto& pod = *p;
     if (!pod["spec"].value("nodeName", std::string()).empty() || terminal(pod) ||
@@ -510,6 +572,7 @@ void FakeKube::Impl::schedule_pods() {
       auto reason =
           fit_reason(pod, (*n)["metadata"].value("labels", json::object()),
                      (*n)["spec"].value("taints", json::array()), alloc, used[name], want);
+      if (reason.empty()) reason = exclusive_fit(pod, node_labels[name], on_nodes, node_labels);
       if (reason.empty()) {
         chosen = n;
         break;
@@ -538,6 +601,7 @@ void FakeKube::Impl::schedule_pods() {
       status["startTime"] = rfc3339(SysClock::now());
       update(pods_t(), pod);
       for (auto& [r, q] : want) used[node][r] += q;
+      on_nodes.push_back(&pod);
       new_event(pod, "Normal", "Scheduled",
                 "Successfully assigned " + pod["metadata"]["namespace"].get<std::string>() + "/" +
                     pod["metadata"]["name"].get<std::string>() + " to " + node,
@@ -939,6 +1003,7 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
                   c["env"].push_back({{"name", "TPU_WORKER_ID"}, {"value", idx}});
                   c["env"].push_back({{"name", "TPU_WORKER_HOSTNAMES"}, {"value", hosts}});
                 }
+                inject_megascale(pod, parallelism);
               }
             }
             try {
@@ -1178,6 +1243,14 @@ void FakeKube::Impl::reconcile_jobsets() {
           for (auto& [k, v] : labels.items()) {
             tmd["labels"][k] = v;
             tmd["annotations"][k] = v;
+          }
+          // JobSet-level exclusive placement reaches the Job and its pods
+          // (jobset_controller.go labelAndAnnotateObject).
+          const json js_annotations = js["metadata"].value("annotations", json::object());
+          if (js_annotations.contains("alpha.jobset.sigs.k8s.io/exclusive-topology")) {
+            const json key = js_annotations["alpha.jobset.sigs.k8s.io/exclusive-topology"];
+            job["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] = key;
+            tmd["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] = key;
           }
           if (dns && !job["spec"]["template"]["spec"].contains("subdomain"))
             job["spec"]["template"]["spec"]["subdomain"] = subdomain;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -694,6 +695,59 @@ TEST_F(FakeKubeTest, JobSetCreatesChildJobsAndCompletes) {
   EXPECT_EQ(call("DELETE", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/js").status,
             200);
   EXPECT_FALSE(kube_->object(kJobs + "/js-slice-0").has_value());
+}
+
+// Multislice (docs/multihost.md "Multislice"): a JobSet with JobSet's exclusive-topology
+// annotation places each child Job alone on a node pool, though the first pool has room for more
+// (pool a's third node would take slice 1's first host without it), and GKE's TPU webhook gives
+// every pod of a replicated Job of two replicas the MEGASCALE_* variables of its slice.
+TEST_F(FakeKubeTest, ExclusiveTopologyPutsEachSliceOnAPoolOfItsOwnWithMegascale) {
+  start();
+  for (const char* name : {"tpu-a", "tpu-b"}) {
+    FakeNodePool pool = tpu_pool();
+    pool.name = name;
+    pool.min_nodes = pool.max_nodes = pool.nodes = 3;
+    kube_->set_node_pool(pool);
+  }
+  json job = tpu_job("x");
+  job["spec"]["parallelism"] = 2;
+  job["spec"]["completions"] = 2;
+  job["spec"]["completionMode"] = "Indexed";
+  json js = {
+      {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+      {"kind", "JobSet"},
+      {"metadata",
+       {{"name", "ms"},
+        {"annotations",
+         {{"alpha.jobset.sigs.k8s.io/exclusive-topology", "cloud.google.com/gke-nodepool"}}}}},
+      {"spec",
+       {{"replicatedJobs",
+         {{{"name", "slice"}, {"replicas", 2}, {"template", {{"spec", job["spec"]}}}}}}}}};
+  ASSERT_EQ(call("POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets", js).status,
+            201);
+  ASSERT_TRUE(kube_->wait_for_object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/ms",
+      [](const json& j) { return j["status"].value("terminalState", "") == "Completed"; }, kWait));
+  std::map<std::string, std::set<std::string>> pools_of_slice;
+  for (const char* slice : {"0", "1"}) {
+    for (const auto& pod : job_pods(std::string("ms-slice-") + slice)) {
+      auto node = kube_->object("/api/v1/nodes/" + pod["spec"].value("nodeName", std::string()));
+      ASSERT_TRUE(node);
+      pools_of_slice[slice].insert(
+          (*node)["metadata"]["labels"].value("cloud.google.com/gke-nodepool", ""));
+      std::map<std::string, std::string> env;
+      for (const auto& e : pod["spec"]["containers"][0]["env"])
+        env[e.value("name", "")] = e.value("value", "");
+      EXPECT_EQ(env["MEGASCALE_SLICE_ID"], slice);
+      EXPECT_EQ(env["MEGASCALE_NUM_SLICES"], "2");
+      EXPECT_EQ(env["MEGASCALE_COORDINATOR_ADDRESS"], "ms-slice-0-0.ms");
+      EXPECT_EQ(env["TPU_WORKER_HOSTNAMES"],
+                std::string("ms-slice-") + slice + "-0.ms,ms-slice-" + slice + "-1.ms");
+    }
+  }
+  ASSERT_EQ(pools_of_slice["0"].size(), 1u) << "slice 0 on one pool";
+  ASSERT_EQ(pools_of_slice["1"].size(), 1u) << "slice 1 on one pool";
+  EXPECT_NE(*pools_of_slice["0"].begin(), *pools_of_slice["1"].begin()) << "each on its own";
 }
 
 }  // namespace

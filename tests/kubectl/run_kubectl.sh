@@ -202,6 +202,15 @@ out=$(k wait --for=jsonpath='{.status.terminalState}'=Completed jobset/js --time
 contains "jobset completes" "condition met" "$out"
 out=$(k get jobs -l jobset.sigs.k8s.io/jobset-name=js -o name)
 contains "child jobs" "job.batch/js-workers-1" "$out"
+# Each replica a child Job named JOBSET-REPLICATEDJOB-INDEX and labelled with its index and the
+# replica count (jobset v0.10.1 labelAndAnnotateObject): how a multislice run's slices are told
+# apart (docs/multihost.md "Multislice").
+out=$(k get job js-workers-1 -o \
+  jsonpath='{.metadata.labels.jobset\.sigs\.k8s\.io/job-index}/{.metadata.labels.jobset\.sigs\.k8s\.io/replicatedjob-replicas}')
+contains "a child job's index and replicas" "1/2" "$out"
+out=$(k get pods -l jobset.sigs.k8s.io/job-index=1 \
+  -o jsonpath='{.items[0].metadata.labels.jobset\.sigs\.k8s\.io/job-index}')
+contains "its pods carry its index" "1" "$out"
 
 # ---- CronJobs ----------------------------------------------------------------------------
 cat >"$WORK/cronjob.yaml" <<'YAML'

@@ -93,5 +93,19 @@ TEST(PrefixedLogSink, OneSourceIsFlushedAloneWithItsOwnPrefix) {
                                  {LogStream::out, "[right] half\n"}}));
 }
 
+// A multislice run's hosts are numbered across slices; its lines say which slice and host.
+TEST(PrefixedLogSink, AMultisliceRunsHostsNameTheirSlice) {
+  EXPECT_EQ(run_host_name(2, 4, 1), "host 2");
+  EXPECT_EQ(run_host_name(5, 4, 2), "slice 1 host 1");
+  EXPECT_EQ(run_host_name(0, 4, 2), "slice 0 host 0");
+  Recorder out;
+  {
+    PrefixedLogSink sink(out);
+    sink.host(6, 4, 2).write(LogStream::out, "hi\n");
+    sink.host(1).write(LogStream::out, "one\n");
+  }
+  EXPECT_EQ(out.text(), "[slice 1 host 2] hi\n[host 1] one\n");
+}
+
 }  // namespace
 }  // namespace kinetic

@@ -43,6 +43,17 @@ TEST(GkeExecPod, LatestAttemptOfTheHost) {
   EXPECT_EQ(choose_exec_pod(pods, "job-1", 1, 2), "a-1");
 }
 
+// A multislice run numbers its hosts across slices: host 5 of two 4-host slices is slice 1's
+// host 1 (jobset.sigs.k8s.io/job-index 1, completion index 1), not slice 0's.
+TEST(GkeExecPod, HostsAreNumberedAcrossSlices) {
+  json slice0 = pod("js-slice-0-1", 1, "2026-01-01T00:00:00Z", "Running");
+  json slice1 = pod("js-slice-1-1", 1, "2026-01-01T00:00:00Z", "Running");
+  slice0["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"] = "0";
+  slice1["metadata"]["labels"]["jobset.sigs.k8s.io/job-index"] = "1";
+  EXPECT_EQ(choose_exec_pod({slice0, slice1}, "job-1", 5, 8, 4), "js-slice-1-1");
+  EXPECT_EQ(choose_exec_pod({slice0, slice1}, "job-1", 1, 8, 4), "js-slice-0-1");
+}
+
 TEST(GkeExecPod, HostOutOfRangeNamesTheHostCount) {
   Errc code{};
   EXPECT_EQ(refusal({}, 4, 4, &code), "--host 4: job-1 runs on 4 hosts, 0 to 3");

@@ -9,6 +9,7 @@
 #include "backend/gke/image_source.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
+#include "backend/gke/slice_host.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "pack/sha256.h"
@@ -32,10 +33,32 @@ TEST(GkeNames, PoolNamePerAcceleratorAndSpot) {
   EXPECT_EQ(pool_name(resolve_accelerator("v5litepod-4")), "v5litepod-4");
   EXPECT_EQ(pool_name(resolve_accelerator("l4:spot")), "l4-spot");
   EXPECT_EQ(pool_name(resolve_accelerator("a100x8")), "a100x8");
+  // Multislice: a pool a slice, the first the accelerator's own.
+  EXPECT_EQ(slice_pool_name(resolve_accelerator("v5litepod-16"), 0), "v5litepod-16");
+  EXPECT_EQ(slice_pool_name(resolve_accelerator("v5litepod-16:spot"), 1),
+            "v5litepod-16-spot-slice-2");
   EXPECT_EQ(kube_context_name("p", "us-central1-a", "kinetic"), "gke_p_us-central1-a_kinetic");
   EXPECT_EQ(context_object("abc", Compression::zstd), "contexts/abc.tar.zst");
   EXPECT_EQ(context_object("abc", Compression::gzip), "contexts/abc.tar.gz");
   EXPECT_EQ(results_prefix("job-1"), "jobs/job-1/results/");
+}
+
+// A multislice run takes a pool a slice: pools of its machine type, topology and Spot-ness.
+TEST(GkeSlicePools, CountsThePoolsThatHoldOneSliceEach) {
+  Accelerator a = resolve_accelerator("v5litepod-16");
+  a.slices = 2;
+  gcp::NodePoolInfo slice{.name = "v5litepod-16", .machine_type = a.machine_type};
+  slice.tpu_topology = a.topology;
+  gcp::NodePoolInfo other = slice;
+  other.tpu_topology = "2x4";
+  gcp::NodePoolInfo spot = slice;
+  spot.spot = true;
+  EXPECT_EQ(slice_pools(a, {slice, other, spot}), 1);
+  EXPECT_NE(missing_slice_pools(a, {slice, other, spot}).find("the cluster has 1"),
+            std::string::npos);
+  EXPECT_EQ(missing_slice_pools(a, {slice, slice}), "");
+  a.slices = 1;
+  EXPECT_EQ(missing_slice_pools(a, {}), "") << "one slice: the pod says why it waits, as before";
 }
 
 TEST(GkeRequests, ClusterHasWorkloadIdentityChannelAndSmallDefaultPool) {

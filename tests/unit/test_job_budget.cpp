@@ -48,6 +48,21 @@ TEST(Budget, TheDeadlineIsWhatTheDollarsBuyRoundedDown) {
   EXPECT_EQ(budget_for(5, priced(1.20, true)).seconds, 15000);
 }
 
+// Multislice: N slices cost N times one, and a budget buys 1/N of the time.
+TEST(Budget, SlicesMultiplyThePriceAndDivideTheTime) {
+  Accelerator two = priced(1.20);
+  two.slices = 2;
+  EXPECT_DOUBLE_EQ(accelerator_price(two, PriceBook{}), 2.40);
+  Budget b = budget_for(5, two);
+  EXPECT_EQ(b.seconds, 7500);
+  EXPECT_DOUBLE_EQ(b.price_per_hour, 2.40);
+  PriceBook book;
+  book.accelerators[two.name] = 1.0;
+  book.spot_accelerators[two.name] = 0.5;
+  EXPECT_DOUBLE_EQ(accelerator_price(two, book), 2.0) << "your price, times the slices";
+  EXPECT_DOUBLE_EQ(*spot_price(two, book), 1.0);
+}
+
 TEST(Budget, NoPriceOrLessThanASecondIsRefused) {
   try {
     budget_for(5, priced(0));

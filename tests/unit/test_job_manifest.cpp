@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -142,6 +144,11 @@ TEST(JobManifestGolden, V5litepod4) {
 }
 TEST(JobManifestGolden, V5litepod16JobSet) {
   test::expect_manifest_golden("v5litepod-16", render(input_for(v5litepod_16()), {}));
+}
+TEST(JobManifestGolden, V5litepod16TwoSlices) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.accelerator.slices = 2;
+  test::expect_manifest_golden("v5litepod-16-2-slices", render(in, {}));
 }
 TEST(JobManifestGolden, V5litepod4Spot) {
   Accelerator acc = v5litepod_4();
@@ -533,6 +540,37 @@ TEST(JobManifest, ASliceWithADeadlineIsNotRestartedPastIt) {
   EXPECT_FALSE(rules[0].contains("onJobFailureMessagePatterns"));
   in.timeout_seconds.reset();
   EXPECT_EQ(build_workload(in)["spec"]["failurePolicy"]["rules"].size(), 2u) << "no deadline";
+}
+
+// Multislice (docs/multihost.md): one replicated Job of N replicas, each a whole slice of HOSTS
+// hosts; every pod knows the number of slices and reads its own from the label JobSet puts on
+// it; the coordinator is host 0 of slice 0; the same failure policy answers any slice's failure
+// for the whole JobSet, and one slice is exactly the JobSet it was.
+TEST(JobManifest, SlicesAreReplicasOfTheSlicesJob) {
+  ManifestInput in = input_for(v5litepod_16());
+  in.retries = 1;
+  const json one = build_workload(in);
+  in.accelerator.slices = 3;
+  const json js = build_workload(in);
+  const json& rj = js["spec"]["replicatedJobs"][0];
+  EXPECT_EQ(js["spec"]["replicatedJobs"].size(), 1u);
+  EXPECT_EQ(rj["replicas"], 3);
+  EXPECT_EQ(rj["template"]["spec"]["parallelism"], 4) << "each replica is one whole slice";
+  EXPECT_EQ(js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"],
+            "cloud.google.com/gke-nodepool");
+  EXPECT_EQ(js["spec"]["failurePolicy"], one["spec"]["failurePolicy"]);
+  std::map<std::string, json> env;
+  for (const auto& e : container(js)["env"]) env[e["name"]] = e;
+  EXPECT_EQ(env["KINETIC_SLICES"]["value"], "3");
+  EXPECT_EQ(env["KINETIC_SLICE_ID"]["valueFrom"]["fieldRef"]["fieldPath"],
+            "metadata.labels['jobset.sigs.k8s.io/job-index']");
+  EXPECT_EQ(env["JAX_COORDINATOR_ADDRESS"]["value"],
+            "kinetic-job-1a2b3c4d-slice-0-0.kinetic-job-1a2b3c4d:8476");
+  EXPECT_FALSE(env.count("MEGASCALE_NUM_SLICES")) << "GKE injects the MEGASCALE_* variables";
+  std::set<std::string> one_env;
+  for (const auto& e : container(one)["env"]) one_env.insert(e["name"]);
+  EXPECT_FALSE(one_env.count("KINETIC_SLICES")) << "one slice: the JobSet it always was";
+  EXPECT_FALSE(one_env.count("KINETIC_SLICE_ID"));
 }
 
 }  // namespace

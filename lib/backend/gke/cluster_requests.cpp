@@ -123,6 +123,11 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
   Accelerator a = accelerator;
   if (options.spot) a.spot = true;
   require_obtainable(a, options);
+  if (options.slices > 1 && (a.family != AcceleratorFamily::tpu || a.hosts < 2))
+    throw Error(Errc::usage, "--slices " + std::to_string(options.slices) +
+                                 " makes a pool per slice of a multi-host TPU, and " + a.name +
+                                 " is not one; use e.g. --accelerator v5litepod-16, or drop "
+                                 "--slices");
   const bool multi_host = a.hosts > 1;
   const int max_nodes = options.max_nodes.value_or(multi_host ? a.hosts : 4);
   if (options.min_nodes < 0 || max_nodes < 1 || options.min_nodes > max_nodes)
@@ -143,7 +148,7 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
   // Image streaming: a multi-GB ML image starts before it is fully pulled (GKE's gcfsConfig;
   // it serves images from Artifact Registry, which kinetic's are).
   config["gcfsConfig"] = {{"enabled", true}};
-  const std::string name = pool_name(a);
+  const std::string name = slice_pool_name(a, options.slice);
   config["labels"] = {{kPoolLabel, name}, {kAcceleratorLabel, a.name}};
   if (a.family == AcceleratorFamily::gpu) {
     config["accelerators"] =

@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "backend/gke/slice_host.h"
 #include "core/error.h"
 
 namespace kinetic::gke {
 namespace {
 
 using json = nlohmann::json;
-
-int host_of(const json& pod) {
-  const json labels = pod["metadata"].value("labels", json::object());
-  return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
-}
 
 // Why a pod that is not running yet waits: its container's waiting reason, else its phase.
 std::string waiting_reason(const json& pod) {
@@ -40,14 +36,16 @@ bool container_running(const json& pod) {
 }  // namespace
 
 std::string choose_exec_pod(const std::vector<json>& pods, const std::string& job, int host,
-                            int hosts, const std::string& purpose) {
+                            int hosts, int per_slice, const std::string& purpose) {
   if (host < 0 || host >= hosts)
     throw Error(Errc::usage, "--host " + std::to_string(host) + ": " + job + " runs on " +
                                  std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") +
                                  (hosts == 1 ? ", host 0" : ", 0 to " + std::to_string(hosts - 1)));
   std::vector<const json*> mine;
   for (const auto& p : pods)
-    if (host_of(p) == host && !p["metadata"].contains("deletionTimestamp")) mine.push_back(&p);
+    if (pod_host(p, per_slice > 0 ? per_slice : hosts) == host &&
+        !p["metadata"].contains("deletionTimestamp"))
+      mine.push_back(&p);
   if (mine.empty())
     throw Error(Errc::not_found, job + " has no pod for host " + std::to_string(host) +
                                      " yet; try again once `kinetic status " + job +

@@ -13,12 +13,14 @@ inline constexpr const char* kJobContainer = "main";  // job/manifest.cpp's cont
 
 // The name of the running pod of host HOST (its batch.kubernetes.io/job-completion-index; a
 // single-host Job's only pod is host 0) among PODS (the job JOB's), the newest when an attempt
-// was retried or a slice restarted. HOSTS: the slice's host count. Throws Error with one line:
+// was retried or a slice restarted. HOSTS: the run's host count, PER_SLICE a slice's (0: HOSTS);
+// a multislice run numbers its hosts across slices (slice_host.h). Throws Error with one line:
 // usage (HOST out of range, naming HOSTS), not_found (no pod yet, or the newest one pending or
 // ended, saying what to do).
 // PURPOSE words the refusal of an ended job ("nothing to PURPOSE").
 std::string choose_exec_pod(const std::vector<nlohmann::json>& pods, const std::string& job,
-                            int host, int hosts, const std::string& purpose = "exec into");
+                            int host, int hosts, int per_slice = 0,
+                            const std::string& purpose = "exec into");
 
 // COMMAND as the container runs it so that it starts in the job's working directory with the
 // job's environment, not the container's (the bootstrap chdirs into the unpacked context and

@@ -26,6 +26,7 @@
 #include "backend/gke/names.h"
 #include "backend/gke/pipeline_runner_job.h"
 #include "backend/gke/pod_port_dialer.h"
+#include "backend/gke/slice_host.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
 #include "backend/stopped_verdict.h"
@@ -244,7 +245,27 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
   return json::parse(build_workload(in).dump());
 }
 
+// A multislice run on fewer pools than slices would hold the pools it got while the rest of its
+// slices wait forever: refused before anything is created. Without the right to list node
+// pools (a user who holds only the namespace) the run goes ahead, and its pods say why they wait.
+void GkeBackend::require_slice_pools(const JobSpec& spec) {
+  if (spec.slices <= 1) return;
+  Accelerator accel = resolve_accelerator(spec.accelerator);
+  accel.slices = spec.slices;
+  std::vector<gcp::NodePoolInfo> pools;
+  try {
+    const Target& t = session_.target;
+    gcp::GkeClient gke(*session_.cloud, session_.endpoint("container"), session_.poll);
+    pools = gke.list_node_pools(t.project, t.location, t.cluster);
+  } catch (const Error&) {
+    return;
+  }
+  if (const std::string why = missing_slice_pools(accel, pools); !why.empty())
+    throw Error(Errc::job_start, why);
+}
+
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  require_slice_pools(spec);
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   const std::string name = k8s_object_name(spec.id);
@@ -427,22 +448,26 @@ JobStatus GkeBackend::cancel(const std::string& id) {
   return st;
 }
 
-int GkeBackend::exec(const ExecRequest& request) {
-  const std::string& id = request.job;
-  const std::optional<JobSpec> spec = spec_for(id);
-  const int hosts = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
-  if (request.host < 0 || request.host >= hosts) choose_exec_pod({}, id, request.host, hosts);
-  const std::optional<JobStatus> st = get(id);
-  if (!st) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
+std::string GkeBackend::running_pod(const std::string& job, int host, const std::string& purpose) {
+  const std::optional<JobSpec> spec = spec_for(job);
+  // A multislice run's hosts are numbered across its slices (slice S's host H is S * HOSTS + H).
+  const int per_slice = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  const int hosts = per_slice * (spec ? spec->slices : 1);
+  if (host < 0 || host >= hosts) choose_exec_pod({}, job, host, hosts, per_slice, purpose);
+  const std::optional<JobStatus> st = get(job);
+  if (!st) throw Error(Errc::not_found, "no job '" + job + "' in the gke backend");
   // A failed job held for exec (--hold-on-failure) has its pod up: exec is what it is held for.
   if (st->terminal() && !is_held(*st, rfc3339(now_unix())))
-    throw Error(Errc::not_found, id + " has ended (" + st->state +
-                                     "): there is nothing to exec into; see `kinetic logs " + id +
-                                     "`");
+    throw Error(Errc::not_found, job + " has ended (" + st->state + "): there is nothing to " +
+                                     purpose + "; see `kinetic logs " + job + "`");
+  return choose_exec_pod(kube().list(k8s::pods_path(session_.target.ns), job_selector(job)).items,
+                         job, host, hosts, per_slice, purpose);
+}
+
+int GkeBackend::exec(const ExecRequest& request) {
   k8s::ExecParams params;
   params.ns = session_.target.ns;
-  params.pod = choose_exec_pod(kube().list(k8s::pods_path(params.ns), job_selector(id)).items, id,
-                               request.host, hosts);
+  params.pod = running_pod(request.job, request.host, "exec into");
   params.container = kJobContainer;
   params.command = in_job_context(request.command);
   params.stdin_open = request.stdin_open;
@@ -471,20 +496,10 @@ int GkeBackend::exec(const ExecRequest& request) {
 }
 
 std::unique_ptr<PortDialer> GkeBackend::port_dialer(const std::string& job, int host) {
-  const std::optional<JobSpec> spec = spec_for(job);
-  const int hosts = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
-  const std::string purpose = "forward ports to";
-  if (host < 0 || host >= hosts) choose_exec_pod({}, job, host, hosts, purpose);
-  const std::optional<JobStatus> st = get(job);
-  if (!st) throw Error(Errc::not_found, "no job '" + job + "' in the gke backend");
-  if (st->terminal() && !is_held(*st, rfc3339(now_unix())))
-    throw Error(Errc::not_found, job + " has ended (" + st->state + "): there is nothing to " +
-                                     purpose + "; see `kinetic logs " + job + "`");
   PodTarget target;
   target.ns = session_.target.ns;
   target.job = job;
-  target.pod = choose_exec_pod(kube().list(k8s::pods_path(target.ns), job_selector(job)).items, job,
-                               host, hosts, purpose);
+  target.pod = running_pod(job, host, "forward ports to");
   const ClusterAccess access = cluster_access(session_);
   target.server = access.server;
   target.ca_pem = access.ca_pem;

@@ -51,6 +51,9 @@ class GkeBackend : public Backend {
   std::vector<CleanupItem> cleanup(const CleanupPolicy& policy, bool dry_run) override;
   std::vector<CleanupItem> remove_job(const std::string& id, bool dry_run) override;
   int exec(const ExecRequest& request) override;
+  // The running pod of host HOST of JOB, for exec and port-forward (PURPOSE words the refusal
+  // of an ended job: "nothing to PURPOSE"); Error naming what to do when there is none.
+  std::string running_pod(const std::string& job, int host, const std::string& purpose);
   // pods/portforward WebSockets to the job's pod of HOST (pod_port_dialer.h).
   std::unique_ptr<PortDialer> port_dialer(const std::string& job, int host) override;
   // The bucket's pipelines/ and the jobs' outputs objects (gke_pipeline_store.h).
@@ -90,9 +93,13 @@ class GkeBackend : public Backend {
   JobStatus verdict_of(const JobSpec& spec, const std::optional<JobStatus>& reported,
                        const std::optional<nlohmann::json>& workload);
   // Where a job's log goes: one sink, or with --all-hosts each host's prefixed sink.
+  // A multislice run needs a node pool a slice (gke_backend.cpp).
+  void require_slice_pools(const JobSpec& spec);
   struct HostSinks {
     LogSink& all;
     PrefixedLogSink* by_host = nullptr;
+    int per_slice = 1;  // hosts of one slice; a run's hosts are numbered across its slices
+    int slices = 1;
     LogSink& host(int h) const;
   };
   // What following job ID's pods needs (gke_logs.cpp).

@@ -28,7 +28,7 @@ std::vector<ClusterChange> GkeCluster::add_pool(const Accelerator& accelerator,
                                                 const PoolOptions& options,
                                                 const std::string& jobset_manifests) {
   Provisioner provisioner(session_, on_change_);
-  std::vector<ClusterChange> changes = {provisioner.add_pool(accelerator, options)};
+  std::vector<ClusterChange> changes = provisioner.add_pools(accelerator, options);
   // A slice runs as a JobSet: the first multi-host pool brings the controller.
   if (accelerator.hosts > 1)
     changes.push_back(provisioner.ensure_jobset_for_slices(

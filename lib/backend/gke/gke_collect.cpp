@@ -1,5 +1,6 @@
 // The gke backend's collect (docs/run-record.md): the job's verdict from its record and its
 // workload, and its outputs from the bucket.
+#include <algorithm>
 #include <future>
 
 #include "backend/gke/gke_backend.h"
@@ -7,6 +8,7 @@
 #include "backend/gke/job_watch.h"
 #include "backend/gke/names.h"
 #include "backend/notify.h"
+#include "backend/prefixed_log_sink.h"
 #include "backend/stopped_verdict.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -72,7 +74,11 @@ void GkeBackend::blame_failing_host(const JobSpec& spec, int hosts, bool host0_r
     }
   }
   if (blamed < 0) return;
-  const std::string who = "host " + std::to_string(blamed) + " of " + std::to_string(hosts);
+  // "host 2 of 4"; a multislice run's "slice 1 host 0 of 2 slices" (hosts numbered across them).
+  const int per_slice = hosts / std::max(1, spec.slices);
+  const std::string who =
+      run_host_name(blamed, per_slice, spec.slices) + " of " +
+      (spec.slices > 1 ? std::to_string(spec.slices) + " slices" : std::to_string(hosts));
   st.state = std::string(kFailed);
   st.exit_code = culprit.exit_code;
   st.error = who + ": " + (culprit.error.empty() ? "failed" : culprit.error);
@@ -149,7 +155,7 @@ JobStatus GkeBackend::verdict_of(const JobSpec& spec, const std::optional<JobSta
   } else if (!workload && st.state != kSucceeded && st.state != kFailed) {
     st.state = std::string(kCancelled);
   }
-  const int hosts = resolve_accelerator(spec.accelerator).hosts;
+  const int hosts = resolve_accelerator(spec.accelerator).hosts * spec.slices;
   if (jobset && st.state != kSucceeded && st.state != kTimedOut)
     blame_failing_host(spec, hosts, host0_reported, st);
   st.backend = "gke";

@@ -11,6 +11,7 @@
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
 #include "backend/gke/names.h"
+#include "backend/gke/slice_host.h"
 #include "backend/prefixed_log_sink.h"
 #include "backend/tail_sink.h"
 #include "core/duration.h"
@@ -25,12 +26,6 @@ namespace kinetic::gke {
 using json = nlohmann::json;
 
 namespace {
-
-// A pod's host in its slice: its completion index (0 for a single-host Job's pod).
-int host_index(const json& pod) {
-  const json labels = pod["metadata"].value("labels", json::object());
-  return std::atoi(labels.value("batch.kubernetes.io/job-completion-index", "0").c_str());
-}
 
 // Notes when the first byte of the job's own output arrives (a cold start's last step).
 class FirstLineClock : public LogSink {
@@ -68,21 +63,32 @@ std::string cold_start_line(const json& pod, double submitted, std::optional<dou
 }
 
 // While host 0's log streams (run --all-hosts, logs -f --all-hosts), the slice's other hosts of
-// the same attempt (the pods of the same child Job) are followed, each from a thread of its own
-// with its own connection, into its own prefixed sink. The destructor waits for them: their
-// pods end with the slice.
+// the same attempt (the pods of the same child Job; a multislice run's, of every slice's child
+// Job of the same JobSet restart) are followed, each from a thread of its own with its own
+// connection, into its own prefixed sink. The destructor waits for them: their pods end with
+// the slice.
 class SliceFollowers {
  public:
   SliceFollowers(const Session& session, const WatchOptions& lead, k8s::Client& lead_client,
-                 const std::string& lead_pod, int hosts, PrefixedLogSink* sinks)
-      : session_(session), ns_(lead.ns), spec_sha256_(lead.spec_sha256), sinks_(sinks) {
+                 const std::string& lead_pod, int hosts, PrefixedLogSink* sinks, int per_slice,
+                 int slices)
+      : session_(session),
+        ns_(lead.ns),
+        spec_sha256_(lead.spec_sha256),
+        sinks_(sinks),
+        per_slice_(per_slice),
+        slices_(slices) {
     if (sinks == nullptr || hosts < 2) return;
     auto pod = lead_client.get(k8s::pod_path(ns_, lead_pod));
     if (!pod) return;
     const json labels = (*pod)["metadata"].value("labels", json::object());
     job_uid_ = labels.value("batch.kubernetes.io/controller-uid", "");
     job_name_ = labels.value("batch.kubernetes.io/job-name", labels.value("job-name", ""));
+    jobset_ = labels.value("jobset.sigs.k8s.io/jobset-name", "");
+    replicated_job_ = labels.value("jobset.sigs.k8s.io/replicatedjob-name", "");
+    restart_ = labels.value("jobset.sigs.k8s.io/restart-attempt", "0");
     if (job_uid_.empty() || job_name_.empty()) return;
+    if (slices > 1 && jobset_.empty()) return;
     for (int host = 1; host < hosts; ++host) threads_.emplace_back([this, host] { follow(host); });
   }
   ~SliceFollowers() {
@@ -93,14 +99,25 @@ class SliceFollowers {
   SliceFollowers& operator=(const SliceFollowers&) = delete;
 
  private:
+  // The pods of HOST (numbered across slices) in this attempt, and the child Job they belong to.
+  std::pair<std::string, std::string> selector_and_job(int host) const {
+    if (slices_ <= 1)
+      return {"batch.kubernetes.io/controller-uid=" + job_uid_ +
+                  ",batch.kubernetes.io/job-completion-index=" + std::to_string(host),
+              job_name_};
+    const std::string slice = std::to_string(host / per_slice_);
+    return {"jobset.sigs.k8s.io/jobset-name=" + jobset_ + ",jobset.sigs.k8s.io/restart-attempt=" +
+                restart_ + ",jobset.sigs.k8s.io/job-index=" + slice +
+                ",batch.kubernetes.io/job-completion-index=" + std::to_string(host % per_slice_),
+            jobset_ + "-" + replicated_job_ + "-" + slice};
+  }
+
   void follow(int host) {
-    LogSink& sink = sinks_->host(host);
+    LogSink& sink = sinks_->host(host, per_slice_, slices_);
     try {
       KubeConnection conn = connect_kube(session_, cluster_access(session_));
       k8s::Client& client = *conn.client;
-      const std::string selector =
-          "batch.kubernetes.io/controller-uid=" + job_uid_ +
-          ",batch.kubernetes.io/job-completion-index=" + std::to_string(host);
+      const auto [selector, job_name] = selector_and_job(host);
       WatchOptions o;
       o.ns = ns_;
       o.spec_sha256 = spec_sha256_;
@@ -117,7 +134,7 @@ class SliceFollowers {
         }
         // Host 0 may end first; this host's pod still runs while the slice's Job does.
         if (lead_done_) {
-          auto job = client.get(k8s::job_path(ns_, job_name_));
+          auto job = client.get(k8s::job_path(ns_, job_name));
           if (!job || workload_finished(*job)) return;
         }
         // Until a pod of this host changes, or two seconds pass.
@@ -134,7 +151,10 @@ class SliceFollowers {
   const std::string ns_;
   const std::string spec_sha256_;
   PrefixedLogSink* sinks_;
+  const int per_slice_, slices_;
   std::string job_uid_, job_name_;  // the slice's Job of this attempt
+  // A multislice run's JobSet, its replicated Job and the restart the lead pod belongs to.
+  std::string jobset_, replicated_job_, restart_;
   std::atomic<bool> lead_done_{false};
   std::vector<std::thread> threads_;
 };
@@ -171,7 +191,7 @@ AttemptRecord attempt_of(k8s::Client& k, const std::string& ns, const std::strin
 }  // namespace
 
 LogSink& GkeBackend::HostSinks::host(int h) const {
-  return by_host ? by_host->host(h) : all;
+  return by_host ? by_host->host(h, per_slice, slices) : all;
 }
 
 WatchOptions GkeBackend::watch_options(const std::string& id, const Interrupt* interrupt) {
@@ -194,7 +214,10 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   // does without it (a round trip less before the first line).
   const std::optional<JobSpec> spec =
       request.all_hosts || request.follow ? spec_for(id) : std::nullopt;
-  const int hosts = request.all_hosts && spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  // A multislice run's hosts are numbered across its slices (slice_host.h).
+  const int per_slice = spec ? resolve_accelerator(spec->accelerator).hosts : 1;
+  const int slices = spec ? spec->slices : 1;
+  const int hosts = request.all_hosts && spec ? per_slice * slices : 1;
   // With --all-hosts every line carries its host, host 0's included; the last lines are those
   // of all the hosts' output as printed.
   if (hosts > 1 && request.tail >= 0) {
@@ -211,7 +234,7 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   }
   std::optional<PrefixedLogSink> by_host;
   if (hosts > 1) by_host.emplace(sink);
-  const HostSinks sinks{sink, by_host ? &*by_host : nullptr};
+  const HostSinks sinks{sink, by_host ? &*by_host : nullptr, per_slice, slices};
   WatchOptions o = watch_options(id, interrupt);
   o.since = request.since;
   if (!request.follow) {
@@ -236,10 +259,10 @@ void GkeBackend::stream_logs(const std::string& id, const LogRequest& request, L
   tail_then_follow(
       static_cast<size_t>(request.tail), sink,
       [&](LogSink& so_far) {
-        print_log(id, hosts, {so_far, nullptr}, o);
+        print_log(id, hosts, {so_far, nullptr, per_slice, slices}, o);
       },
       [&](LogSink& after) {
-        follow_attempts(id, spec, hosts, {after, nullptr}, o);
+        follow_attempts(id, spec, hosts, {after, nullptr, per_slice, slices}, o);
       });
 }
 
@@ -258,7 +281,7 @@ void GkeBackend::print_log(const std::string& id, int hosts, const HostSinks& si
     // Each pod's last lines come from the kubelet (kubectl's --tail): two more for the
     // bootstrap's end-of-log lines, which are not shown.
     TailSink last(static_cast<size_t>(tail));
-    print_pods_log(id, hosts, {last, nullptr}, o, tail + 2);
+    print_pods_log(id, hosts, {last, nullptr, sinks.per_slice, sinks.slices}, o, tail + 2);
     last.replay(sinks.all);
     return;
   }
@@ -279,7 +302,7 @@ void GkeBackend::print_pods_log(const std::string& id, int hosts, const HostSink
   }
   int attempt = 0;
   for (const auto& pod : pods) {
-    const int host = host_index(pod);
+    const int host = pod_host(pod, sinks.per_slice);
     if (host >= hosts) continue;  // another host's: only with --all-hosts
     if (host == 0 && pods.size() > 1)
       sinks.all.write(LogStream::system, "attempt " + std::to_string(++attempt) + "\n");
@@ -330,7 +353,8 @@ void GkeBackend::follow_attempts(const std::string& id, const std::optional<JobS
     PodLogEnd ended;
     {
       InterruptWatcher watcher(o.interrupt);
-      SliceFollowers others(session_, o, k, *pod, hosts, sinks.by_host);
+      SliceFollowers others(session_, o, k, *pod, hosts, sinks.by_host, sinks.per_slice,
+                            sinks.slices);
       // The log streams on a connection of its own: ended early (at the bootstrap's end-of-log
       // lines), it drops that connection, not the one the next requests reuse.
       KubeConnection stream = connect_kube(session_, cluster_access(session_));

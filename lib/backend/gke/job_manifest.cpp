@@ -14,6 +14,7 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   in.namespace_ = ns;
   in.service_account = kJobServiceAccount;
   in.accelerator = resolve_accelerator(spec.accelerator);
+  in.accelerator.slices = spec.slices;
   in.image = spec.image;
   in.command = bootstrap_command();
   in.env = bootstrap_env({.job_id = spec.id,
@@ -31,6 +32,7 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   in.annotations = {{kFileAnnotation, spec.file},
                     {kAcceleratorAnnotation, spec.accelerator},
                     {kOutputAnnotation, spec.output_dir}};
+  if (spec.slices > 1) in.annotations[kSlicesAnnotation] = std::to_string(spec.slices);
   if (spec.hold_on_failure_seconds > 0)
     in.annotations[kHoldAnnotation] = std::to_string(spec.hold_on_failure_seconds);
   if (!spec.labels.empty()) in.annotations[kLabelsAnnotation] = labels_json(spec.labels).dump();

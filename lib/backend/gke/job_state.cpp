@@ -88,6 +88,7 @@ JobStatus status_from_workload(const json& workload) {
   st.backend = "gke";
   st.file = annotations.value(kFileAnnotation, "");
   st.accelerator = annotations.value(kAcceleratorAnnotation, "");
+  st.slices = std::max(1, std::atoi(annotations.value(kSlicesAnnotation, "1").c_str()));
   st.output_dir = annotations.value(kOutputAnnotation, "");
   if (annotations.contains(kLabelsAnnotation)) {
     const json labels_doc = json::parse(annotations.value(kLabelsAnnotation, ""), nullptr, false);

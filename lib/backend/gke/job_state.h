@@ -12,6 +12,8 @@ namespace kinetic::gke {
 inline constexpr const char* kFileAnnotation = "kinetic.dev/file";
 inline constexpr const char* kAcceleratorAnnotation = "kinetic.dev/accelerator";
 inline constexpr const char* kOutputAnnotation = "kinetic.dev/output-dir";
+// A multislice run's slices (absent for one): what `status` prices the run at.
+inline constexpr const char* kSlicesAnnotation = "kinetic.dev/slices";
 // --hold-on-failure's seconds: a Job that carries it may be active while its run has failed and
 // its pod is held for `kinetic exec`; its record (held_until) says which.
 inline constexpr const char* kHoldAnnotation = "kinetic.dev/hold-on-failure";

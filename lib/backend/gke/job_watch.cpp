@@ -33,7 +33,8 @@ std::optional<json> lead_pod(const std::vector<json>& pods, const std::set<std::
     if (skip.count(meta.value("name", ""))) continue;
     const json labels = meta.value("labels", json::object());
     std::string index = labels.value("batch.kubernetes.io/job-completion-index", "0");
-    if (index != "0") continue;
+    // A multislice run's lead is host 0 of slice 0 (every slice has a host 0).
+    if (index != "0" || labels.value("jobset.sigs.k8s.io/job-index", "0") != "0") continue;
     if (!best ||
         meta.value("creationTimestamp", "") >= (*best)["metadata"].value("creationTimestamp", ""))
       best = p;

@@ -34,6 +34,14 @@ std::string pool_name(const Accelerator& accelerator) {
   return name;
 }
 
+std::string slice_pool_name(const Accelerator& accelerator, int slice) {
+  if (slice == 0) return pool_name(accelerator);
+  const std::string suffix = "-slice-" + std::to_string(slice + 1);
+  std::string name = pool_name(accelerator);
+  if (name.size() + suffix.size() > 40) name.resize(40 - suffix.size());
+  return name + suffix;
+}
+
 std::string kube_context_name(const std::string& project, const std::string& location,
                               const std::string& cluster) {
   return "gke_" + project + "_" + location + "_" + cluster;

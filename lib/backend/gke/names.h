@@ -40,6 +40,9 @@ std::string bucket_name(const std::string& project, const std::string& cluster);
 
 // The node pool kinetic uses for an accelerator: "v5litepod-4", "l4", "a100x8-spot", "cpu".
 std::string pool_name(const Accelerator& accelerator);
+// The pool of slice SLICE (from 0) of a multislice run: pool_name, then "-slice-2", "-slice-3"...
+// (JobSet places each slice alone on a pool: docs/multihost.md "Multislice").
+std::string slice_pool_name(const Accelerator& accelerator, int slice);
 
 // gcloud's kubeconfig names: gke_PROJECT_LOCATION_CLUSTER.
 std::string kube_context_name(const std::string& project, const std::string& location,

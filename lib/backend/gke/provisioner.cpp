@@ -127,7 +127,10 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
 
   for (const Accelerator& a : options.accelerators) {
     if (a.family == AcceleratorFamily::cpu && !options.pool.spot) continue;  // the default pool
-    changes.push_back(add_pool(a, options.pool));  // reported by add_pool itself
+    // `up --slices N` makes N pools of each multi-host TPU given, one of any other.
+    PoolOptions pool = options.pool;
+    if (a.hosts < 2) pool.slices = 1;
+    for (auto& c : add_pools(a, pool)) changes.push_back(std::move(c));  // reported by add_pool
   }
 
   // Multi-host slices run as JobSets, which GKE does not ship (jobset_release.h). A cluster of
@@ -215,6 +218,11 @@ ClusterChange Provisioner::add_pool(const Accelerator& accelerator,
   options.service_account = node_service_account(t.project);
   nlohmann::json request = node_pool_request(accelerator, options);
   const std::string name = request["name"];
+  // "v5litepod-16-slice-2 (slice 2 of 2, ...": which of a multislice run's pools it is.
+  const std::string of_slices = options.slices > 1
+                                    ? "slice " + std::to_string(options.slice + 1) + " of " +
+                                          std::to_string(options.slices) + ", "
+                                    : std::string();
   for (const auto& p : gke.list_node_pools(t.project, t.location, t.cluster)) {
     if (p.name == name) {
       ClusterChange c{"node pool", name, "exists"};
@@ -230,7 +238,7 @@ ClusterChange Provisioner::add_pool(const Accelerator& accelerator,
   const std::string zone = zone_for(accelerator.machine_type, accelerator.name);
   gke.create_node_pool(t.project, t.location, t.cluster,
                        node_pool_request(accelerator, options, zone));
-  std::string what = name + " (" + accelerator.machine_type +
+  std::string what = name + " (" + of_slices + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology) +
                      (t.location == zone ? "" : ", in " + zone);
   // What a node costs while it is up, and a multi-host slice, which comes up whole.
@@ -262,6 +270,17 @@ ClusterChange Provisioner::add_pool(const Accelerator& accelerator,
   ClusterChange c{"node pool", what + ")", "created"};
   if (on_change_) on_change_(c);
   return c;
+}
+
+std::vector<ClusterChange> Provisioner::add_pools(const Accelerator& accelerator,
+                                                  const PoolOptions& options) {
+  std::vector<ClusterChange> changes;
+  for (int slice = 0; slice < std::max(1, options.slices); ++slice) {
+    PoolOptions one = options;
+    one.slice = slice;
+    changes.push_back(add_pool(accelerator, one));
+  }
+  return changes;
 }
 
 bool Provisioner::has_slice_pool() {

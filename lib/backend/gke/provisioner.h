@@ -23,6 +23,8 @@ class Provisioner {
   std::vector<ClusterChange> up(const UpOptions& options);
   std::vector<ClusterChange> down(const DownOptions& options);
   ClusterChange add_pool(const Accelerator& accelerator, const PoolOptions& options);
+  // OPTIONS.slices pools of ACCELERATOR (one without --slices), each as add_pool makes it.
+  std::vector<ClusterChange> add_pools(const Accelerator& accelerator, const PoolOptions& options);
   ClusterChange remove_pool(const std::string& name);
   // Installs (or upgrades) JobSet from SOURCE (jobset_release.h): what a multi-host pool needs.
   // `up` calls it when a slice is asked for or the cluster has one; `pool add` for a slice.

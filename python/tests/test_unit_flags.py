@@ -1,0 +1,20 @@
+"""The kinetic flags ``@kinetic.run(...)`` options become (docs/python.md)."""
+import pytest
+
+import kinetic
+from kinetic import _submit
+
+
+def test_slices_become_the_slices_flag_only_when_more_than_one():
+    # A ready image: the flags need no kinetic binary to ask the backend.
+    image = "us-docker.pkg.dev/p/r/i:1"
+    two = _submit.run_flags(
+        _submit.RunOptions(accelerator="v5litepod-16", container_image=image, slices=2), [])
+    assert two[two.index("--slices") + 1] == "2"
+    one = _submit.RunOptions(accelerator="v5litepod-16", container_image=image)
+    assert "--slices" not in _submit.run_flags(one, [])
+
+
+def test_zero_slices_is_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="slices=0"):
+        kinetic.run(accelerator="v5litepod-16", slices=0)
