@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/socket.h"
 
 namespace kinetic {
 namespace {
@@ -32,17 +33,6 @@ int parse_port(std::string_view text, std::string_view spec) {
                                  "': ports are 1 to 65535, as REMOTE, LOCAL:REMOTE or :REMOTE "
                                  "(any free local port), e.g. 8080 or 9000:8080");
   return port;
-}
-
-// Sends all of DATA to the local client; false once it is gone.
-bool send_all_local(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
 }
 
 int listen_on(const std::string& address, int port) {
@@ -121,7 +111,7 @@ void PortForwarder::pump(int local_fd, int remote_port, int quit_fd,
     for (;;) {
       std::optional<std::string> got;
       while ((got = stream->receive()) && !got->empty())
-        if (!send_all_local(local_fd, *got)) return;
+        if (!send_all(local_fd, *got)) return;
       if (!got) break;  // the job's side ended
       pollfd fds[3] = {{stream->fd(), POLLIN, 0}, {quit_fd, POLLIN, 0}, {local_fd, POLLIN, 0}};
       if (::poll(fds, local_open ? 3 : 2, -1) < 0) {

@@ -214,11 +214,9 @@ inline constexpr const char* kExecPodUid = "X-Fake-Exec-Pod-Uid";
 inline constexpr const char* kExecProtocol = "X-Fake-Exec-Protocol";
 inline constexpr const char* kExecContainer = "X-Fake-Exec-Container";
 inline constexpr const char* kExecFailure = "X-Fake-Exec-Failure";
-// The fake kubelet's side of a forwarded port (fake_kube_port_forward.cpp): a connection to
-// 127.0.0.1:PORT (-1 with errno), all of DATA written to it, and the runtime's message when a
-// connection to PORT of POD failed with ERROR.
-int dial_pod_port(int port);
-bool write_all_socket(int fd, std::string_view data);
+// The fake kubelet's side of a forwarded port (fake_kube_port_forward.cpp; it connects with
+// core/socket.h's connect_loopback): the runtime's message when a connection to PORT of POD
+// failed with ERROR.
 std::string forward_failure(int port, const std::string& pod, const std::string& uid, int error);
 // kubectl's SPDY session of a pod's port-forward (fake_kube_port_forward_spdy.cpp), after the
 // 101; EXTRA: bytes already read.

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/socket.h"
 #include "fakes/fake_kube_internal.h"
 #include "fakes/fake_latency.h"
 #include "k8s/port_forward.h"
@@ -25,32 +26,6 @@
 namespace kinetic::fakes {
 
 namespace kube {
-
-int dial_pod_port(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
-}
-
-bool write_all_socket(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
 
 std::string forward_failure(int port, const std::string& pod, const std::string& uid, int error) {
   std::string why = std::strerror(error);  // Go's words are lower-case
@@ -160,7 +135,7 @@ void pump_forwarded_ports(TlsConnection& conn, const std::string& extra,
         // Data for a port on its data channel; the error channels are the kubelet's to write.
         if (channel % 2 != 0 || channel / 2 >= ports.size()) continue;
         ForwardedPort& p = ports[channel / 2];
-        if (p.fd >= 0 && !kube::write_all_socket(p.fd, std::string_view(m->payload).substr(1))) {
+        if (p.fd >= 0 && !send_all(p.fd, std::string_view(m->payload).substr(1))) {
           ::close(p.fd);
           p.fd = -1;
         }
@@ -344,7 +319,7 @@ bool FakeKube::Impl::claim_port_forward(const std::string& head, std::string& ex
     send(2 * i + 1, prefix);
   }
   for (size_t i = 0; i < ports.size(); ++i) {
-    ports[i].fd = kube::dial_pod_port(ports[i].port);
+    ports[i].fd = connect_loopback(ports[i].port);
     if (ports[i].fd >= 0) continue;
     send(2 * i + 1, kube::forward_failure(ports[i].port, pod_name, uid, errno));
   }

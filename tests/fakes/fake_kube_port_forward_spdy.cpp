@@ -16,6 +16,7 @@
 #include <map>
 #include <vector>
 
+#include "core/socket.h"
 #include "fakes/fake_kube_internal.h"
 #include "fakes/fake_spdy.h"
 
@@ -97,7 +98,7 @@ class SpdySession {
   }
 
   void connect(SpdyForward& f) {
-    f.fd = dial_pod_port(f.port);
+    f.fd = connect_loopback(f.port);
     if (f.fd >= 0) return;
     conn_.write(spdy::data_frame(f.error_stream, 0, forward_failure(f.port, pod_, uid_, errno)));
     finish(f);
@@ -106,7 +107,7 @@ class SpdySession {
   bool on_data(const spdy::Frame& f) {
     for (auto& [id, fw] : forwards_) {
       if (fw.data_stream != f.stream_id || fw.fd < 0 || fw.done) continue;
-      if (!f.payload.empty() && !write_all_socket(fw.fd, f.payload)) finish(fw);
+      if (!f.payload.empty() && !send_all(fw.fd, f.payload)) finish(fw);
       if (!fw.done && (f.flags & spdy::kFlagFin)) ::shutdown(fw.fd, SHUT_WR);
     }
     return true;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/socket.h"
 
 namespace kinetic {
 namespace {
@@ -51,20 +52,10 @@ class LocalPortDialer : public PortDialer {
       : id_(std::move(id)), status_(std::move(status)) {}
 
   std::unique_ptr<PortStream> dial(int port) override {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw Error(Errc::internal, std::string("socket: ") + std::strerror(errno));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      const int e = errno;
-      ::close(fd);
+    const int fd = connect_loopback(port);
+    if (fd < 0)
       throw Error(Errc::api, "connecting to 127.0.0.1:" + std::to_string(port) + " (" + id_ +
-                                 "'s port on this machine): " + std::strerror(e));
-    }
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+                                 "'s port on this machine): " + std::strerror(errno));
     return std::make_unique<TcpPortStream>(fd);
   }
 
