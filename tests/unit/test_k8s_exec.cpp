@@ -14,6 +14,7 @@
 
 #include "k8s/exec.h"
 #include "k8s/websocket.h"
+#include "unit/socket_connection.h"
 
 namespace kinetic::k8s {
 namespace {
@@ -68,33 +69,6 @@ TEST(Exec, ExitCodeFromStatus) {
 }
 
 // The client's end of a socketpair as an upgraded connection.
-class SocketConnection : public http::UpgradedConnection {
- public:
-  explicit SocketConnection(int fd) : fd_(fd) { ::fcntl(fd_, F_SETFL, O_NONBLOCK); }
-  void send(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EAGAIN) {
-        pollfd p{fd_, POLLOUT, 0};
-        ::poll(&p, 1, -1);
-        continue;
-      }
-      if (n <= 0) throw http::TransportError("send failed", false);
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  std::optional<std::string> receive() override {
-    char buf[4096];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n == 0) return std::nullopt;
-    if (n < 0) return std::string();
-    return std::string(buf, static_cast<size_t>(n));
-  }
-  int fd() const override { return fd_; }
-
- private:
-  int fd_;
-};
 
 // The test's end: the API server, blocking.
 class Server {
@@ -177,7 +151,7 @@ struct Session {
   }
   std::future<int> start(const std::string& protocol, std::string early = {}) {
     return std::async(std::launch::async, [this, protocol, early] {
-      SocketConnection c(sv[0]);
+      test::SocketConnection c(sv[0]);
       return run_exec_session(c, protocol, early, params, io);
     });
   }

@@ -13,6 +13,7 @@
 
 #include "k8s/port_forward.h"
 #include "k8s/websocket.h"
+#include "unit/socket_connection.h"
 
 namespace kinetic::k8s {
 namespace {
@@ -58,35 +59,6 @@ TEST(PortForward, DecoderRefusesAnotherPortOrChannel) {
   EXPECT_THROW(d2.decode(std::string("\x02\x90\x1f", 3)), ws::ProtocolError);
 }
 
-class PairConnection : public http::UpgradedConnection {
- public:
-  explicit PairConnection(int fd) : fd_(fd) { ::fcntl(fd_, F_SETFL, O_NONBLOCK); }
-  ~PairConnection() override { ::close(fd_); }
-  void send(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n < 0 && errno == EAGAIN) {
-        pollfd p{fd_, POLLOUT, 0};
-        ::poll(&p, 1, -1);
-        continue;
-      }
-      if (n <= 0) throw http::TransportError("send failed", false);
-      bytes.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  std::optional<std::string> receive() override {
-    char buf[4096];
-    ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n == 0) return std::nullopt;
-    if (n < 0) return std::string();
-    return std::string(buf, static_cast<size_t>(n));
-  }
-  int fd() const override { return fd_; }
-
- private:
-  int fd_;
-};
-
 // Everything the stream gives until it ends.
 std::string drain(PortForwardStream& s) {
   std::string out;
@@ -112,7 +84,7 @@ TEST(PortForward, StreamSendsMaskedDataOnChannelZeroAndPassesOnThePodsBytes) {
   // The kubelet's opening messages came with the 101 (early bytes).
   const std::string early =
       kubelet_frame(0, port_prefix(8080)) + kubelet_frame(1, port_prefix(8080));
-  PortForwardStream stream(std::make_unique<PairConnection>(sv[0]), early, 8080);
+  PortForwardStream stream(std::make_unique<test::SocketConnection>(sv[0], true), early, 8080);
   stream.send("ping");
   ws::MessageReader server(/*expect_masked=*/true);  // throws on an unmasked client frame
   std::optional<ws::Message> m;
@@ -134,7 +106,7 @@ TEST(PortForward, StreamSendsMaskedDataOnChannelZeroAndPassesOnThePodsBytes) {
 TEST(PortForward, StreamKeepsTheKubeletsErrorText) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  PortForwardStream stream(std::make_unique<PairConnection>(sv[0]), "", 8080);
+  PortForwardStream stream(std::make_unique<test::SocketConnection>(sv[0], true), "", 8080);
   const std::string frames = kubelet_frame(0, port_prefix(8080)) +
                              kubelet_frame(1, port_prefix(8080)) +
                              kubelet_frame(1, "error forwarding port 8080: connection refused");
@@ -153,7 +125,7 @@ TEST(PortForward, AnErrorThatCameWithTheUpgradeIsKept) {
                             kubelet_frame(1, "connection refused") +
                             ws::encode_frame(ws::Opcode::close, ws::close_payload(1000));
   ::close(sv[1]);
-  PortForwardStream stream(std::make_unique<PairConnection>(sv[0]), early, 1);
+  PortForwardStream stream(std::make_unique<test::SocketConnection>(sv[0], true), early, 1);
   EXPECT_EQ(drain(stream), "");
   EXPECT_EQ(stream.error(), "connection refused");
 }
