@@ -1,15 +1,9 @@
 // kinetic port-forward JOB [LOCAL:]REMOTE... [--host N] [--address A]: ports of a running job
 // reached from this machine, as `kubectl port-forward` reaches a pod's, until Ctrl-C or the
 // job's end (backend/port_forwarder.h).
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
-
 #include "app.h"
 #include "backend/port_forwarder.h"
+#include "core/signal_pipe.h"
 #include "job/spec.h"
 #include "job_lookup.h"
 
@@ -18,42 +12,6 @@ namespace kinetic::cli {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-// Ctrl-C, SIGTERM and SIGHUP end the forward through a pipe, so the accept loop returns and
-// every connection is closed before kinetic exits.
-int g_forward_stop_pipe[2] = {-1, -1};
-
-void on_forward_signal(int) {
-  const int saved = errno;
-  char c = 1;
-  [[maybe_unused]] auto n = ::write(g_forward_stop_pipe[1], &c, 1);
-  errno = saved;
-}
-
-class ForwardSignals {
- public:
-  ForwardSignals() {
-    if (::pipe2(g_forward_stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-      throw Error(Errc::internal, "pipe failed");
-    struct sigaction sa {};
-    sa.sa_handler = on_forward_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old_[s]);
-  }
-  ~ForwardSignals() {
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &old_[s], nullptr);
-    for (int& fd : g_forward_stop_pipe) {
-      ::close(fd);
-      fd = -1;
-    }
-  }
-  ForwardSignals(const ForwardSignals&) = delete;
-  ForwardSignals& operator=(const ForwardSignals&) = delete;
-  int fd() const { return g_forward_stop_pipe[0]; }
-
- private:
-  struct sigaction old_[NSIG] {};
-};
 
 struct PortForwardOptions : PrintingOptions {
   std::string job;
@@ -93,7 +51,7 @@ struct PortForwardOptions : PrintingOptions {
     require_job(b, job);
     std::unique_ptr<PortDialer> dialer = b.port_dialer(job, host);
     PortForwarder forwarder(*dialer, address, mappings);
-    ForwardSignals signals;
+    SignalPipe signals;  // Ctrl-C, SIGTERM, SIGHUP: close every connection, then exit
     if (address != "127.0.0.1" && address != "localhost")
       f.io().warn("listening on " + address +
                   ": whoever can reach this machine there reaches the job's ports, with no "

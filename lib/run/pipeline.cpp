@@ -13,6 +13,7 @@
 #include "backend/stream_sink.h"
 #include "core/duration.h"
 #include "core/error.h"
+#include "core/signal_pipe.h"
 #include "core/strings.h"
 #include "job/bootstrap.h"
 #include "job/budget.h"
@@ -714,39 +715,6 @@ int dry_run(OutputFormat format, const RunEnvironment& env, const Resolved& r,
   return 0;
 }
 
-// Ctrl-C and termination requests during a foreground run, delivered through a pipe so the
-// wait for the job can react to them.
-int g_signal_pipe[2] = {-1, -1};
-
-void on_signal(int) {
-  int saved = errno;
-  char c = 1;
-  [[maybe_unused]] auto n = ::write(g_signal_pipe[1], &c, 1);
-  errno = saved;
-}
-
-class SignalGuard {
- public:
-  SignalGuard() {
-    if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return;
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &sa, &old_[s]);
-  }
-  ~SignalGuard() {
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(s, &old_[s], nullptr);
-    for (int& fd : g_signal_pipe) {
-      if (fd >= 0) ::close(fd);
-      fd = -1;
-    }
-  }
-  int fd() const { return g_signal_pipe[0]; }
-
- private:
-  struct sigaction old_[NSIG] {};
-};
-
 // Wall time per pipeline step, shown with -v 2 (bench/ reads it to break a run down).
 class StepClock {
  public:
@@ -1077,7 +1045,7 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
   }
 
   // 5 submit, 6-7 watch and stream (Ctrl-C cancels the job), 8 collect, 9 clean
-  SignalGuard signals;
+  SignalPipe signals;  // Ctrl-C cancels the job
   bool interrupted = false;
   Interrupt intr{
       signals.fd(), [&] {
