@@ -565,8 +565,9 @@ class LogRecorder:
         parts = [self.uri("%06d" % p) for p in range(self.composed + 1, upto + 1)]
         errs = [self.uri("%06d.err" % p) for p in self.with_err if p <= upto]
         marks = self.uri("%06d.ends" % upto)
-        storage.write(marks, b"".join(end.to_bytes(8, "big") + (self.END_MARK | t).to_bytes(8, "big")
-                                      for p, end, t in self.ends if p <= upto))
+        storage.write(marks, b"".join(
+            end.to_bytes(8, "big") + (self.END_MARK | t).to_bytes(8, "big")
+            for p, end, t in self.ends if p <= upto))
         # The sidecars first: a part is deleted only once its spans are in composed.err.
         self.compose_onto("composed.err", errs + [marks], upto, "application/octet-stream")
         self.compose_onto("composed", parts, upto, "text/plain")

@@ -93,7 +93,8 @@ def since_argument(since: Any) -> str:
         return f"{seconds}s"
     if isinstance(since, str):
         return since
-    raise TypeError(f"since must be a datetime, a timedelta or a string, not {type(since).__name__}")
+    raise TypeError("since must be a datetime, a timedelta or a string, "
+                    f"not {type(since).__name__}")
 
 
 @dataclass(eq=False)
