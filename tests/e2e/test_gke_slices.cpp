@@ -259,6 +259,34 @@ TEST_F(GkeSlices, AllHostsShowsEveryHostsLinesLiveAndFromTheRecord) {
 
 // One host's node is preempted: the whole slice restarts (not that host alone), without counting
 // against --retries (none here), and every host resumes from its own checkpoint.
+// `logs -f --all-hosts --since T`: every host's stream starts at T, not host 0's alone.
+TEST_F(GkeSlices, LogsSinceAppliesToEveryHostOfTheSlice) {
+  sb.write("proj/talk.py",
+           "import os, time\n"
+           "print('host', os.environ['TPU_WORKER_ID'], 'early', flush=True)\n"
+           "for _ in range(1200):  # until cancelled; a minute at most\n"
+           "    time.sleep(0.05)\n");
+  auto d = kin({"run", "talk.py", "-a", "v5litepod-16", "--detach"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const std::string id = first_line(d.out);
+  ASSERT_TRUE(eventually([&] {
+    const std::string all = kin({"logs", "--all-hosts", id}).out;
+    for (int host = 0; host < 4; ++host)
+      if (all.find("host " + std::to_string(host) + " early") == std::string::npos) return false;
+    return true;
+  }));
+  cloud_->kube().reset_counters();
+  const std::string log_route = "GET /api/v1/namespaces/{ns}/pods/{name}/log";
+  int follower = sb.spawn({"logs", "-f", "--all-hosts", "--since", "2099-01-01T00:00:00Z", id},
+                          proj, out, err, env());
+  // Every host's stream asked for (the lines it would send come with the answer) ...
+  ASSERT_TRUE(eventually([&] { return cloud_->kube().request_counts()[log_route] >= 4; }));
+  // ... and only then the job ends: a line any stream sent is printed before the follower exits.
+  ASSERT_EQ(kin({"cancel", id}).exit_code, 0);
+  Sandbox::wait(follower);
+  EXPECT_EQ(slurp(out).find("early"), std::string::npos) << slurp(out);
+}
+
 TEST_F(GkeSlices, APreemptedHostRestartsTheWholeSliceWithoutCountingAsARetry) {
   sb.write("proj/long.py",
            "import os, sys, time\n"

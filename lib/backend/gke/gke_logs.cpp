@@ -75,6 +75,7 @@ class SliceFollowers {
       : session_(session),
         ns_(lead.ns),
         spec_sha256_(lead.spec_sha256),
+        since_(lead.since),
         sinks_(sinks),
         per_slice_(per_slice),
         slices_(slices) {
@@ -121,6 +122,7 @@ class SliceFollowers {
       WatchOptions o;
       o.ns = ns_;
       o.spec_sha256 = spec_sha256_;
+      o.since = since_;  // `logs -f --all-hosts --since`: every host from that time
       for (;;) {
         k8s::ObjectList pods = client.list(k8s::pods_path(ns_), selector);
         std::optional<json> newest;
@@ -150,6 +152,7 @@ class SliceFollowers {
   const Session& session_;
   const std::string ns_;
   const std::string spec_sha256_;
+  const std::optional<int64_t> since_;
   PrefixedLogSink* sinks_;
   const int per_slice_, slices_;
   std::string job_uid_, job_name_;  // the slice's Job of this attempt
