@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import _engine, _outputs, _result
+from . import _engine, _forward, _outputs, _result
 from ._errors import KineticError
 
 GROUP_LABEL = "kinetic.dev/group"
@@ -251,6 +251,18 @@ class JobHandle:
         if done.returncode != 0 and not _no_such_job(done):
             warnings.warn(f"kinetic cleanup {self.job_id} failed: {done.error_line()}",
                           RuntimeWarning, stacklevel=3)
+
+    def port_forward(self, remote: int, local: int = 0, host: int = 0):
+        """A context manager forwarding a local port to port ``remote`` of the running job (of
+        host ``host`` of a multi-host slice), as ``kinetic port-forward``; it yields the local
+        port (``local``, or any free one when 0) and stops the forward when the block ends::
+
+            with job.port_forward(6006) as port:
+                webbrowser.open(f"http://127.0.0.1:{port}")  # TensorBoard on the TPU host
+        """
+        spec = f"{int(local)}:{int(remote)}" if local else f":{int(remote)}"
+        argv = self._cmd("port-forward", self.job_id, spec, "--host", str(int(host)), "-o", "json")
+        return _forward.forwarded(argv, self.job_id)
 
     def cancel(self, **_compat: Any) -> None:
         """Stops the job (`kinetic cancel JOB`) and returns once it has stopped."""

@@ -10,10 +10,12 @@ import datetime
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
 import traceback
+import urllib.request
 
 import pytest
 
@@ -65,6 +67,48 @@ def test_run_async_then_attach_from_another_process(project):
     assert job.status() == kinetic.JobStatus.NOT_FOUND
     with pytest.raises(kinetic.KineticError, match="no job"):
         kinetic.attach(job.job_id)
+
+
+def test_port_forward_reaches_the_jobs_server_while_the_block_runs(project):
+    with socket.socket() as probe:  # a free port for the job's server
+        probe.bind(("127.0.0.1", 0))
+        remote = probe.getsockname()[1]
+
+    @kinetic.run(accelerator="cpu", context_dir=str(project))
+    def serve(port):
+        import http.server
+
+        class Hello(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b"hello from the job"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        server = http.server.HTTPServer(("127.0.0.1", port), Hello)
+        print("serving", flush=True)
+        server.serve_forever()
+
+    job = serve.run_async(remote)
+    try:
+        # The job's own line says it listens: read through `kinetic logs -f`, no polling.
+        with subprocess.Popen([os.environ["KINETIC_BIN"], "logs", "-f", job.job_id],
+                              stdout=subprocess.PIPE, text=True) as follower:
+            assert any(line.strip() == "serving" for line in follower.stdout)
+            follower.terminate()
+        with job.port_forward(remote) as local:
+            assert local != remote
+            with urllib.request.urlopen(f"http://127.0.0.1:{local}/", timeout=30) as answer:
+                assert answer.read() == b"hello from the job"
+        with pytest.raises(OSError):  # the block's end closed the local port
+            socket.create_connection(("127.0.0.1", local), timeout=5).close()
+        with pytest.raises(kinetic.KineticError, match="70000") as info:
+            with job.port_forward(70000):
+                pass
+        assert info.value.exit_code == 2
+    finally:
+        job.cancel()
 
 
 def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path):
