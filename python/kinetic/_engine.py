@@ -8,6 +8,7 @@ run is sent SIGINT once, so that kinetic cancels the job and reports it).
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, Iterator, List, Optional, Sequence
 
 from ._errors import KineticError, last_error_line
 
@@ -246,3 +247,48 @@ def backend_of(flags: GlobalFlags) -> str:
                 pass
         _backends[key] = backend
     return _backends[key]
+
+
+# ---- a port-forward while a with-block runs (JobHandle.port_forward, docs/serving.md) ----
+
+FORWARD_STOP_TIMEOUT_S = 30
+
+
+def _drain_lines(pipe, kept: collections.deque) -> None:
+    # Warnings (a refused connection) keep coming while the block runs: a full pipe would stall
+    # the forward.
+    for line in pipe:
+        kept.append(line)
+
+
+@contextlib.contextmanager
+def forwarding(argv: List[str], job_id: str) -> Iterator[int]:
+    """Runs ARGV (a port-forward of one port with ``-o json``) and yields the local port once it
+    listens; stops it (SIGINT: every connection closed, exit 0) when the block ends. A forward
+    that cannot start raises KineticError with kinetic's own line and exit code."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=child_environment(), text=True,
+                            start_new_session=True)
+    kept: collections.deque = collections.deque(maxlen=STDERR_LINES_KEPT)
+    drainer = threading.Thread(target=_drain_lines, args=(proc.stderr, kept), daemon=True)
+    drainer.start()
+    try:
+        line = proc.stdout.readline()
+        if not line:
+            code = proc.wait()
+            drainer.join()
+            why = last_error_line(list(kept)) or "it ended before it listened"
+            raise KineticError(f"kinetic port-forward {job_id} failed: {why}", exit_code=code,
+                               job_id=job_id)
+        yield int(json.loads(line)["ports"][0]["local"])
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=FORWARD_STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        drainer.join()
+        proc.stdout.close()
+        proc.stderr.close()

@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from . import _engine, _forward, _outputs, _result
+from . import _engine, _outputs, _result
 from ._errors import KineticError
 
 GROUP_LABEL = "kinetic.dev/group"
@@ -262,7 +262,7 @@ class JobHandle:
         """
         spec = f"{int(local)}:{int(remote)}" if local else f":{int(remote)}"
         argv = self._cmd("port-forward", self.job_id, spec, "--host", str(int(host)), "-o", "json")
-        return _forward.forwarded(argv, self.job_id)
+        return _engine.forwarding(argv, self.job_id)
 
     def cancel(self, **_compat: Any) -> None:
         """Stops the job (`kinetic cancel JOB`) and returns once it has stopped."""
