@@ -2,14 +2,16 @@
 // serving HTTP on a port it picks and prints, and a plain HTTP/1.0 client.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "core/socket.h"
 
 namespace kinetic::test {
 
@@ -40,24 +42,10 @@ inline std::string served_port(const std::string& log) {
   return log.substr(at + 11, log.find('\n', at) - at - 11);
 }
 
-// A connected socket to 127.0.0.1:PORT, or -1.
-inline int connect_local(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // Sends GET PATH on FD and returns the whole answer (HTTP/1.0: the server closes after it).
 inline std::string http_exchange(int fd, const std::string& path) {
   const std::string request = "GET " + path + " HTTP/1.0\r\n\r\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) return "(send failed)";
+  if (!send_all(fd, request)) return "(send failed)";
   std::string answer;
   char buf[4096];
   ssize_t n;
@@ -67,7 +55,7 @@ inline std::string http_exchange(int fd, const std::string& path) {
 }
 
 inline std::string http_get(int port, const std::string& path) {
-  const int fd = connect_local(port);
+  const int fd = connect_loopback(port);
   if (fd < 0) return "(connect failed)";
   return http_exchange(fd, path);
 }
@@ -76,6 +64,20 @@ inline std::string http_get(int port, const std::string& path) {
 inline std::string body_of(const std::string& answer) {
   const size_t at = answer.find("\r\n\r\n");
   return at == std::string::npos ? "(no body: " + answer + ")" : answer.substr(at + 4);
+}
+
+// The bodies of N GETs /c0../cN-1 through LOCAL, all connections opened before any request is
+// sent, then sent from a thread each: a forward must serve them at once.
+inline std::vector<std::string> bodies_at_once(int local, int n) {
+  std::vector<int> fds;
+  for (int i = 0; i < n; ++i) fds.push_back(connect_loopback(local));
+  std::vector<std::string> answers(fds.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < fds.size(); ++i)
+    clients.emplace_back([&, i] { answers[i] = http_exchange(fds[i], "/c" + std::to_string(i)); });
+  for (auto& t : clients) t.join();
+  for (auto& a : answers) a = body_of(a);
+  return answers;
 }
 
 // The local port of `port-forward -o json`'s first line (0 when missing).

@@ -2,6 +2,8 @@
 // pods/portforward WebSocket through the fake cloud's API server, whose kubelet connects to the
 // job's port (the fake's pods share this machine's network). Many connections at once, the end
 // of the job ending the forward, Ctrl-C exit 0, and each bad input one line.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -52,15 +54,9 @@ TEST_F(GkePortForward, ServesTheJobsPortToManyConnectionsAtOnceUntilCtrlC) {
   ASSERT_GT(local, 0) << slurp(out) << slurp(err);
   EXPECT_EQ(http_get(local, "/one").substr(0, 12), "HTTP/1.0 200");
   // Eight connections open together before any sends: each its own WebSocket, served at once.
-  std::vector<int> fds;
-  for (int i = 0; i < 8; ++i) fds.push_back(connect_local(local));
-  std::vector<std::string> answers(fds.size());
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < fds.size(); ++i)
-    clients.emplace_back([&, i] { answers[i] = http_exchange(fds[i], "/c" + std::to_string(i)); });
-  for (auto& t : clients) t.join();
-  for (size_t i = 0; i < answers.size(); ++i)
-    EXPECT_EQ(body_of(answers[i]), "hello from the job /c" + std::to_string(i) + "\n");
+  const std::vector<std::string> bodies = bodies_at_once(local, 8);
+  for (size_t i = 0; i < bodies.size(); ++i)
+    EXPECT_EQ(bodies[i], "hello from the job /c" + std::to_string(i) + "\n");
   EXPECT_GE(cloud_->kube().request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/portforward"],
             9);
   ::kill(pid, SIGINT);

@@ -49,15 +49,9 @@ TEST_F(PortForwardLocal, ServesTheJobsPortToManyConnectionsThenEndsWithTheJob) {
   const int local = forward({"port-forward", id, ":" + port, "-o", "json"}, pid);
   ASSERT_GT(local, 0) << slurp(out) << slurp(err);
   EXPECT_NE(local, std::stoi(port));
-  std::vector<int> fds;
-  for (int i = 0; i < 8; ++i) fds.push_back(connect_local(local));
-  std::vector<std::string> answers(fds.size());
-  std::vector<std::thread> clients;
-  for (size_t i = 0; i < fds.size(); ++i)
-    clients.emplace_back([&, i] { answers[i] = http_exchange(fds[i], "/c" + std::to_string(i)); });
-  for (auto& t : clients) t.join();
-  for (size_t i = 0; i < answers.size(); ++i)
-    EXPECT_EQ(body_of(answers[i]), "hello from the job /c" + std::to_string(i) + "\n");
+  const std::vector<std::string> bodies = bodies_at_once(local, 8);
+  for (size_t i = 0; i < bodies.size(); ++i)
+    EXPECT_EQ(bodies[i], "hello from the job /c" + std::to_string(i) + "\n");
   sb.write("go", "");
   EXPECT_EQ(Sandbox::wait(pid), 1);
   EXPECT_EQ(slurp(err).substr(slurp(err).find("error:")),

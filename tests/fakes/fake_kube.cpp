@@ -1720,9 +1720,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     body = decode_protobuf(body).dump();
   }
   if (sub == "token") {
-    if (req.method != "POST")
-      throw ApiError{405, "MethodNotAllowed",
-                     "the server does not allow this method on the requested resource"};
+    if (req.method != "POST") throw kube::method_not_allowed();
     json request = json::parse(body, nullptr, false);
     if (request.is_discarded() || !request.is_object())
       throw bad_request("the body of the request must be a TokenRequest");
@@ -1763,9 +1761,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
                       {"items", items}});
   }
   if (req.method == "POST") {
-    if (!name.empty())
-      throw ApiError{405, "MethodNotAllowed",
-                     "the server does not allow this method on the requested resource"};
+    if (!name.empty()) throw kube::method_not_allowed();
     json obj = json::parse(body, nullptr, false);
     if (obj.is_discarded())
       throw bad_request("the object provided is unrecognized (must be of type " + rt.kind +
@@ -1775,9 +1771,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     return send_json(res, 201, created);
   }
   if (req.method == "DELETE") {
-    if (name.empty())
-      throw ApiError{405, "MethodNotAllowed",
-                     "the server does not allow this method on the requested resource"};
+    if (name.empty()) throw kube::method_not_allowed();
     std::string propagation = param(req, "propagationPolicy");
     std::optional<int> grace;
     if (!param(req, "gracePeriodSeconds").empty())
@@ -1860,8 +1854,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     update(rt, *obj);
     return send_json(res, 200, *obj);
   }
-  throw ApiError{405, "MethodNotAllowed",
-                 "the server does not allow this method on the requested resource"};
+  throw kube::method_not_allowed();
 }
 
 // ---- watch -----------------------------------------------------------------------------------

@@ -345,9 +345,7 @@ Process spawn(const std::vector<std::string>& argv, const std::vector<std::strin
 
 void FakeKube::Impl::serve_exec(const httplib::Request& req, httplib::Response& res,
                                 const std::string& ns, const std::string& name) {
-  if (req.method != "GET" && req.method != "POST")
-    throw ApiError{405, "MethodNotAllowed",
-                   "the server does not allow this method on the requested resource"};
+  if (req.method != "GET" && req.method != "POST") throw kube::method_not_allowed();
   const bool websocket = res.has_header(kExecUpgrade);
   res.headers.erase(kExecUpgrade);
   std::vector<std::string> command;

@@ -64,6 +64,12 @@ struct ApiError {
   json details = nullptr;
   std::map<std::string, std::string> headers = {};
 };
+
+// The API server's 405 for a verb a resource does not serve.
+inline ApiError method_not_allowed() {
+  return ApiError{405, "MethodNotAllowed",
+                  "the server does not allow this method on the requested resource"};
+}
 json status_json(const ApiError& e);
 ApiError not_found(const ResourceType& rt, const std::string& name);
 ApiError bad_request(const std::string& message);

@@ -206,9 +206,7 @@ bool accepts_spdy_port_forward(const httplib::Request& req, httplib::Response& r
 
 void FakeKube::Impl::serve_port_forward(const httplib::Request& req, httplib::Response& res,
                                         const std::string& ns, const std::string& name) {
-  if (req.method != "GET" && req.method != "POST")
-    throw ApiError{405, "MethodNotAllowed",
-                   "the server does not allow this method on the requested resource"};
+  if (req.method != "GET" && req.method != "POST") throw kube::method_not_allowed();
   const std::string kind = res.get_header_value(kube::kForwardUpgrade);
   res.headers.erase(kube::kForwardUpgrade);
   std::lock_guard lock(mu);

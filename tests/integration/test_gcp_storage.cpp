@@ -33,6 +33,13 @@ class StorageTest : public ::testing::Test {
     for (auto& c : s) c = static_cast<char>(gen());
     return s;
   }
+  // Resumable from 256 KiB on, in 1 MiB chunks: a few MiB make several chunks.
+  static UploadOptions in_1mib_chunks() {
+    UploadOptions opt;
+    opt.single_request_limit = 256 * 1024;
+    opt.chunk_size = 1 << 20;
+    return opt;
+  }
   fs::path write_file(const std::string& name, const std::string& data) {
     fs::path p = dir / name;
     atomic_write(p, data);
@@ -199,9 +206,7 @@ std::vector<std::string> content_ranges(const fakes::FakeGcs& fake) {
 TEST_F(StorageTest, AFaultFreeResumableUploadSendsEachByteOnce) {
   fake.create_bucket("b");
   std::string data = random_bytes(2 * 1024 * 1024 + 100, 3);
-  UploadOptions opt;
-  opt.single_request_limit = 256 * 1024;
-  opt.chunk_size = 1 << 20;
+  UploadOptions opt = in_1mib_chunks();
   client.upload_file("b", "once.bin", write_file("once.bin", data), opt);
   EXPECT_EQ(fake.object_data("b", "once.bin"), data);
   EXPECT_EQ(content_ranges(fake),
@@ -216,9 +221,7 @@ TEST_F(StorageTest, AFaultFreeResumableUploadSendsEachByteOnce) {
 TEST_F(StorageTest, After308TheUploadResumesExactlyWhereTheRangeHeaderEnds) {
   fake.create_bucket("b");
   std::string data = random_bytes(2 * 1024 * 1024, 4);
-  UploadOptions opt;
-  opt.single_request_limit = 256 * 1024;
-  opt.chunk_size = 1 << 20;
+  UploadOptions opt = in_1mib_chunks();
   // The first chunk's 308 says "Range: bytes=0-524287": only half of it was persisted.
   fake.persist_at_most_next(512 * 1024);
   client.upload_file("b", "short.bin", write_file("short.bin", data), opt);
@@ -233,9 +236,7 @@ TEST_F(StorageTest, After308TheUploadResumesExactlyWhereTheRangeHeaderEnds) {
 TEST_F(StorageTest, AResumableUploadSurvivesAConnectionDroppedMidChunk) {
   fake.create_bucket("b");
   std::string data = random_bytes(2 * 1024 * 1024, 2);
-  UploadOptions opt;
-  opt.single_request_limit = 256 * 1024;
-  opt.chunk_size = 1 << 20;
+  UploadOptions opt = in_1mib_chunks();
   fake.drop_connection_after(600 * 1024);  // the first chunk dies after 600 KiB; 512 KiB persist
   auto o = client.upload_file("b", "dropped.bin", write_file("d.bin", data), opt);
   EXPECT_EQ(o.crc32c, crc32c_base64(crc32c(data)));
@@ -254,9 +255,7 @@ TEST_F(StorageTest, AResumableUploadSurvivesAConnectionDroppedMidChunk) {
 TEST_F(StorageTest, A401OnAStreamedChunkAsksTheSessionAndGoesOn) {
   fake.create_bucket("b");
   std::string data = random_bytes(2 * 1024 * 1024, 5);
-  UploadOptions opt;
-  opt.single_request_limit = 256 * 1024;
-  opt.chunk_size = 1 << 20;
+  UploadOptions opt = in_1mib_chunks();
   fake.fail_next(1, 401, -1, "PUT /upload");
   auto o = client.upload_file("b", "token.bin", write_file("t.bin", data), opt);
   EXPECT_EQ(o.crc32c, crc32c_base64(crc32c(data)));
