@@ -20,8 +20,8 @@ _kinetic_command() {
       ;;
     'up')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;

@@ -26,7 +26,7 @@ function __kinetic_value_flags
         case ''
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
@@ -212,6 +212,8 @@ complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
 complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
+complete -c kinetic -n "__kinetic_in 'up'" -l queue -x -d 'Share the cluster through Kueue'
+complete -c kinetic -n "__kinetic_in 'up'" -l kueue-manifests -x -d 'With --queue on, install Kueue from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l auto-down -x -d 'Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)'
 complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 
