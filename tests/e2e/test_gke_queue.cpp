@@ -84,6 +84,43 @@ TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
 }
 
+// A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod
+// on any of the pool's nodes, until the first slice has ended.
+TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
+  auto up = kin({"up", "--accelerator", "v5litepod-16", "--queue", "on"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("ClusterQueue kinetic-v5litepod-16 (16 google.com/tpu): created"),
+            std::string::npos)
+      << up.err;
+  const fs::path go = sb.root() / "go";
+  sb.write("proj/wait.py", "import os, time\nwhile not os.path.exists('" + go.string() +
+                               "'):\n    time.sleep(0.05)\n");
+  sb.write("proj/hello.py", "print('second slice ran')\n");
+  auto a = kin({"run", "wait.py", "--accelerator", "v5litepod-16", "--detach"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string a_id = first_line(a.out);
+  ASSERT_TRUE(eventually(
+      [&] { return cloud_->kube().pod_names("default", "kinetic.dev/job=" + a_id).size() == 4; }));
+  auto b = kin({"run", "hello.py", "--accelerator", "v5litepod-16", "--detach"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string b_id = first_line(b.out);
+  ASSERT_TRUE(eventually([&] {
+    return kin({"status", b_id, "-o", "json"})
+               .out.find("queued: 1st in line in kinetic-v5litepod-16") != std::string::npos;
+  }));
+  const auto jobset = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + b_id);
+  ASSERT_TRUE(jobset);
+  EXPECT_TRUE((*jobset)["spec"].value("suspend", false));
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "kinetic.dev/job=" + b_id).empty());
+
+  sb.write("go", "");
+  auto waited = kin({"wait", b_id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  EXPECT_NE(kin({"logs", b_id}).out.find("second slice ran"), std::string::npos);
+  EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
+}
+
 // `up --queue off` takes away what `up --queue on` wrote, and jobs go to the cluster unqueued.
 TEST_F(GkeQueue, QueueOffRemovesKineticsQueues) {
   ASSERT_EQ(kin(kQueueUp).exit_code, 0);
