@@ -30,7 +30,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -247,6 +247,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N 
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'
 complete -c kinetic -n "__kinetic_in 'run'" -l hold-on-failure -x -d 'When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel JOB` ends it sooner)'
+complete -c kinetic -n "__kinetic_in 'run'" -l priority -x -d 'On a cluster with queues (`kinetic up --queue on`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l keep -d 'Keep the job\'s work directory and cloud objects'
 complete -c kinetic -n "__kinetic_in 'run'" -l dry-run -d 'Print what would happen'
 complete -c kinetic -n "__kinetic_at 'run' 0" -F

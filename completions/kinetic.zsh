@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -358,6 +358,7 @@ _kinetic() {
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
         '--checkpoint-interval=[How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)]:checkpoint-interval: ' \
         '--hold-on-failure=[When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke\: they cost meanwhile; `kinetic cancel JOB` ends it sooner)]:hold-on-failure: ' \
+        '--priority=[On a cluster with queues (`kinetic up --queue on`)]:priority: ' \
         '--keep[Keep the job'\''s work directory and cloud objects]' \
         '--dry-run[Print what would happen]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \

@@ -84,6 +84,57 @@ TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
 }
 
+// `run --priority high` goes ahead of a normal job that has waited longer: its place in line is
+// 1st, and it is admitted first once the quota is free.
+TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
+  auto up = kin(kQueueUp);
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("WorkloadPriorityClass kinetic-high (750): created"), std::string::npos)
+      << up.err;
+  const fs::path go = sb.root() / "go", go_high = sb.root() / "go-high";
+  auto gated = [&](const std::string& file, const fs::path& gate) {
+    sb.write("proj/" + file, "import os, time\nwhile not os.path.exists('" + gate.string() +
+                                 "'):\n    time.sleep(0.05)\n");
+  };
+  gated("first.py", go);
+  gated("high.py", go_high);
+  sb.write("proj/normal.py", "print('normal ran')\n");
+  auto first = kin({"run", "first.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string first_id = first_line(first.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(first_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  auto normal = kin({"run", "normal.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(normal.exit_code, 0) << normal.err;
+  const std::string normal_id = first_line(normal.out);
+  auto high =
+      kin({"run", "high.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
+  ASSERT_EQ(high.exit_code, 0) << high.err;
+  const std::string high_id = first_line(high.out);
+  EXPECT_EQ((*cloud_->kube().object(job_path(high_id)))["metadata"]["labels"].value(
+                "kueue.x-k8s.io/priority-class", ""),
+            "kinetic-high");
+  ASSERT_TRUE(eventually([&] {
+    const std::string table = kin({"status"}).out;
+    return table.find(high_id + "\tpending (queued: 1st in line") != std::string::npos &&
+           table.find(normal_id + "\tpending (queued: 2nd in line") != std::string::npos;
+  })) << kin({"status"}).out;
+
+  // The quota frees up: the high one runs while the normal one still waits.
+  sb.write("go", "");
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(high_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  EXPECT_TRUE((*cloud_->kube().object(job_path(normal_id)))["spec"].value("suspend", false));
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "kinetic.dev/job=" + normal_id).empty());
+  sb.write("go-high", "");
+  EXPECT_EQ(kin({"wait", normal_id}).exit_code, 0);
+  EXPECT_EQ(kin({"wait", high_id, first_id}).exit_code, 0);
+}
+
 // A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod
 // on any of the pool's nodes, until the first slice has ended.
 TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {

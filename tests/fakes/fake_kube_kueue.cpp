@@ -208,6 +208,18 @@ void FakeKube::Impl::kueue_sync_workloads() {
                     {"podSets", kueue_pod_sets(owner)},
                     {"priority", 0},
                     {"active", true}};
+      // The priority class the owner names (jobframework PrepareWorkloadPriority): its value
+      // and a reference to it; none, or one that does not exist: 0.
+      const std::string priority_class =
+          owner["metadata"]["labels"].value("kueue.x-k8s.io/priority-class", "");
+      if (json* wpc = priority_class.empty()
+                          ? nullptr
+                          : find(kueue_type("workloadpriorityclasses"), "", priority_class)) {
+        wl["spec"]["priority"] = wpc->value("value", 0);
+        wl["spec"]["priorityClassRef"] = {{"group", "kueue.x-k8s.io"},
+                                          {"kind", "WorkloadPriorityClass"},
+                                          {"name", priority_class}};
+      }
       wl["status"] = json::object();
       const std::string ns = wl["metadata"]["namespace"];
       try {

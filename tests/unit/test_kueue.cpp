@@ -25,7 +25,7 @@ TEST(KueueQueues, AQueuePerAcceleratorWithThePoolsChipsAsItsQuota) {
                                       pool_row("v5litepod-16-slice-2", "v5litepod-16", 4),
                                       pool_row("l4", "l4", 3), pool_row("default-pool", "", 3)},
                                      "team");
-  ASSERT_EQ(objects.size(), 6u);
+  ASSERT_EQ(objects.size(), 9u);
   std::map<std::string, json> by_kind_name;
   for (const auto& o : objects)
     by_kind_name[o.value("kind", "") + "/" + o["metadata"].value("name", "")] = o;
@@ -48,6 +48,9 @@ TEST(KueueQueues, AQueuePerAcceleratorWithThePoolsChipsAsItsQuota) {
   const json& lq = by_kind_name.at("LocalQueue/kinetic-v5litepod-16");
   EXPECT_EQ(lq["metadata"]["namespace"], "team");
   EXPECT_EQ(lq["spec"]["clusterQueue"], "kinetic-v5litepod-16");
+  EXPECT_EQ(by_kind_name.at("WorkloadPriorityClass/kinetic-high")["value"], 750);
+  EXPECT_EQ(by_kind_name.at("WorkloadPriorityClass/kinetic-normal")["value"], 500);
+  EXPECT_EQ(by_kind_name.at("WorkloadPriorityClass/kinetic-low")["value"], 250);
   for (const auto& o : objects)
     EXPECT_EQ(o["metadata"]["labels"].value("app.kubernetes.io/managed-by", ""), "kinetic");
 }
@@ -55,12 +58,15 @@ TEST(KueueQueues, AQueuePerAcceleratorWithThePoolsChipsAsItsQuota) {
 TEST(KueueQueues, AQueuedJobIsLabelledAndCreatedSuspended) {
   json job = {{"kind", "Job"}, {"metadata", {{"name", "kinetic-job-1"}}}, {"spec", json::object()}};
   EXPECT_EQ(waiting_queue(job), "");
-  enqueue(job, "kinetic-v5litepod-1");
+  enqueue(job, "kinetic-v5litepod-1", "");
   EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "kinetic-v5litepod-1");
+  EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "kinetic-normal");
   EXPECT_EQ(job["spec"]["suspend"], true);
   EXPECT_EQ(waiting_queue(job), "kinetic-v5litepod-1");
   job["spec"]["suspend"] = false;  // admitted
   EXPECT_EQ(waiting_queue(job), "");
+  enqueue(job, "kinetic-v5litepod-1", "high");
+  EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "kinetic-high");
 }
 
 TEST(KueueQueues, APlaceInLineIsAnOrdinal) {

@@ -250,7 +250,7 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
     auto queue = queues_.find(accel.name);
     if (queue == queues_.end())
       queue = queues_.emplace(accel.name, local_queue_for(kube(), ns, accel.name)).first;
-    if (!queue->second.empty()) enqueue(workload, queue->second);
+    if (!queue->second.empty()) enqueue(workload, queue->second, spec.priority);
   }
   return workload;
 }

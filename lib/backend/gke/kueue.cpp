@@ -61,6 +61,14 @@ json cluster_queue_object(const AcceleratorQuota& q) {
             {"resourceGroups", {{{"coveredResources", {resource}}, {"flavors", {flavor}}}}}}}};
 }
 
+json priority_class_object(const std::string& level, int value) {
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "WorkloadPriorityClass"},
+          {"metadata", queue_metadata("kinetic-" + level)},
+          {"value", value},
+          {"description", "kinetic run --priority " + level}};
+}
+
 json local_queue_object(const Accelerator& a, const std::string& ns) {
   json metadata = queue_metadata(queue_name(a.name));
   metadata["namespace"] = ns;
@@ -95,8 +103,16 @@ std::string queue_name(const std::string& accelerator) {
   return "kinetic-" + accelerator;
 }
 
+const std::vector<std::pair<std::string, int>>& priority_levels() {
+  static const std::vector<std::pair<std::string, int>> levels = {
+      {"low", 250}, {"normal", 500}, {"high", 750}};
+  return levels;
+}
+
 std::vector<json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns) {
   std::vector<json> objects;
+  for (const auto& [level, value] : priority_levels())
+    objects.push_back(priority_class_object(level, value));
   for (const auto& [name, quota] : quotas_of(pools)) {
     objects.push_back(flavor_object(quota.accelerator));
     objects.push_back(cluster_queue_object(quota));
@@ -120,6 +136,8 @@ void ensure_queues(const Session& session, k8s::Client& kube, const std::string&
       what += " (" + quota.value("nominalQuota", "") + " " + quota.value("name", "") + ")";
     } else if (object["kind"] == "LocalQueue") {
       what += " (namespace " + ns + ")";
+    } else if (object["kind"] == "WorkloadPriorityClass") {
+      what += " (" + std::to_string(object.value("value", 0)) + ")";
     }
     std::string kind = object["kind"];
     report({kind, what, existed ? "updated" : "created"});
@@ -135,6 +153,7 @@ void remove_queues(k8s::Client& kube, const std::string& ns,
       {"LocalQueue", std::string(kKueueApi) + "/namespaces/" + ns + "/localqueues"},
       {"ClusterQueue", std::string(kKueueApi) + "/clusterqueues"},
       {"ResourceFlavor", std::string(kKueueApi) + "/resourceflavors"},
+      {"WorkloadPriorityClass", std::string(kKueueApi) + "/workloadpriorityclasses"},
   };
   for (const auto& [kind, collection] : collections)
     for (const auto& item : kube.list(collection, mine).items) {
@@ -157,8 +176,10 @@ std::string local_queue_for(k8s::Client& kube, const std::string& ns,
   return "";
 }
 
-void enqueue(json& workload, const std::string& queue) {
+void enqueue(json& workload, const std::string& queue, const std::string& priority) {
   workload["metadata"]["labels"][kQueueNameLabel] = queue;
+  workload["metadata"]["labels"][kPriorityClassLabel] =
+      "kinetic-" + (priority.empty() ? std::string("normal") : priority);
   // Kueue's webhook suspends a labelled Job or JobSet at creation (jobframework
   // ApplyDefaultForSuspend); saying so here keeps a cluster whose webhook is slow or missing
   // from starting it unadmitted.

@@ -29,6 +29,8 @@ inline constexpr const char* kKueueNamespace = "kueue-system";
 inline constexpr const char* kKueueApi = "/apis/kueue.x-k8s.io/v1beta2";
 // pkg/controller/constants/constants.go QueueLabel: the LocalQueue a Job or JobSet goes to.
 inline constexpr const char* kQueueNameLabel = "kueue.x-k8s.io/queue-name";
+// pkg/controller/constants/constants.go WorkloadPriorityClassLabel: the job's priority class.
+inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
 // Marks the queue objects kinetic wrote, so that `up --queue off` removes only those.
 inline constexpr const char* kKueueManagedBy = "kinetic";
 
@@ -38,9 +40,15 @@ const Release& kueue_release();
 // "kinetic-v5litepod-16".
 std::string queue_name(const std::string& accelerator);
 
-// What `up --queue` writes for POOLS (kinetic's accelerator pools; a pool without kinetic's
-// accelerator label is left out): per accelerator a ResourceFlavor, a ClusterQueue with
-// nominalQuota = the pools' max nodes times the chips a node has, and a LocalQueue in NS. Pure.
+// `run --priority`'s levels and the value of each one's WorkloadPriorityClass, kinetic-LEVEL:
+// xpk's low, medium and high (250, 500, 750), so that a job of another tool's at xpk's levels
+// is ordered with kinetic's as its name says.
+const std::vector<std::pair<std::string, int>>& priority_levels();
+
+// What `up --queue on` writes for POOLS (kinetic's accelerator pools; a pool without kinetic's
+// accelerator label is left out): the WorkloadPriorityClasses of priority_levels(), and per
+// accelerator a ResourceFlavor, a ClusterQueue with nominalQuota = the pools' max nodes times
+// the chips a node has, and a LocalQueue in NS. Pure.
 std::vector<nlohmann::json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns);
 
 // Installs Kueue from SOURCE (the flag as given; empty: KINETIC_KUEUE_MANIFESTS, else the
@@ -59,9 +67,10 @@ void remove_queues(k8s::Client& kube, const std::string& ns,
 std::string local_queue_for(k8s::Client& kube, const std::string& ns,
                             const std::string& accelerator);
 
-// Puts WORKLOAD (a batch/v1 Job or a JobSet, as job/manifest.h builds it) in QUEUE: the queue
-// label, and created suspended, so that nothing of it starts before Kueue admits it whole.
-void enqueue(nlohmann::json& workload, const std::string& queue);
+// Puts WORKLOAD (a batch/v1 Job or a JobSet, as job/manifest.h builds it) in QUEUE at PRIORITY
+// (a level of priority_levels(); empty: normal): the queue and priority class labels, and
+// created suspended, so that nothing of it starts before Kueue admits it whole.
+void enqueue(nlohmann::json& workload, const std::string& queue, const std::string& priority);
 
 // The queue a submitted WORKLOAD (Job or JobSet) waits in: its queue label while it is still
 // suspended ("" once Kueue admitted it, or when it was never queued).
