@@ -403,6 +403,8 @@ struct FakeKube::Impl {
   std::vector<json*> kueue_owners();
   void kueue_sync_workloads();
   void kueue_admit();
+  void kueue_reserve(json& wl, const std::string& cq_name, const std::string& flavor_name);
+  void kueue_publish_counts(std::map<std::string, std::map<std::string, int>>& counts);
   void kueue_start_owner(const json& wl, const json& flavor, const std::string& cluster_queue);
   void reconcile_kueue();
   // The visibility API's PendingWorkloadsSummary of LOCAL_QUEUE in NS, or of CLUSTER_QUEUE when

@@ -358,34 +358,48 @@ void FakeKube::Impl::kueue_admit() {
       }
       for (const auto& [k, v] : request) used[cq_name][k] += v;
       ++counts[cq_name]["admitted"];
-      json assignments = json::array();
-      for (const auto& ps : wl["spec"]["podSets"]) {
-        json flavors = json::object(), usage = json::object();
-        const long count = ps.value("count", 1);
-        for (auto& [k, v] : kueue_pod_requests(ps["template"].value("spec", json::object()))) {
-          flavors[k] = flavor_name;
-          usage[k] = std::to_string(v * count);
-        }
-        assignments.push_back({{"name", ps.value("name", "")},
-                               {"flavors", flavors},
-                               {"resourceUsage", usage},
-                               {"count", count}});
-      }
-      status["admission"] = {{"clusterQueue", cq_name}, {"podSetAssignments", assignments}};
-      kueue_set_condition(status, "QuotaReserved", "True", "QuotaReserved",
-                          "Quota reserved in ClusterQueue " + cq_name);
-      kueue_set_condition(status, "Admitted", "True", "Admitted", "The workload is admitted");
-      wl["status"] = status;
-      update(wl_t, wl);
-      new_event(wl, "Normal", "QuotaReserved",
-                "Quota reserved in ClusterQueue " + cq_name + ", wait time since queued was 0s",
-                "kueue-admission");
-      new_event(wl, "Normal", "Admitted",
-                "Admitted by ClusterQueue " + cq_name + ", wait time since reservation was 0s",
-                "kueue-admission");
+      kueue_reserve(wl, cq_name, flavor_name);
       kueue_start_owner(wl, *flavor, cq_name);
     }
   }
+  kueue_publish_counts(counts);
+}
+
+// The scheduler's admission of WL into CQ_NAME with FLAVOR_NAME: its status.admission, the
+// QuotaReserved and Admitted conditions and their events.
+void FakeKube::Impl::kueue_reserve(json& wl, const std::string& cq_name,
+                                   const std::string& flavor_name) {
+  json status = wl["status"];
+  json assignments = json::array();
+  for (const auto& ps : wl["spec"]["podSets"]) {
+    json flavors = json::object(), usage = json::object();
+    const long count = ps.value("count", 1);
+    for (auto& [k, v] : kueue_pod_requests(ps["template"].value("spec", json::object()))) {
+      flavors[k] = flavor_name;
+      usage[k] = std::to_string(v * count);
+    }
+    assignments.push_back({{"name", ps.value("name", "")},
+                           {"flavors", flavors},
+                           {"resourceUsage", usage},
+                           {"count", count}});
+  }
+  status["admission"] = {{"clusterQueue", cq_name}, {"podSetAssignments", assignments}};
+  kueue_set_condition(status, "QuotaReserved", "True", "QuotaReserved",
+                      "Quota reserved in ClusterQueue " + cq_name);
+  kueue_set_condition(status, "Admitted", "True", "Admitted", "The workload is admitted");
+  wl["status"] = status;
+  update(kueue_type("workloads"), wl);
+  new_event(wl, "Normal", "QuotaReserved",
+            "Quota reserved in ClusterQueue " + cq_name + ", wait time since queued was 0s",
+            "kueue-admission");
+  new_event(wl, "Normal", "Admitted",
+            "Admitted by ClusterQueue " + cq_name + ", wait time since reservation was 0s",
+            "kueue-admission");
+}
+
+// What each ClusterQueue says of its Workloads (COUNTS: "pending", "admitted" by queue).
+void FakeKube::Impl::kueue_publish_counts(
+    std::map<std::string, std::map<std::string, int>>& counts) {
   for (auto* cqp : list(kueue_type("clusterqueues"), "")) {
     json& cq = *cqp;
     const std::string name = cq["metadata"].value("name", "");
