@@ -172,6 +172,19 @@ TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
 }
 
+// The Kueue release is read as JobSet's is (release.h): a copy that is not there is one line
+// naming it and the flag, and nothing of Kueue reaches the cluster.
+TEST_F(GkeQueue, AMissingReleaseCopyIsOneLineNamingTheFlag) {
+  auto r = kin({"up", "--queue", "on", "--kueue-manifests", "/nonexistent/kueue.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("error: cannot read the Kueue manifests /nonexistent/kueue.yaml: no such "
+                       "file; --kueue-manifests takes a file or a URL"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(cloud_->kube().object(
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workloads.kueue.x-k8s.io"));
+}
+
 // `up --queue off` takes away what `up --queue on` wrote, and jobs go to the cluster unqueued.
 TEST_F(GkeQueue, QueueOffRemovesKineticsQueues) {
   ASSERT_EQ(kin(kQueueUp).exit_code, 0);
