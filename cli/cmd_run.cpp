@@ -154,6 +154,10 @@ void add_run(CLI::App& root, Factory&, Action& action) {
                 "When the job fails for good, keep it up this long for `kinetic exec JOB -it -- "
                 "bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel "
                 "JOB` ends it sooner)");
+  c->add_option("--priority", o->req.priority,
+                "On a cluster with queues (`kinetic up --queue on`): the job's turn, low, normal "
+                "(the default) or high; a higher one is admitted first (docs/capacity.md)")
+      ->check(CLI::IsMember({"low", "normal", "high"}));
   c->add_flag("--keep", o->req.keep, "Keep the job's work directory and cloud objects");
   c->add_flag("--dry-run", o->req.dry_run,
               "Print what would happen; with a gke context and -o yaml|json, the manifests");

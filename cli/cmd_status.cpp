@@ -209,8 +209,12 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
       // A multislice run: "v5litepod-16 x2" (its cost is theirs).
       const std::string accelerator =
           j.slices > 1 ? j.accelerator + " x" + std::to_string(j.slices) : j.accelerator;
+      // "pending (queued: 2nd in line in kinetic-v5litepod-1)": a job waiting its turn.
+      const std::string state = is_held(j, held_now) ? j.state + " (held)"
+                                : j.queued.empty()   ? j.state
+                                                     : j.state + " (" + j.queued + ")";
       std::vector<std::string> row = {j.id,
-                                      is_held(j, held_now) ? j.state + " (held)" : j.state,
+                                      state,
                                       exit_text(j),
                                       accelerator,
                                       age_of(j.created),

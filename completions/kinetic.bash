@@ -20,8 +20,8 @@ _kinetic_command() {
       ;;
     'up')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
@@ -34,8 +34,8 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --slices --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --slices --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;

@@ -26,11 +26,11 @@ function __kinetic_value_flags
         case ''
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'up'
-            printf '%s\n' -a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -212,6 +212,8 @@ complete -c kinetic -n "__kinetic_in 'up'" -l max-nodes -x -d 'Maximum nodes per
 complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type of the default pool (default: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)'
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
 complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
+complete -c kinetic -n "__kinetic_in 'up'" -l queue -x -d 'Share the cluster through Kueue'
+complete -c kinetic -n "__kinetic_in 'up'" -l kueue-manifests -x -d 'With --queue on, install Kueue from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l auto-down -x -d 'Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)'
 complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 
@@ -245,6 +247,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N 
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
 complete -c kinetic -n "__kinetic_in 'run'" -l checkpoint-interval -x -d 'How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)'
 complete -c kinetic -n "__kinetic_in 'run'" -l hold-on-failure -x -d 'When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel JOB` ends it sooner)'
+complete -c kinetic -n "__kinetic_in 'run'" -l priority -x -d 'On a cluster with queues (`kinetic up --queue on`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l keep -d 'Keep the job\'s work directory and cloud objects'
 complete -c kinetic -n "__kinetic_in 'run'" -l dry-run -d 'Print what would happen'
 complete -c kinetic -n "__kinetic_at 'run' 0" -F

@@ -15,7 +15,7 @@ _kinetic_tree() {
       ;;
     'up')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'down')
       _kinetic_subs=()
@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -289,6 +289,8 @@ _kinetic() {
         '--machine-type=[Machine type of the default pool (default\: the first the zone offers of e2/n2/n1/n2d/c3/t2d-standard-4)]:machine-type: ' \
         '--release-channel=[GKE release channel]:release-channel: ' \
         '--jobset-manifests=[For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
+        '--queue=[Share the cluster through Kueue]:queue: ' \
+        '--kueue-manifests=[With --queue on, install Kueue from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)]:kueue-manifests: ' \
         '--auto-down=[Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)]:auto-down: ' \
         '--context-name=[Name of the kinetic context to write (default\: the project)]:context-name: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
@@ -356,6 +358,7 @@ _kinetic() {
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
         '--checkpoint-interval=[How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s (default 10s; also on SIGTERM and at the end)]:checkpoint-interval: ' \
         '--hold-on-failure=[When the job fails for good, keep it up this long for `kinetic exec JOB -it -- bash`, e.g. 15m (its pod and node on gke\: they cost meanwhile; `kinetic cancel JOB` ends it sooner)]:hold-on-failure: ' \
+        '--priority=[On a cluster with queues (`kinetic up --queue on`)]:priority: ' \
         '--keep[Keep the job'\''s work directory and cloud objects]' \
         '--dry-run[Print what would happen]' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \

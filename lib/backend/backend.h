@@ -70,6 +70,9 @@ struct JobStatus {
   // --hold-on-failure: until when (RFC 3339) a job that failed for good is kept up for `kinetic
   // exec`; empty when it is not held, or no longer.
   std::string held_until;
+  // A pending job that waits its turn in a Kueue queue (`up --queue on`): "queued: 2nd in line in
+  // kinetic-v5litepod-1" (backend/gke/kueue.h queued_text); empty otherwise.
+  std::string queued;
   // The record is the run's verdict: no attempt follows (a gke pod's bootstrap says so in
   // status.json). Such a record wins over a workload that has not caught up with it yet
   // (backend/gke: the log has ended, the Job is still active for a beat).

@@ -46,6 +46,12 @@ struct UpOptions {
   // Where the JobSet release manifests are read from: `--jobset-manifests` as given (empty:
   // KINETIC_JOBSET_MANIFESTS, else the pinned release; backend/gke/jobset_release.h).
   std::string jobset_manifests;
+  // Queueing (`up --queue on|off`, backend/gke/kueue.h): true installs Kueue and writes a queue
+  // per accelerator, false removes kinetic's queues, none leaves them as they are.
+  std::optional<bool> queue;
+  // Where the Kueue release manifests are read from: `--kueue-manifests` as given (empty:
+  // KINETIC_KUEUE_MANIFESTS, else the pinned release).
+  std::string kueue_manifests;
   // Idle auto-down (auto_down_state.h): the period in seconds, 0 to remove it, none to leave it
   // as is.
   std::optional<long> auto_down;

@@ -110,6 +110,7 @@ nlohmann::json to_json(const JobStatus& s) {
     for (const auto& a : s.attempt_history) h.push_back(to_json(a));
   }
   if (!s.held_until.empty()) j["held_until"] = s.held_until;
+  if (!s.queued.empty()) j["queued"] = s.queued;
   if (s.final) j["final"] = true;
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   if (s.slices > 1) j["slices"] = s.slices;
@@ -147,6 +148,7 @@ JobStatus job_status_from_json(const nlohmann::json& j) {
       s.attempt_history.push_back(attempt_record_from_json(a));
   s.output_dir = j.value("output_dir", "");
   s.held_until = j.value("held_until", "");
+  s.queued = j.value("queued", "");
   s.final = j.value("final", false);
   s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
   s.pgid = j.value("pgid", 0L);

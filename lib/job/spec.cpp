@@ -97,6 +97,7 @@ nlohmann::json to_json(const JobSpec& s) {
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   // Only a multislice run has slices: a one-slice record keeps its shape.
   if (s.slices > 1) j["slices"] = s.slices;
+  if (!s.priority.empty()) j["priority"] = s.priority;
   return j;
 }
 
@@ -131,6 +132,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   s.hold_on_failure_seconds = j.value("hold_on_failure_seconds", 0L);
   s.retries = j.value("retries", 0);
   s.slices = j.value("slices", 1);
+  s.priority = j.value("priority", "");
   s.max_preemptions = j.value("max_preemptions", 10);
   s.checkpoint_sync_seconds = j.value("checkpoint_sync_seconds", 10.0);
   s.log_upload_seconds = j.value("log_upload_seconds", 5.0);

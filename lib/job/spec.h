@@ -60,6 +60,9 @@ struct JobSpec {
   // many seconds for `kinetic exec`, then ends and is cleaned up as usual. 0: not held.
   long hold_on_failure_seconds = 0;
   int retries = 0;
+  // `run --priority`: low, normal or high, the job's turn in a Kueue queue (backend/gke/kueue.h);
+  // empty: normal. Absent from spec.json when empty.
+  std::string priority;
   // Multislice (`run --slices N`, docs/multihost.md): N slices of the accelerator, one JobSet
   // replica each. Absent from spec.json when 1.
   int slices = 1;

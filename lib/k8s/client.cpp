@@ -377,7 +377,8 @@ struct KindInfo {
   bool namespaced;
 };
 
-// The kinds kinetic creates or applies: its own workloads and what a JobSet release holds.
+// The kinds kinetic creates or applies: its own workloads, what a JobSet or Kueue release holds,
+// and Kueue's queues.
 constexpr KindInfo kKinds[] = {
     {"Namespace", "namespaces", false},
     {"CustomResourceDefinition", "customresourcedefinitions", false},
@@ -386,6 +387,12 @@ constexpr KindInfo kKinds[] = {
     {"MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false},
     {"ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false},
     {"PriorityClass", "priorityclasses", false},
+    {"APIService", "apiservices", false},
+    // Kueue's queues (backend/gke/kueue.h).
+    {"ResourceFlavor", "resourceflavors", false},
+    {"ClusterQueue", "clusterqueues", false},
+    {"WorkloadPriorityClass", "workloadpriorityclasses", false},
+    {"LocalQueue", "localqueues", true},
     {"ServiceAccount", "serviceaccounts", true},
     {"Role", "roles", true},
     {"RoleBinding", "rolebindings", true},

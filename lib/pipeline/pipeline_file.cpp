@@ -96,6 +96,11 @@ class StepParser {
       if (!digits || std::stoi(text) < 1)
         fail("slices must be a number of slices, 1 or more, not '" + text + "'");
       step_.slices = std::stoi(text);  // run checks the accelerator takes them (--slices)
+    } else if (key == "priority") {
+      const std::string text = scalar(value);
+      if (text != "low" && text != "normal" && text != "high")
+        fail("priority must be low, normal or high, not '" + text + "'");
+      step_.priority = text;
     } else if (key == "needs") {
       step_.needs = list(value, "needs: [prep]");
     } else if (key == "data") {
@@ -171,9 +176,9 @@ PipelineStep parse_step(const Locator& at, const std::string& name, const YAML::
 }  // namespace
 
 const std::vector<std::string>& pipeline_step_fields() {
-  static const std::vector<std::string> fields = {"file",    "args", "accelerator", "spot",
-                                                  "slices",  "env",  "capture-env", "timeout",
-                                                  "retries", "data", "needs"};
+  static const std::vector<std::string> fields = {"file",    "args",     "accelerator", "spot",
+                                                  "slices",  "env",      "capture-env", "timeout",
+                                                  "retries", "priority", "data",        "needs"};
   return fields;
 }
 

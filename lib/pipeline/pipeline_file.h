@@ -25,7 +25,10 @@ struct PipelineStep {
   std::vector<std::string> capture_env;  // as --capture-env: globs, their values secret
   std::optional<long> timeout_seconds;
   int retries = 0;
-  int slices = 1;                  // multislice (`run --slices`)
+  int slices = 1;  // multislice (`run --slices`)
+  // `run --priority` (low, normal, high; empty: normal): the step's turn in a cluster's queue.
+  // Not part of its key: it changes when the step runs, not what it makes.
+  std::string priority;
   std::vector<std::string> needs;  // names of the steps whose outputs are this step's inputs
 };
 

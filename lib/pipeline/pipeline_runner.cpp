@@ -279,6 +279,7 @@ class PipelineRun {
     rr.timeout_seconds = s.timeout_seconds;
     rr.retries = s.retries;
     rr.slices = s.slices;
+    rr.priority = s.priority;
     rr.output = r.output_dir.string();
     rr.exclude = {file_.path.string()};
     std::map<std::string, std::string> needs_keys;

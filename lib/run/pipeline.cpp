@@ -67,6 +67,7 @@ struct Resolved {
     int max_preemptions = 10;
     std::optional<long> checkpoint_interval_seconds;
     long hold_on_failure_seconds = 0;
+    std::string priority;
     bool keep = false;
     bool detach = false;
     bool grant = false;
@@ -267,6 +268,7 @@ Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
   o.max_preemptions = req.max_preemptions;
   o.checkpoint_interval_seconds = req.checkpoint_interval_seconds;
   o.hold_on_failure_seconds = req.hold_on_failure_seconds;
+  o.priority = req.priority;
   o.keep = req.keep;
   o.detach = req.detach;
   o.grant = req.grant;
@@ -571,6 +573,7 @@ JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string
   }
   spec.retries = o.retries;
   spec.hold_on_failure_seconds = o.hold_on_failure_seconds;
+  spec.priority = o.priority;
   apply_record_options(o, spec);
   spec.keep = o.keep;
   spec.detached = o.detach;

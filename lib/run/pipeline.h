@@ -49,6 +49,7 @@ struct RunRequest {
   int max_preemptions = 10;                         // docs/run-record.md
   std::optional<long> checkpoint_interval_seconds;  // default: the spec's
   long hold_on_failure_seconds = 0;                 // --hold-on-failure
+  std::string priority;  // --priority low|normal|high (a queued cluster's; empty: normal)
   OutputFormat format = OutputFormat::table;
   bool format_given = false;
   // A pipeline step's inputs (job/spec.h JobSpec::inputs): each needed step's name and where its

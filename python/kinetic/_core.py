@@ -115,7 +115,7 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         namespace: Optional[str] = None, volumes: Optional[Dict[str, _data.Data]] = None,
         spot: bool = False, output_dir: Optional[str] = None, debug: bool = False, *,
         timeout: Union[None, int, float, str] = None, retries: int = 0, slices: int = 1,
-        max_cost: Union[None, int, float, str] = None,
+        priority: Optional[str] = None, max_cost: Union[None, int, float, str] = None,
         notify: Union[None, str, List[str]] = None, context: Optional[str] = None,
         context_dir: Optional[str] = None, env: Optional[List[str]] = None,
         python: Optional[str] = None) -> Callable[[Callable[..., R]], RemoteCallable[R]]:
@@ -125,6 +125,9 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
     _validate_options(backend, debug, volumes, retries)
     if slices is None or int(slices) < 1:
         raise ValueError(f"slices={slices!r}: give 1 or more (slices of a multi-host TPU)")
+    if priority not in (None, "low", "normal", "high"):
+        raise ValueError(f"priority={priority!r}: give 'low', 'normal' or 'high' (a job's turn "
+                         "in a cluster's queue: docs/capacity.md)")
     if timeout is not None:
         _submit.duration_flag(timeout)
     if base_image_repo is not None:
@@ -137,7 +140,7 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         accelerator=accelerator, container_image=container_image,
         capture_env_vars=list(capture_env_vars or []), volumes=volumes, spot=spot,
         output_dir=output_dir, timeout=timeout, retries=int(retries), slices=int(slices),
-        max_cost=max_cost,
+        priority=priority, max_cost=max_cost,
         notify=notify, context_dir=context_dir, env=list(env or []), python=python,
         flags=_engine.GlobalFlags(context, project, zone, cluster, namespace))
 

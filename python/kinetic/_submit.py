@@ -36,6 +36,7 @@ class RunOptions:
     timeout: Union[None, int, float, str] = None
     retries: int = 0
     slices: int = 1
+    priority: Optional[str] = None
     max_cost: Union[None, int, float, str] = None
     notify: Optional[List[str]] = None
     context_dir: Optional[str] = None
@@ -97,6 +98,8 @@ def run_flags(options: RunOptions, mounts: Sequence[_data.Mount]) -> List[str]:
         out += ["--retries", str(int(options.retries))]
     if options.slices != 1:
         out += ["--slices", str(int(options.slices))]
+    if options.priority is not None:
+        out += ["--priority", options.priority]
     notify = [options.notify] if isinstance(options.notify, str) else (options.notify or [])
     for url in notify:
         out += ["--notify", url]

@@ -15,6 +15,17 @@ def test_slices_become_the_slices_flag_only_when_more_than_one():
     assert "--slices" not in _submit.run_flags(one, [])
 
 
+def test_priority_becomes_the_priority_flag_and_a_bad_one_is_refused():
+    image = "us-docker.pkg.dev/p/r/i:1"
+    high = _submit.run_flags(
+        _submit.RunOptions(accelerator="v5litepod-4", container_image=image, priority="high"), [])
+    assert high[high.index("--priority") + 1] == "high"
+    plain = _submit.RunOptions(accelerator="v5litepod-4", container_image=image)
+    assert "--priority" not in _submit.run_flags(plain, [])
+    with pytest.raises(ValueError, match="priority='urgent'"):
+        kinetic.run(accelerator="v5litepod-4", priority="urgent")
+
+
 def test_zero_slices_is_refused_before_anything_runs():
     with pytest.raises(ValueError, match="slices=0"):
         kinetic.run(accelerator="v5litepod-16", slices=0)

@@ -218,7 +218,7 @@ TEST_F(GkeAutoDown, AJobRunningOrPendingKeepsTheCluster) {
 TEST_F(GkeAutoDown, AJobOfAnotherNamespaceKeepsTheCluster) {
   auto up = kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"});
   ASSERT_EQ(up.exit_code, 0) << up.err;
-  EXPECT_NE(up.err.find("in any namespace but kube-*, gke-*, gmp-*, jobset-system, "
+  EXPECT_NE(up.err.find("in any namespace but kube-*, gke-*, gmp-*, jobset-system, kueue-system, "
                         "kinetic-system"),
             std::string::npos)
       << up.err;

@@ -307,6 +307,8 @@ std::map<std::string, std::string> FakeCloud::client_env() const {
       {"KINETIC_POLL_INTERVAL_MS", "1"},
       // kinetic up applies this stand-in for the JobSet release instead of downloading it.
       {"KINETIC_JOBSET_MANIFESTS", KINETIC_FAKES_DIR "/jobset-release.yaml"},
+      // and this one for Kueue's (`up --queue on`).
+      {"KINETIC_KUEUE_MANIFESTS", KINETIC_FAKES_DIR "/kueue-release.yaml"},
   };
 }
 

@@ -94,6 +94,48 @@ const std::vector<ResourceType>& resource_types() {
        {}},
       // Served only once its CustomResourceDefinition exists (FakeKube::Impl::served).
       {"jobset.x-k8s.io", "v1alpha2", "jobsets", "jobset", "JobSet", true, {}, {}},
+      // Kueue v0.17.1's storage version (fake_kube_kueue.cpp), its short names as its
+      // +kubebuilder:resource markers give them.
+      {"kueue.x-k8s.io",
+       "v1beta2",
+       "resourceflavors",
+       "resourceflavor",
+       "ResourceFlavor",
+       false,
+       {"flavor", "flavors", "rf"},
+       {}},
+      {"kueue.x-k8s.io",
+       "v1beta2",
+       "clusterqueues",
+       "clusterqueue",
+       "ClusterQueue",
+       false,
+       {"cq"},
+       {}},
+      {"kueue.x-k8s.io",
+       "v1beta2",
+       "localqueues",
+       "localqueue",
+       "LocalQueue",
+       true,
+       {"queue", "queues", "lq"},
+       {}},
+      {"kueue.x-k8s.io",
+       "v1beta2",
+       "workloads",
+       "workload",
+       "Workload",
+       true,
+       {"kwl", "kueueworkload", "kueueworkloads"},
+       {}},
+      {"kueue.x-k8s.io",
+       "v1beta2",
+       "workloadpriorityclasses",
+       "workloadpriorityclass",
+       "WorkloadPriorityClass",
+       false,
+       {},
+       {}},
   };
   return types;
 }
@@ -853,10 +895,10 @@ ApiError injected(int status) {
 // ---- store -----------------------------------------------------------------------------------
 
 bool FakeKube::Impl::served(const ResourceType& rt) const {
-  if (rt.group != "jobset.x-k8s.io") return true;
+  if (rt.group != "jobset.x-k8s.io" && rt.group != "kueue.x-k8s.io") return true;
   std::lock_guard lock(mu);
   auto crds = store.find("customresourcedefinitions.apiextensions.k8s.io");
-  return crds != store.end() && crds->second.count("/jobsets.jobset.x-k8s.io");
+  return crds != store.end() && crds->second.count("/" + rt.plural + "." + rt.group);
 }
 
 json* FakeKube::Impl::find(const ResourceType& rt, const std::string& ns, const std::string& name) {
@@ -1365,6 +1407,7 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
       if (!rj.contains("replicas")) rj["replicas"] = 1;
     obj["status"] = json::object();
   }
+  kueue_default_suspend(rt, obj);
   if (dry_run) return obj;
   json stored = insert(rt, std::move(obj));
   // The service-account controller gives a new namespace its "default" ServiceAccount (at once
@@ -1667,6 +1710,15 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
     throw ApiError{404, "NotFound", "the server could not find the requested resource",
                    json::object()};
   }
+
+  // Kueue's visibility API (an aggregated API server of its own in a real cluster)
+  if (get && seg.size() == 8 && seg[0] == "apis" && seg[1] == "visibility.kueue.x-k8s.io" &&
+      seg[2] == "v1beta2" && seg[3] == "namespaces" && seg[5] == "localqueues" &&
+      seg[7] == "pendingworkloads")
+    return send_json(res, 200, kueue_pending_workloads(seg[4], seg[6], ""));
+  if (get && seg.size() == 6 && seg[0] == "apis" && seg[1] == "visibility.kueue.x-k8s.io" &&
+      seg[2] == "v1beta2" && seg[3] == "clusterqueues" && seg[5] == "pendingworkloads")
+    return send_json(res, 200, kueue_pending_workloads("", "", seg[4]));
 
   // resources
   std::size_t base = 0;

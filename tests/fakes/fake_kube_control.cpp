@@ -398,6 +398,7 @@ std::optional<Steady::time_point> FakeKube::Impl::reconcile() {
   process_pools();
   ensure_default_service_accounts();
   reconcile_deployments();
+  if (kueue_running()) reconcile_kueue();
   if (jobset_controller_running()) reconcile_jobsets();
   reconcile_jobs(Steady::now(), next);
   reconcile_cronjobs();
@@ -1254,6 +1255,8 @@ void FakeKube::Impl::reconcile_jobsets() {
           }
           if (dns && !job["spec"]["template"]["spec"].contains("subdomain"))
             job["spec"]["template"]["spec"]["subdomain"] = subdomain;
+          // A suspended JobSet's Jobs are made suspended (jobset_controller.go constructJob).
+          job["spec"]["suspend"] = spec.value("suspend", false);
           try {
             create(jobs_t(), ns, std::move(job), false);
           } catch (const ApiError&) {
@@ -1264,6 +1267,14 @@ void FakeKube::Impl::reconcile_jobsets() {
         if (!child) {
           all_complete = false;
           continue;
+        }
+        // Resumed (Kueue admitted it): its Jobs take the template's node selector and start
+        // (jobset_controller.go resumeJob).
+        if ((*child)["spec"].value("suspend", false) && !spec.value("suspend", false)) {
+          (*child)["spec"]["template"]["spec"]["nodeSelector"] =
+              rj["template"]["spec"]["template"]["spec"].value("nodeSelector", json::object());
+          (*child)["spec"]["suspend"] = false;
+          update(jobs_t(), *child);
         }
         if (has_condition(*child, "Complete")) {
           counts["succeeded"] = counts["succeeded"].get<int>() + 1;

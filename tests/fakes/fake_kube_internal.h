@@ -395,6 +395,23 @@ struct FakeKube::Impl {
   // What it does at a scheduled time (FakeKube::trigger_cronjob).
   std::string trigger_cronjob(const std::string& ns, const std::string& name);
 
+  // ---- Kueue (fake_kube_kueue.cpp; caller holds mu unless said) ----
+  // Its CRDs exist and its controller's Deployment is available.
+  bool kueue_running();
+  // The webhook: a Job or JobSet created with the queue label is suspended.
+  void kueue_default_suspend(const ResourceType& rt, json& obj);
+  std::vector<json*> kueue_owners();
+  void kueue_sync_workloads();
+  void kueue_admit();
+  void kueue_reserve(json& wl, const std::string& cq_name, const std::string& flavor_name);
+  void kueue_publish_counts(std::map<std::string, std::map<std::string, int>>& counts);
+  void kueue_start_owner(const json& wl, const json& flavor, const std::string& cluster_queue);
+  void reconcile_kueue();
+  // The visibility API's PendingWorkloadsSummary of LOCAL_QUEUE in NS, or of CLUSTER_QUEUE when
+  // LOCAL_QUEUE is empty (takes mu).
+  json kueue_pending_workloads(const std::string& ns, const std::string& local_queue,
+                               const std::string& cluster_queue);
+
   // ---- control plane (fake_kube_control.cpp) ----
   void controller_loop();
   // One pass over everything; returns when the next timed action is due (or nullopt).

@@ -179,7 +179,8 @@ TEST(AutoDownRule, AnEndInTheFutureIsNotBelieved) {
 
 // ---- activity(): what counts
 
-const json kIgnored = {"kube-*", "gke-*", "gmp-*", "jobset-system", "kinetic-system"};
+const json kIgnored = {"kube-*",        "gke-*",        "gmp-*",
+                       "jobset-system", "kueue-system", "kinetic-system"};
 
 json job(const std::string& name, const std::string& condition, const std::string& end) {
   json j = {{"metadata", {{"name", name}}}, {"status", json::object()}};
@@ -245,6 +246,7 @@ TEST(AutoDownActivity, WhatRunsInAnyNamespaceButTheIgnoredOnesKeepsTheCluster) {
                pod("gke-managed-system", "agent-1"),
                pod("gmp-system", "collector-x"),
                pod("jobset-system", "controller-0"),
+               pod("kueue-system", "kueue-controller-manager-0"),
                pod("kinetic-system", "kinetic-auto-down-29926298-q")};
   json jobs = {
       {{"metadata", {{"name", "nightly"}, {"namespace", "etl"}}}, {"status", json::object()}}};
@@ -254,9 +256,9 @@ TEST(AutoDownActivity, WhatRunsInAnyNamespaceButTheIgnoredOnesKeepsTheCluster) {
   // As the CronJob passes them, its own namespace last (ignored_namespaces()).
   json env = {{"KINETIC_IGNORED_NAMESPACES", gke::kAutoDownIgnored},
               {"KINETIC_NAMESPACE", gke::kAutoDownNamespace}};
-  EXPECT_EQ(
-      python("ignored_namespaces(args)", env),
-      json({"kube-*", "gke-*", "gmp-*", "jobset-system", "kinetic-system", "kinetic-system"}));
+  EXPECT_EQ(python("ignored_namespaces(args)", env),
+            json({"kube-*", "gke-*", "gmp-*", "jobset-system", "kueue-system", "kinetic-system",
+                  "kinetic-system"}));
 }
 
 TEST(AutoDownActivity, NothingListedIsNoActivityAndNoEnd) {

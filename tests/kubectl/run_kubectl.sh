@@ -429,6 +429,101 @@ contains "delete --cascade=orphan" 'job.batch "failing" deleted' "$out"
 out=$(k get pods -l job-name=failing -o name)
 contains "orphaned pods stay" "pod/failing-" "$out"
 
+# ---- Kueue: admission by quota, whole jobs in turn (fake_kube_kueue.cpp) ------------------
+# What `kinetic up --queue on` applies (lib/backend/gke/kueue.cpp), and what kubectl sees of
+# Kueue's objects and its visibility API while one job holds the quota and another waits.
+KUEUE_RELEASE="$(dirname "$RELEASE")/kueue-release.yaml"
+if out=$(k get clusterqueues 2>&1); then
+  fail "a cluster without Kueue must not serve clusterqueues: $out"
+fi
+out=$(k apply --server-side -f "$KUEUE_RELEASE" 2>&1)
+contains "apply creates Kueue's CRDs" \
+  "customresourcedefinition.apiextensions.k8s.io/workloads.kueue.x-k8s.io serverside-applied" "$out"
+out=$(k -n kueue-system wait --for=condition=Available deployment/kueue-controller-manager \
+  --timeout=30s)
+contains "Kueue's controller becomes available" "condition met" "$out"
+cat >"$WORK/queues.yaml" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: default-flavor
+spec:
+  nodeLabels:
+    cloud.google.com/gke-nodepool: default-pool
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: "1"
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: lq
+  namespace: default
+spec:
+  clusterQueue: cq
+YAML
+out=$(k apply --server-side -f "$WORK/queues.yaml" 2>&1)
+contains "a ClusterQueue" "clusterqueue.kueue.x-k8s.io/cq serverside-applied" "$out"
+queued_job() {  # NAME: a Job in lq asking for the whole quota, running until $WORK/go exists
+  cat <<YAML
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  labels:
+    kueue.x-k8s.io/queue-name: lq
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: [sh, -c, "while [ ! -f $WORK/go ]; do sleep 0.05; done"]
+        resources:
+          requests:
+            cpu: "1"
+YAML
+}
+queued_job first >"$WORK/first.yaml"
+queued_job second >"$WORK/second.yaml"
+k create -f "$WORK/first.yaml" >/dev/null
+out=$(k wait --for=jsonpath='{.spec.suspend}'=false job/first --timeout=30s)
+contains "the first job is admitted and unsuspended" "condition met" "$out"
+out=$(k get job first -o jsonpath='{.spec.template.spec.nodeSelector.cloud\.google\.com/gke-nodepool}')
+contains "with the flavor's node labels" "default-pool" "$out"
+k create -f "$WORK/second.yaml" >/dev/null
+out=$(k wait --for=jsonpath='{.status.conditions[?(@.type=="QuotaReserved")].reason}'=Pending \
+  workloads -l "kueue.x-k8s.io/job-uid=$(k get job second -o jsonpath='{.metadata.uid}')" \
+  --timeout=30s)
+contains "the second waits for quota" "condition met" "$out"
+out=$(k get job second -o jsonpath='{.spec.suspend}')
+contains "suspended by the webhook" "true" "$out"
+out=$(k get clusterqueues,localqueues,workloads 2>&1)
+contains "kubectl lists the ClusterQueue" "clusterqueue.kueue.x-k8s.io/cq" "$out"
+contains "kubectl lists the LocalQueue" "localqueue.kueue.x-k8s.io/lq" "$out"
+contains "kubectl lists the Workloads" "workload.kueue.x-k8s.io/job-second-" "$out"
+out=$(k get workloads -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="QuotaReserved")].message}{"\n"}{end}')
+contains "in the scheduler's words" \
+  "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 1 more needed" "$out"
+out=$(k get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/lq/pendingworkloads)
+contains "the visibility API gives its place" '"positionInClusterQueue":0' "$out"
+contains "and its owner" '"name":"second"' "$out"
+touch "$WORK/go"
+out=$(k wait --for=condition=Complete job/first job/second --timeout=30s)
+contains "both run, in turn" "job.batch/second condition met" "$out"
+
 # ---- a fresh GKE cluster: no JobSet until its release is server-side applied --------------
 # What `kinetic up` does with its own client (lib/backend/gke/jobset_release.cpp), done by
 # kubectl: the fake must agree with the real client on discovery, apply-patch and Deployments.

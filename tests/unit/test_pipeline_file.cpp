@@ -39,6 +39,7 @@ TEST(PipelineFile, ReadsEveryFieldOfAStepInTheFilesOrder) {
       "    timeout: 30m\n"
       "    retries: 2\n"
       "    slices: 2\n"
+      "    priority: high\n"
       "    needs: [prep]\n");
   ASSERT_EQ(file.steps.size(), 2u);
   EXPECT_EQ(file.steps[0].name, "prep");
@@ -56,6 +57,8 @@ TEST(PipelineFile, ReadsEveryFieldOfAStepInTheFilesOrder) {
   EXPECT_EQ(train.retries, 2);
   EXPECT_EQ(train.slices, 2);
   EXPECT_EQ(file.steps[0].slices, 1) << "one slice unless given";
+  EXPECT_EQ(train.priority, "high");
+  EXPECT_EQ(file.steps[0].priority, "") << "normal unless given";
   EXPECT_EQ(train.needs, (std::vector<std::string>{"prep"}));
   EXPECT_EQ(file.where(train), "kinetic.yaml:3: step train");
   EXPECT_EQ(file.find("prep"), &file.steps[0]);
@@ -94,6 +97,8 @@ TEST(PipelineFile, WrongTypesAreRefusedWithAnExample) {
             "kinetic.yaml:2: step train: retries must be a number between 0 and 100, not '1000'");
   EXPECT_EQ(error_of("steps:\n  train: {file: t.py, slices: 0}\n"),
             "kinetic.yaml:2: step train: slices must be a number of slices, 1 or more, not '0'");
+  EXPECT_EQ(error_of("steps:\n  train: {file: t.py, priority: urgent}\n"),
+            "kinetic.yaml:2: step train: priority must be low, normal or high, not 'urgent'");
   EXPECT_NE(error_of("steps:\n  train: {file: t.py, timeout: soon}\n")
                 .find("kinetic.yaml:2: step train: invalid duration 'soon'"),
             std::string::npos);

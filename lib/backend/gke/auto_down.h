@@ -33,8 +33,10 @@ inline constexpr const char* kAutoDownName = "kinetic-auto-down";
 inline constexpr const char* kAutoDownNamespace = "kinetic-system";
 // The namespaces whose pods, Jobs and JobSets do not keep the cluster up, as the script reads them
 // (a trailing '*' matches any rest): Kubernetes' and GKE's own (kube-system, gke-managed-*,
-// gmp-system, ...: always running), the JobSet controller kinetic installs, and auto-down's own.
-inline constexpr const char* kAutoDownIgnored = "kube-*,gke-*,gmp-*,jobset-system,kinetic-system";
+// gmp-system, ...: always running), the JobSet and Kueue controllers kinetic installs, and
+// auto-down's own.
+inline constexpr const char* kAutoDownIgnored =
+    "kube-*,gke-*,gmp-*,jobset-system,kueue-system,kinetic-system";
 inline constexpr const char* kAutoDownRoleId = "kineticAutoDown";
 inline constexpr const char* kResourceManagerService = "cloudresourcemanager.googleapis.com";
 inline constexpr const char* kAutoDownSchedule = "*/5 * * * *";

@@ -23,6 +23,7 @@
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
 #include "backend/gke/jobset_release.h"
+#include "backend/gke/kueue.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pipeline_runner_job.h"
 #include "backend/gke/pod_port_dialer.h"
@@ -242,7 +243,16 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
     posted.push_back(k8s::secret_path(ns, k8s_object_name(spec.id)));
     create_or_adopt(kube(), k8s::secrets_path(ns), json::parse(secret->dump()));
   }
-  return json::parse(build_workload(in).dump());
+  json workload = json::parse(build_workload(in).dump());
+  // On a shared cluster (`up --queue on`) the job waits its turn in its accelerator's queue.
+  const Accelerator accel = resolve_accelerator(spec.accelerator);
+  if (!accel.resource_name.empty()) {
+    auto queue = queues_.find(accel.name);
+    if (queue == queues_.end())
+      queue = queues_.emplace(accel.name, local_queue_for(kube(), ns, accel.name)).first;
+    if (!queue->second.empty()) enqueue(workload, queue->second, spec.priority);
+  }
+  return workload;
 }
 
 // A multislice run on fewer pools than slices would hold the pools it got while the rest of its
@@ -530,6 +540,8 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
     auto items = list_or_empty(k, collection, job_selector(id));
     if (items.empty()) continue;
     JobStatus st = status_from_workload(items.front());
+    if (const std::string queue = waiting_queue(items.front()); !queue.empty())
+      st.queued = queued_text(queue, queue_positions(k, ns, queue)[k8s_object_name(id)]);
     // An active workload whose record has the run's verdict already (the bootstrap wrote it, then
     // the log's last lines; the pod's exit and the Job's condition come a beat later): the record
     // wins, so whatever saw the job end (`logs -f`, `run`, `wait`) is what `status` says next. A
@@ -569,11 +581,18 @@ std::vector<JobStatus> GkeBackend::list() {
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
   std::vector<JobStatus> out;
+  // Each queue's line, asked once (kueue.h): where its waiting jobs stand.
+  std::map<std::string, std::map<std::string, int>> lines;
   for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)}) {
     for (const auto& w : list_or_empty(k, collection, managed_selector())) {
       // A JobSet's child Jobs carry the job label too; the JobSet speaks for them.
       if (w["metadata"].contains("ownerReferences")) continue;
       JobStatus st = status_from_workload(w);
+      if (const std::string queue = waiting_queue(w); !queue.empty()) {
+        auto line = lines.find(queue);
+        if (line == lines.end()) line = lines.emplace(queue, queue_positions(k, ns, queue)).first;
+        st.queued = queued_text(queue, line->second[w["metadata"].value("name", "")]);
+      }
       // Active with a hold (--hold-on-failure): its record says whether it failed and is held.
       if (!st.terminal() &&
           w["metadata"].value("annotations", json::object()).contains(kHoldAnnotation))

@@ -129,6 +129,8 @@ class GkeBackend : public Backend {
   bool gcs_fuse_checked_ = false;   // the cluster has the CSI driver (checked once)
   std::string pods_member_;         // the job pods' principal, once read
   bool job_account_ready_ = false;  // kinetic-job exists in the namespace (checked once)
+  // The Kueue LocalQueue of each accelerator ("" none: kueue.h local_queue_for), asked once.
+  std::map<std::string, std::string> queues_;
   // The job's spec: as submitted by this process, else from the bucket.
   std::optional<JobSpec> spec_for(const std::string& id);
   // Writes the job's recorded log (every attempt's, recorded_log.h) to SINK, only its last TAIL

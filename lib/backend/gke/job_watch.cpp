@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend/gke/job_state.h"
+#include "backend/gke/kueue.h"
 #include "backend/gke/log_end.h"
 #include "backend/gke/names.h"
 #include "backend/gke/pending_reason.h"
@@ -175,11 +176,26 @@ class LeadPodWait {
       for (const auto& js : list_or_empty(client_, k8s::jobsets_path(o_.ns), selector_))
         if (workload_finished(js)) return false;
     }
+    if (show_queued(job)) return true;
     if (job) {
       show_refused_creates(*job);
     } else {
       line_.update("waiting for the job's pod to be created");
     }
+    return true;
+  }
+
+  // Kueue holds the job, suspended, until its queue has room for all of it (kueue.h): says where
+  // it stands in line. False when it is not waiting in a queue.
+  bool show_queued(const std::optional<json>& job) {
+    std::optional<json> top;
+    if (job && !(*job)["metadata"].contains("ownerReferences")) top = job;
+    if (!top)  // a slice: its JobSet is what Kueue holds
+      for (const auto& js : list_or_empty(client_, k8s::jobsets_path(o_.ns), selector_)) top = js;
+    const std::string queue = top ? waiting_queue(*top) : "";
+    if (queue.empty()) return false;
+    const std::string name = (*top)["metadata"].value("name", "");
+    line_.update(queued_text(queue, queue_positions(client_, o_.ns, queue)[name]));
     return true;
   }
 

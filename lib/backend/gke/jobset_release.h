@@ -1,9 +1,6 @@
 // JobSet on the cluster (docs/multihost.md). A multi-host TPU slice runs as a JobSet, and GKE does
-// not ship its controller, so `kinetic up` installs a pinned release the way xpk does: the
-// release's manifests, server-side applied with kinetic as the field manager (idempotent,
-// no kubectl needed), then a wait for the controller's Deployment to be available. A second `up`
-// with the same pin finds it and does nothing; a newer pin upgrades it; `down` deletes it with
-// the cluster.
+// not ship its controller, so `kinetic up` installs a pinned release (release.h: the way xpk
+// does, server-side applied, then a wait for the controller). `down` deletes it with the cluster.
 #pragma once
 
 #include <string>
@@ -11,9 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend/gke/provisioner.h"
-#include "backend/gke/session.h"
-#include "k8s/client.h"
+#include "backend/gke/release.h"
 
 namespace kinetic::gke {
 
@@ -31,27 +26,19 @@ inline constexpr const char* kJobSetDeployment = "jobset-controller-manager";
 // Set on every object kinetic applies: which release it installed.
 inline constexpr const char* kJobSetVersionAnnotation = "kinetic.dev/jobset-version";
 
+const Release& jobset_release();
+
 // Where the release manifests come from: FLAG (`up --jobset-manifests`), else
 // KINETIC_JOBSET_MANIFESTS, else the release on GitHub. A URL (https, http) or a file path.
 std::string jobset_manifests_source(const std::string& flag, const Env& env);
 // The release on GitHub, kinetic's default source.
 std::string default_jobset_manifests_url();
 
-// Checks TEXT, read from SOURCE, before anything of it is applied. What kinetic chose itself
-// (the release on GitHub) must have the sha256 PIN: a download changed on the way or at the
-// source is refused, and so is any download while PIN is empty. A source the user named (a
-// file or URL: their own copy, a mirror, a fork) is theirs to vouch for and is taken as named:
-// this is what lets a closed network install JobSet, and what the tests' stand-in is. Returns
-// TEXT's sha256.
+// release.h's verify_release for JobSet, against PIN.
 std::string verify_manifests(const std::string& text, const std::string& source,
                              const std::string& pin = kJobSetManifestsSha256);
 
-// The objects of a multi-document YAML stream, in order (empty documents skipped). Throws
-// Error(Errc::config) naming SOURCE and the document that does not parse.
-std::vector<nlohmann::json> parse_manifests(const std::string& yaml, const std::string& source);
-
-// The installed JobSet release ("" when none): the version annotation kinetic set on the
-// controller's Deployment, or "unknown" for a JobSet someone else installed.
+// The installed JobSet release ("" when none; "unknown" for one someone else installed).
 std::string installed_jobset_version(k8s::Client& kube);
 
 // Installs or upgrades JobSet to kJobSetVersion from SOURCE unless it is there already, then

@@ -8,6 +8,7 @@
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/job_identity.h"
 #include "backend/gke/jobset_release.h"
+#include "backend/gke/kueue.h"
 #include "backend/gke/names.h"
 #include "backend/gke/node_service_account.h"
 #include "core/error.h"
@@ -139,6 +140,16 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
                                            [](const Accelerator& a) { return a.hosts > 1; });
   if (slice_requested || has_slice_pool())
     changes.push_back(ensure_jobset_for_slices(options.jobset_manifests));  // reported by it
+
+  // Queues last among the cluster's own objects: their quotas are the pools' sizes.
+  if (options.queue) {
+    auto conn = connect_kube(session_, cluster_access(session_));
+    auto report = [&](ClusterChange c) { record(changes, std::move(c)); };
+    if (*options.queue)
+      ensure_queues(session_, *conn.client, options.kueue_manifests, list_pools(), t.ns, report);
+    else
+      remove_queues(*conn.client, t.ns, report);
+  }
 
   gcp::ArtifactRegistryClient registry(*session_.cloud, session_.endpoint("artifactregistry"),
                                        session_.poll);

@@ -1,0 +1,207 @@
+// A shared cluster (issue #32 point 3, docs/capacity.md "Queueing"): `up --queue on` installs
+// Kueue with a queue per accelerator whose quota is its pools' size, and two people's jobs on it
+// take turns whole: the second waits, suspended, with no pod holding a node, `status` says where
+// it stands in line, and it runs once the first has ended.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "gke_fixture.h"
+
+namespace kinetic::test {
+namespace {
+
+const std::vector<std::string> kQueueUp = {"up", "--accelerator", "v5litepod-4", "--max-nodes",
+                                           "1",  "--queue",       "on"};
+
+class GkeQueue : public GkeFixture {
+ protected:
+  // The second user: a config and state of their own, the same cluster named by hand.
+  std::map<std::string, std::string> user_b() const {
+    return {{"XDG_CONFIG_HOME", (sb.root() / "config-b").string()},
+            {"KINETIC_HOME", (sb.root() / "state-b").string()}};
+  }
+  CliResult kin_b(const std::vector<std::string>& args) const { return kin(args, user_b()); }
+  std::string job_path(const std::string& id) const {
+    return "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
+  }
+};
+
+TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
+  auto up = kin(kQueueUp);
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("kueue v0.17.1 (kueue-system): installed"), std::string::npos) << up.err;
+  EXPECT_NE(up.err.find("ClusterQueue kinetic-v5litepod-4 (4 google.com/tpu): created"),
+            std::string::npos)
+      << up.err;
+  EXPECT_NE(up.err.find("LocalQueue kinetic-v5litepod-4 (namespace default): created"),
+            std::string::npos)
+      << up.err;
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                          {"contexts.acme.project", "acme-ml"},
+                                          {"contexts.acme.zone", "us-central1-a"},
+                                          {"current-context", "acme"}})
+    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+
+  // A's job holds the queue's whole quota until the test lets it end.
+  const fs::path go = sb.root() / "go";
+  sb.write("proj/wait.py", "import os, time\nwhile not os.path.exists('" + go.string() +
+                               "'):\n    time.sleep(0.05)\nprint('a done')\n");
+  sb.write("proj/hello.py", "print('b ran')\n");
+  auto a = kin({"run", "wait.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string a_id = first_line(a.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(a_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  const auto a_job = cloud_->kube().object(job_path(a_id));
+  EXPECT_EQ((*a_job)["metadata"]["labels"].value("kueue.x-k8s.io/queue-name", ""),
+            "kinetic-v5litepod-4");
+
+  // B's waits, whole: suspended, no pod, its Workload pending for want of quota.
+  auto b = kin_b({"run", "hello.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string b_id = first_line(b.out);
+  ASSERT_TRUE(eventually([&] {
+    auto st = kin_b({"status", b_id, "-o", "json"});
+    return st.out.find("queued: 1st in line in kinetic-v5litepod-4") != std::string::npos;
+  })) << kin_b({"status", b_id, "-o", "json"}).out;
+  EXPECT_TRUE((*cloud_->kube().object(job_path(b_id)))["spec"].value("suspend", false));
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "kinetic.dev/job=" + b_id).empty());
+  auto table = kin_b({"status"});
+  EXPECT_NE(table.out.find("pending (queued: 1st in line in kinetic-v5litepod-4)"),
+            std::string::npos)
+      << table.out;
+
+  // A ends: B is admitted, runs, and succeeds.
+  sb.write("go", "");
+  auto waited = kin_b({"wait", b_id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  auto logs = kin_b({"logs", b_id});
+  EXPECT_NE(logs.out.find("b ran"), std::string::npos) << logs.out << logs.err;
+  EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
+}
+
+// `run --priority high` goes ahead of a normal job that has waited longer: its place in line is
+// 1st, and it is admitted first once the quota is free.
+TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
+  auto up = kin(kQueueUp);
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("WorkloadPriorityClass kinetic-high (750): created"), std::string::npos)
+      << up.err;
+  const fs::path go = sb.root() / "go", go_high = sb.root() / "go-high";
+  auto gated = [&](const std::string& file, const fs::path& gate) {
+    sb.write("proj/" + file, "import os, time\nwhile not os.path.exists('" + gate.string() +
+                                 "'):\n    time.sleep(0.05)\n");
+  };
+  gated("first.py", go);
+  gated("high.py", go_high);
+  sb.write("proj/normal.py", "print('normal ran')\n");
+  auto first = kin({"run", "first.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const std::string first_id = first_line(first.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(first_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  auto normal = kin({"run", "normal.py", "--accelerator", "v5litepod-4", "--detach"});
+  ASSERT_EQ(normal.exit_code, 0) << normal.err;
+  const std::string normal_id = first_line(normal.out);
+  auto high =
+      kin({"run", "high.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
+  ASSERT_EQ(high.exit_code, 0) << high.err;
+  const std::string high_id = first_line(high.out);
+  EXPECT_EQ((*cloud_->kube().object(job_path(high_id)))["metadata"]["labels"].value(
+                "kueue.x-k8s.io/priority-class", ""),
+            "kinetic-high");
+  ASSERT_TRUE(eventually([&] {
+    const std::string table = kin({"status"}).out;
+    return table.find(high_id + "\tpending (queued: 1st in line") != std::string::npos &&
+           table.find(normal_id + "\tpending (queued: 2nd in line") != std::string::npos;
+  })) << kin({"status"}).out;
+
+  // The quota frees up: the high one runs while the normal one still waits.
+  sb.write("go", "");
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(high_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000));
+  EXPECT_TRUE((*cloud_->kube().object(job_path(normal_id)))["spec"].value("suspend", false));
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "kinetic.dev/job=" + normal_id).empty());
+  sb.write("go-high", "");
+  EXPECT_EQ(kin({"wait", normal_id}).exit_code, 0);
+  EXPECT_EQ(kin({"wait", high_id, first_id}).exit_code, 0);
+}
+
+// A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod
+// on any of the pool's nodes, until the first slice has ended.
+TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
+  auto up = kin({"up", "--accelerator", "v5litepod-16", "--queue", "on"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("ClusterQueue kinetic-v5litepod-16 (16 google.com/tpu): created"),
+            std::string::npos)
+      << up.err;
+  const fs::path go = sb.root() / "go";
+  sb.write("proj/wait.py", "import os, time\nwhile not os.path.exists('" + go.string() +
+                               "'):\n    time.sleep(0.05)\n");
+  sb.write("proj/hello.py", "print('second slice ran')\n");
+  auto a = kin({"run", "wait.py", "--accelerator", "v5litepod-16", "--detach"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const std::string a_id = first_line(a.out);
+  ASSERT_TRUE(eventually(
+      [&] { return cloud_->kube().pod_names("default", "kinetic.dev/job=" + a_id).size() == 4; }));
+  auto b = kin({"run", "hello.py", "--accelerator", "v5litepod-16", "--detach"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string b_id = first_line(b.out);
+  ASSERT_TRUE(eventually([&] {
+    return kin({"status", b_id, "-o", "json"})
+               .out.find("queued: 1st in line in kinetic-v5litepod-16") != std::string::npos;
+  }));
+  const auto jobset = cloud_->kube().object(
+      "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets/kinetic-" + b_id);
+  ASSERT_TRUE(jobset);
+  EXPECT_TRUE((*jobset)["spec"].value("suspend", false));
+  EXPECT_TRUE(cloud_->kube().pod_names("default", "kinetic.dev/job=" + b_id).empty());
+
+  sb.write("go", "");
+  auto waited = kin({"wait", b_id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  EXPECT_NE(kin({"logs", b_id}).out.find("second slice ran"), std::string::npos);
+  EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
+}
+
+// The Kueue release is read as JobSet's is (release.h): a copy that is not there is one line
+// naming it and the flag, and nothing of Kueue reaches the cluster.
+TEST_F(GkeQueue, AMissingReleaseCopyIsOneLineNamingTheFlag) {
+  auto r = kin({"up", "--queue", "on", "--kueue-manifests", "/nonexistent/kueue.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("error: cannot read the Kueue manifests /nonexistent/kueue.yaml: no such "
+                       "file; --kueue-manifests takes a file or a URL"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(cloud_->kube().object(
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/workloads.kueue.x-k8s.io"));
+}
+
+// `up --queue off` takes away what `up --queue on` wrote, and jobs go to the cluster unqueued.
+TEST_F(GkeQueue, QueueOffRemovesKineticsQueues) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  const std::string cq = "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/kinetic-v5litepod-4";
+  ASSERT_TRUE(cloud_->kube().object(cq));
+  auto off = kin({"up", "--queue", "off"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.err.find("ClusterQueue kinetic-v5litepod-4: deleted"), std::string::npos)
+      << off.err;
+  EXPECT_FALSE(cloud_->kube().object(cq));
+  EXPECT_FALSE(cloud_->kube().object(
+      "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/localqueues/kinetic-v5litepod-4"));
+  sb.write("proj/hello.py", "print('unqueued')\n");
+  auto run = kin({"run", "hello.py", "--accelerator", "v5litepod-4"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("unqueued"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace kinetic::test
