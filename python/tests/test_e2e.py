@@ -111,6 +111,70 @@ def test_port_forward_reaches_the_jobs_server_while_the_block_runs(project):
         job.cancel()
 
 
+STANDIN = os.path.join(PYTHON_DIR, "..", "tests", "e2e", "debugpy_standin.py")
+
+
+def dap_attach(port, nonce):
+    """VS Code's attach as a DAP client: initialize, the initialized event, attach (NONCE among
+    its arguments), configurationDone; every answer read before the next request."""
+    def send(conn, seq, command, arguments):
+        body = json.dumps({"seq": seq, "type": "request", "command": command,
+                           "arguments": arguments}).encode()
+        conn.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def receive(reader):
+        length = 0
+        for line in iter(reader.readline, b"\r\n"):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return json.loads(reader.read(length))
+
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        reader = conn.makefile("rb")
+        send(conn, 1, "initialize", {"adapterID": "debugpy"})
+        assert receive(reader)["command"] == "initialize"
+        assert receive(reader)["event"] == "initialized"
+        send(conn, 2, "attach", {"kineticNonce": nonce})
+        assert receive(reader)["success"]
+        send(conn, 3, "configurationDone", {})
+        assert receive(reader)["command"] == "configurationDone"
+
+
+def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
+    (project / "debugpy").mkdir()
+    with open(STANDIN) as f:
+        (project / "debugpy" / "__init__.py").write_text(f.read())
+    with socket.socket() as probe:  # a free port for the job's debugpy
+        probe.bind(("127.0.0.1", 0))
+        remote = probe.getsockname()[1]
+
+    @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
+    def traced(x):
+        import debugpy
+        return x, debugpy.attach_arguments.get("kineticNonce")
+
+    job = traced.run_async(7)
+    try:
+        # The launcher's line says debugpy listens: read through `kinetic logs -f`, no polling.
+        with subprocess.Popen([os.environ["KINETIC_BIN"], "logs", "-f", job.job_id],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True) as follower:
+            assert any("debugpy listens" in line for line in follower.stderr)
+            follower.terminate()
+        with subprocess.Popen([os.environ["KINETIC_BIN"], "debug", job.job_id, "-o", "json"],
+                              stdout=subprocess.PIPE, text=True) as forward:
+            attach = json.loads(forward.stdout.readline())
+            assert attach["remote_port"] == remote and attach["launch"]["type"] == "debugpy"
+            dap_attach(attach["port"], "from-python")
+            # It ran once attached: its value carries what only the attach said.
+            assert job.result(timeout=60, cleanup=False) == (7, "from-python")
+            assert forward.wait(timeout=60) == 1  # the forward ends with the job
+    finally:
+        job.cancel()
+        job.cleanup()
+
+
 def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path):
     (project / "blocker.py").write_text(textwrap.dedent("""
         import sys, threading
