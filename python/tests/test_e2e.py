@@ -7,6 +7,7 @@ Each test has its own KINETIC_HOME and project folder (the cwd). test_flow.py ch
 the package sends (values, Data, env, outputs, batches); test_gke.py the gke backend."""
 
 import datetime
+import io
 import json
 import os
 import signal
@@ -14,6 +15,8 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import traceback
 import urllib.request
 
@@ -173,6 +176,40 @@ def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
     finally:
         job.cancel()
         job.cleanup()
+
+
+def test_a_debug_true_call_returns_once_a_debugger_attached_to_what_it_printed(project,
+                                                                              monkeypatch):
+    (project / "debugpy").mkdir()
+    with open(STANDIN) as f:
+        (project / "debugpy" / "__init__.py").write_text(f.read())
+    with socket.socket() as probe:  # a free port for the job's debugpy
+        probe.bind(("127.0.0.1", 0))
+        remote = probe.getsockname()[1]
+
+    @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
+    def traced(x):
+        import debugpy
+        return x, debugpy.attach_arguments.get("kineticNonce")
+
+    # kinetic's stderr reaches sys.stderr line by line: the launch configuration is read there.
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    outcome = {}
+    call = threading.Thread(target=lambda: outcome.update(value=traced(5)))
+    call.start()
+    deadline = time.monotonic() + 60  # a bound against hangs, not a timing assumption
+    text = ""
+    while "debugpy listens" not in text or "(F5):\n" not in text:
+        assert time.monotonic() < deadline, text
+        time.sleep(0.02)
+        text = err.getvalue()
+    launch = text[text.index("(F5):\n") + 6:]
+    launch = json.loads(launch[:launch.index("\n}") + 2])
+    assert launch["type"] == "debugpy" and launch["pathMappings"][0]["localRoot"] == str(project)
+    dap_attach(launch["connect"]["port"], "in-the-foreground")
+    call.join(60)
+    assert outcome["value"] == (5, "in-the-foreground")
 
 
 def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path):
