@@ -17,7 +17,9 @@
 #   taken through it: the files the debugger sees are under REMOTE_ROOT, a path known before the
 #   job ran, which the launch configuration kinetic prints maps to the project folder. When the
 #   link cannot be made the job runs from CONTEXT_ROOT, and one line says which path to map.
-# - debugpy listens on 0.0.0.0:PORT and the job waits up to WAIT_SECONDS for a debugger (debugpy's
+# - debugpy listens on 127.0.0.1:PORT (the kubelet's port-forward connects to the pod's own
+#   localhost, and locally the forward connects to this machine's: no other pod or machine
+#   reaches a debugger that runs any code it is sent) and the job waits up to WAIT_SECONDS for a debugger (debugpy's
 #   wait_for_client, which returns once the debugger's configuration is done). Then, attached or
 #   not, RELEASE_FD (unless -1) gets one byte and is closed: what the other hosts of a slice wait
 #   for (the pod's bootstrap passes it on).
@@ -99,7 +101,7 @@ def import_debugpy(root):
 
 def wait_for_debugger(debugpy, port, wait_seconds):
     try:
-        debugpy.listen(("0.0.0.0", port))
+        debugpy.listen(("127.0.0.1", port))
     except Exception as e:
         fail("debugpy cannot listen on port %d in the job (%s): pick another with --debug-port"
              % (port, e))

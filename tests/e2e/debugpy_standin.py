@@ -6,7 +6,8 @@
 # serves one client on a thread; wait_for_client() returns once that client went through the start
 # of the Debug Adapter Protocol as VS Code's attach does it, each message Content-Length framed
 # JSON: `initialize` (answered, then the `initialized` event), `attach` (its arguments kept in
-# attach_arguments, which the tests' jobs print), `configurationDone`.
+# attach_arguments, which the tests' jobs print), `configurationDone`. listened_on is the address
+# listen() was given.
 import json, socket, threading
 attach_arguments = {}
 _configured = threading.Event()
@@ -41,8 +42,11 @@ def _serve(conn):
             attach_arguments.update(request.get('arguments', {}))
         elif command == 'configurationDone':
             _configured.set()
+listened_on = None
 def listen(address):
-    server = socket.create_server(tuple(address))
+    global listened_on
+    listened_on = tuple(address)
+    server = socket.create_server(listened_on)
     threading.Thread(target=lambda: _serve(server.accept()[0]), daemon=True).start()
     return address
 def wait_for_client():

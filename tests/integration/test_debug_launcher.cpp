@@ -22,9 +22,12 @@ class DebugLauncher : public ::testing::Test {
   void SetUp() override {
     fs::create_directories(context / "sub");
     std::ofstream(dir / "debug_launcher.py") << debug_launcher_source();
-    std::ofstream(context / "job.py") << "import os, sys\n"
-                                         "print('ran', __file__, os.getcwd(), sys.argv[1:])\n"
-                                         "sys.exit(3)\n";
+    std::ofstream(context / "job.py")
+        << "import os, sys\n"
+           "print('ran', __file__, os.getcwd(), sys.argv[1:])\n"
+           "debugpy = sys.modules.get('debugpy')\n"
+           "print('debugpy listened on', debugpy and debugpy.listened_on)\n"
+           "sys.exit(3)\n";
   }
   void TearDown() override { fs::remove_all(dir); }
   // The launcher with WAIT seconds, its release pipe as fd 3 written to the file `released`.
@@ -65,6 +68,8 @@ TEST_F(DebugLauncher, NobodyAttachingTheJobRunsWithoutADebuggerThroughTheLink) {
                        "', 'plain']"),
             std::string::npos)
       << r.out;
+  // The pod's (or this machine's) loopback only: the kubelet's port-forward connects there.
+  EXPECT_NE(r.out.find("debugpy listened on ('127.0.0.1', 0)"), std::string::npos) << r.out;
   std::ifstream released(dir / "released");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(released), {}), "1");
   EXPECT_FALSE(fs::is_symlink(remote));  // removed at the end
