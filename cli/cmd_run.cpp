@@ -131,6 +131,12 @@ void add_run(CLI::App& root, Factory&, Action& action) {
               "buckets that are not the jobs bucket (default: say how)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
+  c->add_flag("--debug", o->req.debug,
+              "Start the job's Python under debugpy, waiting up to 10m for a debugger: a local "
+              "port is forwarded to it and a VS Code launch configuration printed (with "
+              "--detach: attach later with `kinetic debug JOB`; see docs/serving.md)");
+  c->add_option("--debug-port", o->req.debug_port,
+                "The port debugpy listens on in the job (default 5678)");
   c->add_option("--slices", o->req.slices,
                 "Multislice: run on N slices of a multi-host TPU at once, joined over the data "
                 "center network, each on a node pool of its own (default 1; costs N slices; see "
@@ -175,6 +181,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
       "the checkpoint\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
       "  kinetic run train.py --data ./dataset:data --data gs://my-bucket/imagenet:/imagenet\n"
+      "  kinetic run train.py --debug               # attach VS Code, step through the job\n"
       "\nExit code: the job's own; 124 --timeout or --max-cost reached, 125 kinetic failed, 126 "
       "the job could "
       "not start, 127 FILE or its interpreter not found, 130 interrupted, 197 preempted more than "

@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -34,8 +34,8 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --slices --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --debug --debug-port --slices --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
@@ -94,6 +94,13 @@ _kinetic_command() {
       _kinetic_value_flags='--host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='none none...'
+      ;;
+    'debug')
+      _kinetic_subs=''
+      _kinetic_flags='--port --address --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
       ;;
     'cancel')
       _kinetic_subs=''

@@ -8,7 +8,7 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version
         case 'pipeline'
             printf '%s\n' run
         case 'pool'
@@ -30,7 +30,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -47,6 +47,8 @@ function __kinetic_value_flags
             printf '%s\n' --host --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'port-forward'
             printf '%s\n' --host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'debug'
+            printf '%s\n' --port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
@@ -182,6 +184,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'collect' -d 'Bring a job\'s outpu
 complete -c kinetic -n "__kinetic_at '' 0" -a 'wait' -d 'Wait for jobs or pipelines to end, and exit with the job\'s exit code'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'port-forward' -d 'Forward local ports to a running job\'s ports, as kubectl port-forward does to a pod'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'debug' -d 'Attach a debugger to a running job started with `run --debug` (debugpy, host 0)'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pool' -d 'Manage the accelerator node pools of the cluster'
@@ -239,6 +242,8 @@ complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'SRC:DST[:ro|:rw]'
 complete -c kinetic -n "__kinetic_in 'run'" -l grant -d 'Grant the job\'s pods read access (read-write with :rw) to the --data gs:// buckets that are not the jobs bucket (default: say how)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
+complete -c kinetic -n "__kinetic_in 'run'" -l debug -d 'Start the job\'s Python under debugpy, waiting up to 10m for a debugger'
+complete -c kinetic -n "__kinetic_in 'run'" -l debug-port -x -d 'The port debugpy listens on in the job (default 5678)'
 complete -c kinetic -n "__kinetic_in 'run'" -l slices -x -d 'Multislice'
 complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] ([slice S host H] with --slices) (default: host 0; a failing host\'s last lines are shown either way)'
 complete -c kinetic -n "__kinetic_in 'run'" -l timeout -x -d 'Stop the job after this long, e.g. 30m (exit 124)'
@@ -291,6 +296,10 @@ complete -c kinetic -n "__kinetic_in 'exec'" -l host -x -d 'Which host of a mult
 # kinetic port-forward
 complete -c kinetic -n "__kinetic_in 'port-forward'" -l host -x -d 'Which host of a multi-host slice (default 0; see `kinetic logs --all-hosts`)'
 complete -c kinetic -n "__kinetic_in 'port-forward'" -l address -x -d 'The local address to listen on (default 127.0.0.1; 0.0.0.0: every interface)'
+
+# kinetic debug
+complete -c kinetic -n "__kinetic_in 'debug'" -l port -x -d 'The local port to forward (default 5678, debugpy\'s own, when free; else any free port)'
+complete -c kinetic -n "__kinetic_in 'debug'" -l address -x -d 'The local address to listen on (default 127.0.0.1; 0.0.0.0: every interface)'
 
 # kinetic cancel
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'

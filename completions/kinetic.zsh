@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run pipeline logs status collect wait exec port-forward cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -56,6 +56,10 @@ _kinetic_tree() {
     'port-forward')
       _kinetic_subs=()
       _kinetic_value_flags=(--host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'debug')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
@@ -145,6 +149,7 @@ _kinetic_subcommands() {
         'wait:Wait for jobs or pipelines to end, and exit with the job'\''s exit code'
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
         'port-forward:Forward local ports to a running job'\''s ports, as kubectl port-forward does to a pod'
+        'debug:Attach a debugger to a running job started with `run --debug` (debugpy, host 0)'
         'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
         'pool:Manage the accelerator node pools of the cluster'
@@ -350,6 +355,8 @@ _kinetic() {
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \
         '(-d --detach)--detach[Print the job id and leave the job running]' \
+        '--debug[Start the job'\''s Python under debugpy, waiting up to 10m for a debugger]' \
+        '--debug-port=[The port debugpy listens on in the job (default 5678)]:debug-port: ' \
         '--slices=[Multislice]:slices: ' \
         '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (\[slice S host H\] with --slices) (default\: host 0; a failing host'\''s last lines are shown either way)]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
@@ -546,6 +553,26 @@ _kinetic() {
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:job: ' \
         '*:ports: '
+      ;;
+    'debug')
+      _arguments -s -S : \
+        '--port=[The local port to forward (default 5678, debugpy'\''s own, when free; else any free port)]:port: ' \
+        '--address=[The local address to listen on (default 127.0.0.1; 0.0.0.0\: every interface)]:address: ' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:job: '
       ;;
     'cancel')
       _arguments -s -S : \

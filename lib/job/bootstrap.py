@@ -990,15 +990,19 @@ def compile_error(data):
     return failure_cause(data)
 
 
-def run(command, cwd, record_output, is_job=False):
+def run(command, cwd, record_output, is_job=False, pass_fds=()):
     try:
         child = subprocess.Popen(command, cwd=cwd, stdin=subprocess.DEVNULL,
                                  stdout=subprocess.PIPE if record_output else None,
                                  stderr=subprocess.PIPE if record_output else None,
-                                 start_new_session=True)
+                                 start_new_session=True, pass_fds=pass_fds)
     except OSError as e:
         code = EXIT_NOT_FOUND if isinstance(e, FileNotFoundError) else EXIT_NOT_RUN
         raise Failure(code, "cannot start %s: %s" % (command[0], e.strerror))
+    finally:
+        # The child's copies are its own: the pipe ends when the child does.
+        for fd in pass_fds:
+            os.close(fd)
     process["child"] = child
     if is_job:
         with open(JOB_PID_FILE, "w") as f:
@@ -1058,21 +1062,71 @@ def load_spec():
 # ---- a function job (`run --function`, docs/python.md) ----------------------------------------
 # The call and the runner's source lie beside the spec (jobs/ID/function.pkl, function_runner.py);
 # each must have the sha256 the spec records, as the context must.
-def fetch_function():
+def fetch_checked(name, want):
     where = env["KINETIC_SPEC_URI"].rsplit("/", 1)[0] + "/"
+    path = work + "/" + name
+    download(where + name, path)
+    with open(path, "rb") as f:
+        got = hashlib.sha256(f.read()).hexdigest()
+    if got != want.lower():
+        raise Failure(EXIT_NOT_RUN, "%s checksum mismatch: %s%s has sha256 %s, expected %s; it "
+                      "was changed after kinetic wrote it: run the job again"
+                      % (name, where, name, got, want))
+    return path
+
+
+def fetch_function():
     function = spec.get("function") or {}
     paths = {}
     for name, key in (("function.pkl", "sha256"), ("function_runner.py", "runner_sha256")):
-        path = work + "/" + name
-        download(where + name, path)
-        with open(path, "rb") as f:
-            got = hashlib.sha256(f.read()).hexdigest()
-        if got != function.get(key, "").lower():
-            raise Failure(EXIT_NOT_RUN, "%s checksum mismatch: %s%s has sha256 %s, expected %s; it "
-                          "was changed after kinetic wrote it: run the job again"
-                          % (name, where, name, got, function.get(key, "")))
-        paths[name] = path
+        paths[name] = fetch_checked(name, function.get(key, ""))
     return ["python3", "-u", paths["function_runner.py"], paths["function.pkl"], context_dir]
+
+
+# ---- `run --debug` (lib/job/debug_spec.h, docs/serving.md) ----------------------------------
+# Host 0 starts the job's Python under the debug launcher (beside the spec, checked as the
+# function runner is), which waits for a debugger; the slice's other hosts wait until host 0's
+# launcher lets go (a debugger attached, or its wait ended), so that none of them starts the
+# distributed runtime alone. Host 0 says so with results/debug-released-N (N: the attempt).
+def debug_release_uri():
+    return env["KINETIC_RESULTS_URI"].rstrip("/") + "/debug-released-%d" % attempt["number"]
+
+
+def release_other_hosts(fd):
+    # One byte once the wait is over; nothing (the end of the pipe) when the launcher died first:
+    # either way the other hosts go on.
+    try:
+        os.read(fd, 1)
+    finally:
+        os.close(fd)
+    try:
+        storage.write(debug_release_uri(), b"", "text/plain")
+    except Exception as e:
+        say("could not tell the slice's other hosts that host 0's debugger wait is over: %s" % e)
+
+
+def under_debugger(command, debug):
+    launcher = fetch_checked("debug_launcher.py", debug.get("launcher_sha256", ""))
+    read_end, write_end = os.pipe()
+    threading.Thread(target=release_other_hosts, args=(read_end,), daemon=True).start()
+    return ["python3", "-u", launcher, str(debug.get("port", 5678)),
+            str(debug.get("wait_seconds", 600)), debug.get("remote_root", ""), context_dir,
+            str(write_end), "--"] + command[2:], (write_end,)
+
+
+def wait_for_host_zero(debug):
+    # The leader's wait plus a minute for its release to reach the bucket.
+    deadline = time.time() + float(debug.get("wait_seconds", 600)) + 60
+    say("waiting for host 0's debugger (up to %ds)" % (deadline - time.time()))
+    tries = 0
+    while not storage.exists(debug_release_uri()):
+        if process["signal"] or process["timed_out"]:
+            return  # run() stops the job at once, as the stop says
+        if time.time() > deadline:
+            raise Failure(EXIT_NOT_RUN, "host 0 never ended its wait for a debugger (it did not "
+                          "start, or failed first): see `kinetic logs %s --all-hosts`" % job_id)
+        nap(min(tries, 1))
+        tries += 1
 
 
 def run_job():
@@ -1151,7 +1205,13 @@ def run_job():
             raise Failure(128 - code if code < 0 else code,
                           "compiling %s failed (g++ exit %d)%s"
                           % (spec["file"], code, ": " + cause if cause else ""))
-    code = run(command + spec.get("args", []), cwd, True, is_job=True)
+    debug, pass_fds = spec.get("debug"), ()
+    if debug and kind in ("python", "function"):
+        if host_index in ("", "0"):
+            command, pass_fds = under_debugger(command, debug)
+        else:
+            wait_for_host_zero(debug)
+    code = run(command + spec.get("args", []), cwd, True, is_job=True, pass_fds=pass_fds)
     exit_code = 128 - code if code < 0 else code
     if code < 0:
         error = "job killed by " + signal.Signals(-code).name

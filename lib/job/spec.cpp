@@ -95,6 +95,7 @@ nlohmann::json to_json(const JobSpec& s) {
                      {"runner_sha256", s.function->runner_sha256}};
   }
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
+  if (s.debug) j["debug"] = to_json(*s.debug);
   // Only a multislice run has slices: a one-slice record keeps its shape.
   if (s.slices > 1) j["slices"] = s.slices;
   if (!s.priority.empty()) j["priority"] = s.priority;
@@ -153,6 +154,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
                               .local_path = ""};
   }
   s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
+  if (j.contains("debug") && j["debug"].is_object()) s.debug = debug_spec_from_json(j["debug"]);
   return s;
 }
 

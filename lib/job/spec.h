@@ -11,6 +11,7 @@
 
 #include "core/duration.h"  // rfc3339, now_unix: declared there, used with specs
 #include "job/data_mount.h"
+#include "job/debug_spec.h"
 
 namespace kinetic {
 
@@ -86,6 +87,9 @@ struct JobSpec {
   // --label K=V: the user's own marks on the job (`status -l K=V` selects by them; the Python
   // API's batches are a label). Absent from spec.json when there are none.
   std::vector<std::pair<std::string, std::string>> labels;
+  // `run --debug`: the job starts under debugpy (job/debug_spec.h); absent from spec.json
+  // otherwise.
+  std::optional<DebugSpec> debug;
   std::string created;  // RFC 3339 UTC
 };
 

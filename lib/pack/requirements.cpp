@@ -782,15 +782,9 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
   return std::nullopt;
 }
 
-namespace {
-
-// The project a normalized requirement line names: what comes before its extras, specifiers,
-// marker or URL.
 std::string_view requirement_project(std::string_view line) {
   return line.substr(0, line.find_first_of("[=<>!~;@ "));
 }
-
-}  // namespace
 
 void add_requirements(std::vector<std::string>& lines, const std::vector<std::string>& extra,
                       std::string_view flag) {

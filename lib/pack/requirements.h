@@ -43,6 +43,10 @@ std::optional<Requirements> find_requirements(const fs::path& start_dir,
                                               const std::optional<fs::path>& explicit_file,
                                               bool for_image_build = true);
 
+// The project a normalized requirement line names: what comes before its extras, specifiers,
+// marker or URL ("jax[tpu]>=0.6" names jax).
+std::string_view requirement_project(std::string_view line);
+
 // `run --with REQ`: each EXTRA line (a project name, optionally with extras, version specifiers
 // and a marker; nothing that names a file, a URL or a pip option) normalized and put into LINES,
 // replacing a line for the same project (the --with line wins: it is what the caller needs, e.g.

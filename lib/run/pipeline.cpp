@@ -30,6 +30,7 @@
 #include "render/printer.h"
 #include "render/status_line.h"
 #include "render/yaml.h"
+#include "run/debug_attach.h"
 
 namespace kinetic {
 
@@ -71,6 +72,8 @@ struct Resolved {
     bool keep = false;
     bool detach = false;
     bool grant = false;
+    bool debug = false;
+    int debug_port = kDebugPort;
     // What the local backend does not use, said once rather than silently ignored.
     bool with = false;
     std::string python;
@@ -272,6 +275,8 @@ Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
   o.keep = req.keep;
   o.detach = req.detach;
   o.grant = req.grant;
+  o.debug = req.debug;
+  o.debug_port = req.debug_port;
   o.with = !req.with.empty();
   o.python = req.python;
   o.max_cost = req.max_cost_usd.has_value();
@@ -293,6 +298,26 @@ void require_slices(int slices, const Accelerator& a) {
                   (a.family == AcceleratorFamily::tpu ? "a single-host TPU" : "not a TPU") +
                   "; use a multi-host one (e.g. -a v5litepod-16, see `kinetic accelerators`) "
                   "or drop --slices");
+}
+
+// --debug starts the job's Python under debugpy: a shell script, a C++ file or a binary has none.
+void require_debuggable(const RunRequest& req, const Resolved& r) {
+  if (r.kind != JobKind::python && r.kind != JobKind::function)
+    throw Error(Errc::usage, "--debug runs a Python job under debugpy, and " + r.file_rel +
+                                 " is a " + std::string(job_kind_name(r.kind)) +
+                                 " job; debug its Python, or run it without --debug (`kinetic "
+                                 "exec JOB -it -- bash` gives a shell in a running job)");
+  if (req.debug_port < 1 || req.debug_port > 65535)
+    throw Error(Errc::usage, "--debug-port must be 1 to 65535 (default " +
+                                 std::to_string(kDebugPort) + ", debugpy's own)");
+}
+
+// kinetic's own image gets debugpy for --debug, unless the project pins its own.
+void add_debugpy(std::vector<std::string>& requirements) {
+  const bool listed = std::any_of(requirements.begin(), requirements.end(), [](const auto& line) {
+    return requirement_project(line) == "debugpy";
+  });
+  if (!listed) add_requirements(requirements, {std::string(kDebugpyRequirement)}, "--debug");
 }
 
 Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
@@ -327,6 +352,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   } else {
     resolve_function(req, env, r, local);
   }
+  if (req.debug) require_debuggable(req, r);
   std::error_code ec;
   std::optional<fs::path> explicit_reqs;
   if (!req.requirements.empty()) {
@@ -356,6 +382,7 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
     in.family = r.accel.family;
     if (r.requirements) in.requirements = r.requirements->lines;
     add_requirements(in.requirements, req.with, "--with");
+    if (req.debug) add_debugpy(in.requirements);
     in.python = req.python;
     in.requires_python = find_requires_python(r.anchor_dir, r.context_root);
     if (!in.requires_python.empty()) in.requires_python_source = "pyproject.toml";
@@ -581,6 +608,12 @@ JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string
   spec.inputs = o.inputs;
   spec.function = r.function;
   spec.labels = o.labels;
+  if (o.debug)
+    spec.debug = DebugSpec{.port = o.debug_port,
+                           .wait_seconds = kDebugWaitSeconds,
+                           .remote_root = debug_remote_root(id),
+                           .local_root = r.context_root.string(),
+                           .launcher_sha256 = debug_launcher_sha256()};
   return spec;
 }
 
@@ -871,6 +904,10 @@ int report_detached(OutputFormat format, const RunEnvironment& env, const JobSpe
   }
   env.io.info("kinetic: " + spec.id + " is running; follow it with `kinetic logs -f " + spec.id +
               "`");
+  if (spec.debug)
+    env.io.info("kinetic: it waits up to " +
+                format_duration(static_cast<double>(spec.debug->wait_seconds)) +
+                " for a debugger: `kinetic debug " + spec.id + "` forwards a port to it");
   return 0;
 }
 
@@ -892,13 +929,15 @@ void clean_or_warn(const RunEnvironment& env, const JobSpec& spec) {
 // step.
 JobStatus execute(const RunEnvironment& env, const JobSpec& spec,
                   const std::map<std::string, std::string>& secrets, const LogRequest& request,
-                  LogSink& sink, const Interrupt* interrupt, StepClock* clock) {
+                  LogSink& sink, const Interrupt* interrupt, StepClock* clock,
+                  const std::function<void()>& submitted = {}) {
   JobRunner& backend = *env.backend;
   auto mark = [clock](const char* step) {
     if (clock) clock->mark(step);
   };
   backend.submit(spec, secrets);
   mark("submit");
+  if (submitted) submitted();
   try {
     backend.stream_logs(spec.id, request, sink, interrupt);
   } catch (const Error& e) {
@@ -1058,8 +1097,14 @@ int run_pipeline(const RunRequest& req, const RunEnvironment& env) {
         env.backend->request_cancel(spec.id);
       }};
   StreamSink sink(env.io);
-  const JobStatus st = execute(env, spec, secret_values(r),
-                               {.follow = true, .all_hosts = req.all_hosts}, sink, &intr, &clock);
+  // --debug: the debugger's port forwarded while the job runs (run/debug_attach.h).
+  std::optional<DebugForward> debugger;
+  const JobStatus st =
+      execute(env, spec, secret_values(r), {.follow = true, .all_hosts = req.all_hosts}, sink,
+              &intr, &clock, [&] {
+                if (spec.debug) debugger.emplace(*env.backend, spec, env.io);
+              });
+  debugger.reset();
   env.io.info(summary_line(st, spec, env.cwd));
   return exit_code_of(st);
 }

@@ -42,6 +42,10 @@ struct RunRequest {
   bool detach = false;
   bool keep = false;
   bool all_hosts = false;  // stream every host of a multi-host slice, not host 0's alone
+  // --debug: the job's Python starts under debugpy, waiting for a debugger on DEBUG_PORT in the
+  // job (job/debug_spec.h); a foreground run forwards a local port to it (run/debug_attach.h).
+  bool debug = false;
+  int debug_port = kDebugPort;
   bool dry_run = false;
   std::optional<long> timeout_seconds;
   std::optional<double> max_cost_usd;  // --max-cost: becomes a deadline (job/budget.h)

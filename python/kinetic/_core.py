@@ -96,10 +96,7 @@ def _ensure_name(func: Any) -> None:
                         "in a def")
 
 
-def _validate_options(backend: Optional[str], debug: bool, volumes: Any, retries: int) -> None:
-    if debug:
-        raise ValueError("debug=True is not supported yet; debug the job with "
-                         "`kinetic exec JOB -it -- bash` or run the function locally")
+def _validate_options(backend: Optional[str], volumes: Any, retries: int) -> None:
     if backend not in BACKENDS:
         raise ValueError(f"Unknown backend {backend!r}: use 'gke' or None (kinetic picks a "
                          "JobSet for multi-host TPU slices by itself)")
@@ -118,11 +115,12 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         priority: Optional[str] = None, max_cost: Union[None, int, float, str] = None,
         notify: Union[None, str, List[str]] = None, context: Optional[str] = None,
         context_dir: Optional[str] = None, env: Optional[List[str]] = None,
-        python: Optional[str] = None) -> Callable[[Callable[..., R]], RemoteCallable[R]]:
+        python: Optional[str] = None,
+        debug_port: int = 5678) -> Callable[[Callable[..., R]], RemoteCallable[R]]:
     """Decorator: run the function as a kinetic job (see docs/python.md for every parameter
     and the kinetic flag it becomes). Use with parentheses: ``@kinetic.run(accelerator="cpu")``.
     """
-    _validate_options(backend, debug, volumes, retries)
+    _validate_options(backend, volumes, retries)
     if slices is None or int(slices) < 1:
         raise ValueError(f"slices={slices!r}: give 1 or more (slices of a multi-host TPU)")
     if priority not in (None, "low", "normal", "high"):
@@ -140,7 +138,7 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         accelerator=accelerator, container_image=container_image,
         capture_env_vars=list(capture_env_vars or []), volumes=volumes, spot=spot,
         output_dir=output_dir, timeout=timeout, retries=int(retries), slices=int(slices),
-        priority=priority, max_cost=max_cost,
+        priority=priority, max_cost=max_cost, debug=bool(debug), debug_port=int(debug_port),
         notify=notify, context_dir=context_dir, env=list(env or []), python=python,
         flags=_engine.GlobalFlags(context, project, zone, cluster, namespace))
 

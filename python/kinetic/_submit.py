@@ -42,6 +42,10 @@ class RunOptions:
     context_dir: Optional[str] = None
     env: Optional[List[str]] = None
     python: Optional[str] = None
+    # `run --debug` (docs/serving.md): the call waits under debugpy for a debugger; kinetic
+    # forwards a port to it and prints the launch configuration (run_async: `kinetic debug JOB`).
+    debug: bool = False
+    debug_port: int = 5678
     flags: _engine.GlobalFlags = field(default_factory=_engine.GlobalFlags)
 
 
@@ -100,6 +104,8 @@ def run_flags(options: RunOptions, mounts: Sequence[_data.Mount]) -> List[str]:
         out += ["--slices", str(int(options.slices))]
     if options.priority is not None:
         out += ["--priority", options.priority]
+    if options.debug:
+        out += ["--debug", "--debug-port", str(options.debug_port)]
     notify = [options.notify] if isinstance(options.notify, str) else (options.notify or [])
     for url in notify:
         out += ["--notify", url]

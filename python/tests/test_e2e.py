@@ -7,6 +7,7 @@ Each test has its own KINETIC_HOME and project folder (the cwd). test_flow.py ch
 the package sends (values, Data, env, outputs, batches); test_gke.py the gke backend."""
 
 import datetime
+import io
 import json
 import os
 import signal
@@ -14,6 +15,8 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import traceback
 import urllib.request
 
@@ -109,6 +112,104 @@ def test_port_forward_reaches_the_jobs_server_while_the_block_runs(project):
         assert info.value.exit_code == 2
     finally:
         job.cancel()
+
+
+STANDIN = os.path.join(PYTHON_DIR, "..", "tests", "e2e", "debugpy_standin.py")
+
+
+def dap_attach(port, nonce):
+    """VS Code's attach as a DAP client: initialize, the initialized event, attach (NONCE among
+    its arguments), configurationDone; every answer read before the next request."""
+    def send(conn, seq, command, arguments):
+        body = json.dumps({"seq": seq, "type": "request", "command": command,
+                           "arguments": arguments}).encode()
+        conn.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def receive(reader):
+        length = 0
+        for line in iter(reader.readline, b"\r\n"):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return json.loads(reader.read(length))
+
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        reader = conn.makefile("rb")
+        send(conn, 1, "initialize", {"adapterID": "debugpy"})
+        assert receive(reader)["command"] == "initialize"
+        assert receive(reader)["event"] == "initialized"
+        send(conn, 2, "attach", {"kineticNonce": nonce})
+        assert receive(reader)["success"]
+        send(conn, 3, "configurationDone", {})
+        assert receive(reader)["command"] == "configurationDone"
+
+
+def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
+    (project / "debugpy").mkdir()
+    with open(STANDIN) as f:
+        (project / "debugpy" / "__init__.py").write_text(f.read())
+    with socket.socket() as probe:  # a free port for the job's debugpy
+        probe.bind(("127.0.0.1", 0))
+        remote = probe.getsockname()[1]
+
+    @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
+    def traced(x):
+        import debugpy
+        return x, debugpy.attach_arguments.get("kineticNonce")
+
+    job = traced.run_async(7)
+    try:
+        # The launcher's line says debugpy listens: read through `kinetic logs -f`, no polling.
+        with subprocess.Popen([os.environ["KINETIC_BIN"], "logs", "-f", job.job_id],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True) as follower:
+            assert any("debugpy listens" in line for line in follower.stderr)
+            follower.terminate()
+        with subprocess.Popen([os.environ["KINETIC_BIN"], "debug", job.job_id, "-o", "json"],
+                              stdout=subprocess.PIPE, text=True) as forward:
+            attach = json.loads(forward.stdout.readline())
+            assert attach["remote_port"] == remote and attach["launch"]["type"] == "debugpy"
+            dap_attach(attach["port"], "from-python")
+            # It ran once attached: its value carries what only the attach said.
+            assert job.result(timeout=60, cleanup=False) == (7, "from-python")
+            assert forward.wait(timeout=60) == 1  # the forward ends with the job
+    finally:
+        job.cancel()
+        job.cleanup()
+
+
+def test_a_debug_true_call_returns_once_a_debugger_attached_to_what_it_printed(project,
+                                                                              monkeypatch):
+    (project / "debugpy").mkdir()
+    with open(STANDIN) as f:
+        (project / "debugpy" / "__init__.py").write_text(f.read())
+    with socket.socket() as probe:  # a free port for the job's debugpy
+        probe.bind(("127.0.0.1", 0))
+        remote = probe.getsockname()[1]
+
+    @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
+    def traced(x):
+        import debugpy
+        return x, debugpy.attach_arguments.get("kineticNonce")
+
+    # kinetic's stderr reaches sys.stderr line by line: the launch configuration is read there.
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    outcome = {}
+    call = threading.Thread(target=lambda: outcome.update(value=traced(5)))
+    call.start()
+    deadline = time.monotonic() + 60  # a bound against hangs, not a timing assumption
+    text = ""
+    while "debugpy listens" not in text or "(F5):\n" not in text:
+        assert time.monotonic() < deadline, text
+        time.sleep(0.02)
+        text = err.getvalue()
+    launch = text[text.index("(F5):\n") + 6:]
+    launch = json.loads(launch[:launch.index("\n}") + 2])
+    assert launch["type"] == "debugpy" and launch["pathMappings"][0]["localRoot"] == str(project)
+    dap_attach(launch["connect"]["port"], "in-the-foreground")
+    call.join(60)
+    assert outcome["value"] == (5, "in-the-foreground")
 
 
 def test_ctrl_c_cancels_the_job_and_raises_keyboard_interrupt(project, tmp_path):

@@ -128,9 +128,20 @@ def test_a_batch_with_one_failure(kinetic_argv, project):
     assert info.value.partial_results == [1, None, 0.25]
 
 
+def test_debug_runs_the_call_under_debugpy_which_the_job_must_have(kinetic_argv, project):
+    @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True)
+    def traced():
+        return 1
+
+    job = traced.run_async()
+    run = kinetic_argv.run()
+    assert "--debug" in run and "--detach" in run and option(run, "--debug-port") == "5678"
+    # This machine's python3 has no debugpy and the project ships none: the job cannot start.
+    with pytest.raises(kinetic.JobStartError, match="debugpy cannot be imported in the job"):
+        job.result(timeout=60)
+
+
 def test_decorator_checks():
-    with pytest.raises(ValueError, match="debug=True is not supported yet"):
-        kinetic.run(debug=True)
     with pytest.raises(ValueError, match="Unknown backend"):
         kinetic.run(backend="ray")
     with pytest.raises(TypeError):

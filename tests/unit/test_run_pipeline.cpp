@@ -32,6 +32,7 @@ class FakeBackend : public Backend {
   std::map<std::string, std::string> staged;  // sha256 -> uri
   std::vector<Compression> compressions;      // of each archive staged, in order
   std::optional<JobSpec> submitted;
+  std::optional<ImageRecipe> recipe;  // what prepare_image was asked to build
   std::map<std::string, std::string> secrets;
   std::string streamed = "hello from the job\n";
 
@@ -43,6 +44,7 @@ class FakeBackend : public Backend {
   }
   std::string prepare_image(const ImageRecipe& recipe) override {
     step("prepare_image");
+    this->recipe = recipe;
     return "registry.example/" + recipe.tag;
   }
   std::string stage_context(const fs::path& archive, const std::string& sha256,
@@ -450,6 +452,60 @@ TEST_F(Pipeline, APreparedStepWhoseCleanFailsWarnsAndKeepsItsVerdict) {
   EXPECT_EQ(run_step(sink).state, kSucceeded);
   EXPECT_NE(io.err().find("could not clean up " + backend.submitted->id), std::string::npos)
       << io.err();
+}
+
+}  // namespace
+}  // namespace kinetic
+
+namespace kinetic {
+namespace {
+
+TEST_F(Pipeline, ADebugRunRecordsWhereItsDebuggerWaitsAndItsImageGetsDebugpy) {
+  request.debug = true;
+  request.detach = true;
+  request.debug_port = 5679;
+  ASSERT_EQ(run(), 0) << io.err();
+  ASSERT_TRUE(backend.submitted && backend.submitted->debug);
+  const JobSpec& spec = *backend.submitted;
+  EXPECT_EQ(spec.debug->port, 5679);
+  EXPECT_EQ(spec.debug->wait_seconds, kDebugWaitSeconds);
+  EXPECT_EQ(spec.debug->remote_root, "/tmp/kinetic-debug/" + spec.id);
+  EXPECT_EQ(spec.debug->local_root, project.string());
+  EXPECT_EQ(spec.debug->launcher_sha256, debug_launcher_sha256());
+  ASSERT_TRUE(backend.recipe);
+  EXPECT_EQ(backend.recipe->requirements,
+            (std::vector<std::string>{"debugpy==1.8.22", "numpy==1.26.4"}));
+  EXPECT_NE(io.err().find("`kinetic debug " + spec.id + "` forwards a port to it"),
+            std::string::npos)
+      << io.err();
+  // The record keeps it, and a job run without --debug has none.
+  EXPECT_EQ(job_spec_from_json(to_json(spec)).debug->remote_root, spec.debug->remote_root);
+  request.debug = false;
+  ASSERT_EQ(run(), 0);
+  EXPECT_FALSE(backend.submitted->debug);
+  EXPECT_FALSE(to_json(*backend.submitted).contains("debug"));
+}
+
+TEST_F(Pipeline, ADebugRunKeepsTheProjectsOwnDebugpy) {
+  atomic_write(project / "requirements.txt", "debugpy==1.8.0\n");
+  request.debug = true;
+  request.detach = true;
+  ASSERT_EQ(run(), 0) << io.err();
+  EXPECT_EQ(backend.recipe->requirements, (std::vector<std::string>{"debugpy==1.8.0"}));
+}
+
+TEST_F(Pipeline, OnlyAPythonJobRunsUnderTheDebugger) {
+  atomic_write(project / "job.sh", "echo hi\n");
+  request.file = "job.sh";
+  request.debug = true;
+  const Error e = failure();
+  EXPECT_EQ(e.code(), Errc::usage);
+  EXPECT_EQ(std::string(e.what()).rfind("--debug runs a Python job under debugpy, and job.sh is a "
+                                        "shell job",
+                                        0),
+            0u)
+      << e.what();
+  EXPECT_TRUE(backend.calls.empty());
 }
 
 }  // namespace

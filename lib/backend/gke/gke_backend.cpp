@@ -230,6 +230,10 @@ json GkeBackend::stage(const JobSpec& spec, const std::map<std::string, std::str
   storage.upload_string(bucket, spec_object(spec.id), document,
                         {.content_type = "application/json"});
   if (spec.function) stage_function_call(storage, bucket, spec);
+  // The pod checks it against spec.debug's sha256, as it checks the function runner.
+  if (spec.debug)
+    storage.upload_string(bucket, debug_launcher_object(spec.id),
+                          std::string(debug_launcher_source()), {.content_type = "text/x-python"});
 
   ManifestInput in = manifest_input(spec, bucket, session_.target.ns);
   const std::string ns = session_.target.ns;

@@ -78,6 +78,10 @@ std::string function_call_object(const std::string& job_id) {
 std::string function_runner_object(const std::string& job_id) {
   return job_prefix(job_id) + "function_runner.py";
 }
+
+std::string debug_launcher_object(const std::string& job_id) {
+  return job_prefix(job_id) + "debug_launcher.py";
+}
 std::string follower_object(const std::string& job_id) {
   return job_prefix(job_id) + "follower";
 }

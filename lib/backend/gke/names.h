@@ -62,6 +62,8 @@ std::string spec_object(const std::string& job_id);  // jobs/ID/spec.json
 // bootstrap finds them there from KINETIC_SPEC_URI.
 std::string function_call_object(const std::string& job_id);    // jobs/ID/function.pkl
 std::string function_runner_object(const std::string& job_id);  // jobs/ID/function_runner.py
+// `run --debug`'s launcher (job/debug_spec.h), beside the spec as the function runner is.
+std::string debug_launcher_object(const std::string& job_id);  // jobs/ID/debug_launcher.py
 // jobs/ID/follower: refreshed while a kinetic process follows a foreground run; the pod stops a
 // run nobody follows any more (docs/run-record.md).
 std::string follower_object(const std::string& job_id);

@@ -176,6 +176,7 @@ void LocalBackend::submit(const JobSpec& spec, const std::map<std::string, std::
   }
   atomic_write(spec_path(dir), to_json(spec).dump(2) + "\n", 0600, Durability::unsynced);
   if (spec.function) stage_function_call(*spec.function, dir);
+  if (spec.debug) stage_debug_launcher(dir);
   SupervisorSetup setup;
   setup.job_dir = dir;
   std::string uri = spec.context_uri;

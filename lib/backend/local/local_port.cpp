@@ -63,7 +63,14 @@ class LocalPortDialer : public PortDialer {
     for (;;) {
       pollfd p{stop_fd, POLLIN, 0};
       if (::poll(&p, 1, kStatusPollMs) > 0) return "";
-      const JobStatus st = status_();
+      JobStatus st;
+      try {
+        st = status_();
+      } catch (const Error& e) {
+        // Its record removed meanwhile (`kinetic cleanup JOB`, the Python API's result()): the
+        // job is over, and this runs on the forward's own thread, where nothing may escape.
+        return id_ + " ended: " + e.what();
+      }
       if (st.terminal()) return id_ + " ended (" + st.state + "): nothing left to forward to";
     }
   }

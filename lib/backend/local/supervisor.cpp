@@ -508,7 +508,26 @@ class LocalRun {
     }
     for (const auto& a : spec_.args)
       if (!argv.empty()) argv.push_back(a);
+    if (spec_.debug && !argv.empty()) argv = under_debugger(argv);
     return argv;
+  }
+
+  // `run --debug`: the same Python command, started by the debug launcher (job/debug_spec.h),
+  // which waits for a debugger first. One host: no other host waits for a release.
+  std::vector<std::string> under_debugger(const std::vector<std::string>& argv) const {
+    const DebugSpec& debug = *spec_.debug;
+    std::vector<std::string> launched = {"python3",
+                                         "-u",
+                                         debug_launcher_path(dir_).string(),
+                                         std::to_string(debug.port),
+                                         std::to_string(debug.wait_seconds),
+                                         debug.remote_root,
+                                         work_.string(),
+                                         "-1",
+                                         "--"};
+    // Past "python3 -u": the script and its arguments.
+    launched.insert(launched.end(), argv.begin() + 2, argv.end());
+    return launched;
   }
 
   // Compiled where it runs, as part of the job: a compile error is the job's failure.
@@ -726,6 +745,11 @@ void stage_function_call(const FunctionCall& call, const fs::path& job_dir) {
     throw Error(Errc::usage, "--function " + call.local_path +
                                  " changed while kinetic read it; write it once and run again");
   atomic_write(function_runner_path(job_dir), std::string(function_runner_source()), 0600,
+               Durability::unsynced);
+}
+
+void stage_debug_launcher(const fs::path& job_dir) {
+  atomic_write(debug_launcher_path(job_dir), std::string(debug_launcher_source()), 0600,
                Durability::unsynced);
 }
 

@@ -53,11 +53,18 @@ inline fs::path function_call_path(const fs::path& job_dir) {
 inline fs::path function_runner_path(const fs::path& job_dir) {
   return job_dir / "function_runner.py";
 }
+// `run --debug`'s launcher (job/debug_spec.h), written beside the spec.
+inline fs::path debug_launcher_path(const fs::path& job_dir) {
+  return job_dir / "debug_launcher.py";
+}
 
 // Copies CALL's file and the function runner into JOB_DIR, readable by you alone, checking the
 // copy against the sha256 the spec records. Throws Error(Errc::usage) when the call file changed
 // since it was read, Error(Errc::internal) when it cannot be copied.
 void stage_function_call(const FunctionCall& call, const fs::path& job_dir);
+
+// Writes the debug launcher into JOB_DIR (0600): a debug job's Python starts under it.
+void stage_debug_launcher(const fs::path& job_dir);
 
 // True while the job's runner process is alive (checked by pid and start time, so a reused pid
 // does not count).
