@@ -8,6 +8,27 @@ namespace kinetic::cli {
 
 namespace {
 
+// What a run or pool of A can ask for beyond on-demand nodes (docs/capacity.md): Spot, flex-start
+// (GPUs, TPUs from v5e on), and for a multi-host TPU, `--slices N` and COMPACT placement of its
+// pool (docs/multihost.md).
+std::vector<std::string> supports(const Accelerator& a) {
+  std::vector<std::string> out;
+  if (a.family == AcceleratorFamily::cpu) return out;
+  out.push_back("spot");
+  if (offers_flex_start(a)) out.push_back("flex-start");
+  if (a.family == AcceleratorFamily::tpu && a.hosts > 1) {
+    out.push_back("slices");
+    out.push_back("compact-placement");
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
+  return out.empty() ? "-" : out;
+}
+
 nlohmann::ordered_json entry_json(const Accelerator& a) {
   return {{"name", a.name},
           {"family", family_name(a.family)},
@@ -22,7 +43,8 @@ nlohmann::ordered_json entry_json(const Accelerator& a) {
           {"resource", a.resource_name},
           {"node_selector", a.node_selector},
           {"price_per_hour", a.price_per_hour},
-          {"capacity", capacity_name(a.capacity)}};
+          {"capacity", capacity_name(a.capacity)},
+          {"supports", supports(a)}};
 }
 
 // The footnote of the rows marked "*", from the catalog: which machine types, and how they are
@@ -61,8 +83,8 @@ int Accelerators::run(Factory& f) {
   }
   p.fields = {{"prices_as_of", catalog_price_date()}, {"accelerators", list}};
   p.table = [&all](bool wide) {
-    std::vector<std::string> headers = {"NAME",  "FAMILY",       "CHIPS",
-                                        "HOSTS", "MACHINE TYPE", "PRICE/HOUR"};
+    std::vector<std::string> headers = {"NAME",         "FAMILY",     "CHIPS",   "HOSTS",
+                                        "MACHINE TYPE", "PRICE/HOUR", "SUPPORTS"};
     if (wide) {
       headers.insert(headers.begin() + 4, "TOPOLOGY");
       headers.push_back("GKE ACCELERATOR");
@@ -75,7 +97,8 @@ int Accelerators::run(Factory& f) {
           std::to_string(a.chips),
           a.hosts > 1 ? std::to_string(a.hosts) + " (multi-host)" : std::to_string(a.hosts),
           a.machine_type,
-          format_usd(a.price_per_hour) + (a.capacity == Capacity::on_demand ? "" : " *")};
+          format_usd(a.price_per_hour) + (a.capacity == Capacity::on_demand ? "" : " *"),
+          joined(supports(a))};
       if (wide) {
         row.insert(row.begin() + 4, a.topology.empty() ? "-" : a.topology);
         row.push_back(a.gke_accelerator.empty() ? "-" : a.gke_accelerator);
@@ -87,7 +110,9 @@ int Accelerators::run(Factory& f) {
   print(io, format, p);
   if (format != OutputFormat::table && format != OutputFormat::wide) return 0;
   io.info("Prices: on-demand list prices for the whole slice in us-central1, as of " +
-          std::string(catalog_price_date()) + ". Append :spot (or pass --spot) for Spot capacity.");
+          std::string(catalog_price_date()) +
+          ". Append :spot (or pass --spot) for Spot capacity, :flex-start (or pass --flex-start) "
+          "for flex-start (SUPPORTS; docs/capacity.md).");
   io.info(not_on_demand_note(all));
   io.info(
       "Multi-host slices run one pod per host as a JobSet and scale a whole slice at a time; "
@@ -101,8 +126,8 @@ int Accelerators::run(Factory& f) {
 void add_accelerators(CLI::App& root, Factory&, Action& action) {
   CLI::App* c = root.add_subcommand(
       "accelerators",
-      "List the accelerators kinetic knows: name, family, chips, hosts, machine "
-      "type and price per hour");
+      "List the accelerators kinetic knows: chips, hosts, machine type, price per hour and "
+      "what each supports");
   c->footer(
       "Examples:\n"
       "  kinetic accelerators\n"

@@ -61,6 +61,7 @@ int PoolList::run(Factory& f) {
                     {"accelerator", r.accelerator.empty() ? "cpu" : r.accelerator},
                     {"machine_type", r.pool.machine_type},
                     {"spot", r.pool.spot},
+                    {"flex_start", r.pool.flex_start},
                     {"topology", r.pool.tpu_topology},
                     {"image_streaming", r.pool.image_streaming},
                     {"nodes", r.nodes},
@@ -74,6 +75,7 @@ int PoolList::run(Factory& f) {
                                         "NODES", "AUTOSCALE",   "STATUS"};
     if (wide) {
       headers.insert(headers.begin() + 3, "TOPOLOGY");
+      headers.push_back("FLEX-START");
       headers.push_back("IMAGE STREAMING");
     }
     Table t(headers);
@@ -87,6 +89,7 @@ int PoolList::run(Factory& f) {
                                       r.pool.status};
       if (wide) {
         row.insert(row.begin() + 3, r.pool.tpu_topology.empty() ? "-" : r.pool.tpu_topology);
+        row.push_back(r.pool.flex_start ? "yes" : "no");
         row.push_back(r.pool.image_streaming ? "on" : "off");
       }
       t.add_row(row);
@@ -105,12 +108,16 @@ void add_pool(CLI::App& root, Factory&, Action& action) {
   c->footer(
       "Examples:\n"
       "  kinetic pool add --accelerator v5litepod-4 --spot\n"
+      "  kinetic pool add --accelerator v6e-8 --flex-start\n"
       "  kinetic pool list\n"
       "  kinetic pool remove v5litepod-4-spot");
   auto a = std::make_shared<PoolAdd>();
   CLI::App* add = c->add_subcommand("add", "Add a node pool for an accelerator");
   add->add_option("-a,--accelerator", a->accelerator, "Accelerator, e.g. v5litepod-4")->required();
   add->add_flag("--spot", a->pool.spot, "Spot nodes");
+  add->add_flag("--flex-start", a->pool.flex_start,
+                "Flex-start nodes: no reservation, they come when GKE has the capacity (GPUs; "
+                "TPUs v5e, v5p, v6e; see docs/capacity.md); run with --flex-start");
   add->add_option("--reservation", a->pool.reservation, "Consume this reservation");
   add->add_option("--min-nodes", a->pool.min_nodes, "Minimum nodes (default 0)");
   add->add_option("--max-nodes", a->pool.max_nodes,

@@ -47,6 +47,15 @@ struct RunOptions : CommandOptions {
       throw Error(Errc::usage, "pass a job FILE or --function CALL, not both");
     if (req.timeout_seconds && *req.timeout_seconds <= 0)
       throw Error(Errc::usage, "--timeout must be positive, e.g. --timeout 30m");
+    if (!req.timeout_from.empty() && req.timeout_from != "submit" && req.timeout_from != "start")
+      throw Error(Errc::usage,
+                  "--timeout-from takes submit (the wait for capacity counts) or "
+                  "start (it does not), not '" +
+                      req.timeout_from + "'");
+    if (!req.timeout_from.empty() && !req.timeout_seconds && !req.max_cost_usd)
+      throw Error(Errc::usage,
+                  "--timeout-from says what --timeout counts from; pass --timeout "
+                  "(or --max-cost) too, or drop it");
     if (req.retries < 0 || req.retries > 100)
       throw Error(Errc::usage, "--retries must be between 0 and 100");
     if (req.max_preemptions < 0 || req.max_preemptions > 1000)
@@ -94,6 +103,10 @@ void add_run(CLI::App& root, Factory&, Action& action) {
                 "Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic "
                 "accelerators`)");
   c->add_flag("--spot", o->req.spot, "Run on Spot capacity (same as the :spot suffix)");
+  c->add_flag("--flex-start", o->req.flex_start,
+              "Run on flex-start capacity, which GKE provides when it has it, without a "
+              "reservation; the job waits for it (same as the :flex-start suffix; needs a "
+              "`pool add --flex-start` pool; see docs/capacity.md)");
   c->add_option("--requirements", o->req.requirements,
                 "requirements.txt or pyproject.toml (default: found next to FILE)");
   c->add_option(
@@ -146,6 +159,9 @@ void add_run(CLI::App& root, Factory&, Action& action) {
               "host H] with --slices) (default: host 0; a failing host's last lines are shown "
               "either way)");
   c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
+  c->add_option("--timeout-from", o->req.timeout_from,
+                "What --timeout and --max-cost count from: submit (default: a wait for capacity "
+                "counts) or start (the job's first start on a node: it does not)");
   c->add_option("--max-cost", o->max_cost,
                 "Stop the job once it has cost this many dollars at the accelerator's list "
                 "price, e.g. 5 (it becomes the job's deadline; exit 124)");
@@ -179,6 +195,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
       "  kinetic run train.py --detach --notify \"$SLACK_WEBHOOK\"   # told when it ends\n"
       "  kinetic run train.py -a v5litepod-8 --spot --retries 2   # preemptions resume from "
       "the checkpoint\n"
+      "  kinetic run train.py -a v6e-8 --flex-start --timeout 2h --timeout-from start\n"
       "  kinetic run train.py -a v5litepod-16 --dry-run -o yaml --context my-gke\n"
       "  kinetic run train.py --data ./dataset:data --data gs://my-bucket/imagenet:/imagenet\n"
       "  kinetic run train.py --debug               # attach VS Code, step through the job\n"

@@ -17,6 +17,7 @@ namespace {
 struct UpFlags : CommandOptions {
   std::vector<std::string> accelerators;
   bool spot = false;
+  bool flex_start = false;
   std::string reservation;
   int min_nodes = 0;
   std::optional<int> max_nodes;
@@ -49,6 +50,7 @@ struct UpFlags : CommandOptions {
     UpOptions o;
     for (const auto& a : accelerators) o.accelerators.push_back(resolve_accelerator(a));
     o.pool.spot = spot;
+    o.pool.flex_start = flex_start;
     o.pool.reservation = reservation;
     o.pool.min_nodes = min_nodes;
     o.pool.max_nodes = max_nodes;
@@ -119,6 +121,9 @@ void add_up(CLI::App& root, Factory&, Action& action) {
   c->add_option("-a,--accelerator", flags->accelerators,
                 "Add a node pool for this accelerator (repeatable)");
   c->add_flag("--spot", flags->spot, "Make the accelerator node pools Spot");
+  c->add_flag("--flex-start", flags->flex_start,
+              "Make the accelerator node pools flex-start: no reservation, nodes come when GKE "
+              "has the capacity (see docs/capacity.md)");
   c->add_option("--reservation", flags->reservation, "Consume this reservation");
   c->add_option("--slices", flags->slices,
                 "For each multi-host TPU accelerator, make N node pools, one a slice, for "

@@ -20,7 +20,7 @@ _kinetic_command() {
       ;;
     'up')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --flex-start --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='-a --accelerator --reservation --slices --min-nodes --max-nodes --machine-type --release-channel --jobset-manifests --queue --kueue-manifests --auto-down --context-name --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''
@@ -34,8 +34,8 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='--function -a --accelerator --spot --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --debug --debug-port --slices --all-hosts --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--function -a --accelerator --spot --flex-start --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --debug --debug-port --slices --all-hosts --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
@@ -125,7 +125,7 @@ _kinetic_command() {
       ;;
     'pool add')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --reservation --min-nodes --max-nodes --slices --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --flex-start --reservation --min-nodes --max-nodes --slices --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='-a --accelerator --reservation --min-nodes --max-nodes --slices --jobset-manifests --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --context=contexts -o=formats --format=formats'
       _kinetic_args=''

@@ -30,7 +30,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -208,6 +208,7 @@ complete -c kinetic -n "__kinetic_in ''" -l access-token-file -x -d 'Use the Goo
 # kinetic up
 complete -c kinetic -n "__kinetic_in 'up'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Add a node pool for this accelerator (repeatable)'
 complete -c kinetic -n "__kinetic_in 'up'" -l spot -d 'Make the accelerator node pools Spot'
+complete -c kinetic -n "__kinetic_in 'up'" -l flex-start -d 'Make the accelerator node pools flex-start'
 complete -c kinetic -n "__kinetic_in 'up'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'up'" -l slices -x -d 'For each multi-host TPU accelerator, make N node pools, one a slice, for `run --slices N` (default 1)'
 complete -c kinetic -n "__kinetic_in 'up'" -l min-nodes -x -d 'Minimum nodes per pool (default 0)'
@@ -229,6 +230,7 @@ complete -c kinetic -n "__kinetic_in 'down'" -l keep-images -d 'Keep the image r
 complete -c kinetic -n "__kinetic_in 'run'" -l function -x -d 'Run a pickled Python call instead of FILE (written by the Python package\'s @kinetic.run; see docs/python.md)'
 complete -c kinetic -n "__kinetic_in 'run'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
+complete -c kinetic -n "__kinetic_in 'run'" -l flex-start -d 'Run on flex-start capacity, which GKE provides when it has it, without a reservation'
 complete -c kinetic -n "__kinetic_in 'run'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
 complete -c kinetic -n "__kinetic_in 'run'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
 complete -c kinetic -n "__kinetic_in 'run'" -l with -x -d 'Also install this requirement in kinetic\'s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project\'s own line for the same package)'
@@ -247,6 +249,7 @@ complete -c kinetic -n "__kinetic_in 'run'" -l debug-port -x -d 'The port debugp
 complete -c kinetic -n "__kinetic_in 'run'" -l slices -x -d 'Multislice'
 complete -c kinetic -n "__kinetic_in 'run'" -l all-hosts -d 'Stream every host of a multi-host slice, each line prefixed [host N] ([slice S host H] with --slices) (default: host 0; a failing host\'s last lines are shown either way)'
 complete -c kinetic -n "__kinetic_in 'run'" -l timeout -x -d 'Stop the job after this long, e.g. 30m (exit 124)'
+complete -c kinetic -n "__kinetic_in 'run'" -l timeout-from -x -d 'What --timeout and --max-cost count from'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-cost -x -d 'Stop the job once it has cost this many dollars at the accelerator\'s list price, e.g. 5 (it becomes the job\'s deadline; exit 124)'
 complete -c kinetic -n "__kinetic_in 'run'" -l retries -x -d 'Run again up to N times if the job fails'
 complete -c kinetic -n "__kinetic_in 'run'" -l max-preemptions -x -d 'Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)'
@@ -317,6 +320,7 @@ complete -c kinetic -n "__kinetic_at 'pool' 0" -a 'list' -d 'List the node pools
 # kinetic pool add
 complete -c kinetic -n "__kinetic_in 'pool add'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-4'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l spot -d 'Spot nodes'
+complete -c kinetic -n "__kinetic_in 'pool add'" -l flex-start -d 'Flex-start nodes'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l reservation -x -d 'Consume this reservation'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l min-nodes -x -d 'Minimum nodes (default 0)'
 complete -c kinetic -n "__kinetic_in 'pool add'" -l max-nodes -x -d 'Maximum nodes (default 4; a multi-host TPU pool is one slice: its hosts)'

@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -287,6 +287,7 @@ _kinetic() {
         '*-a+[Add a node pool for this accelerator (repeatable)]:accelerator:_kinetic_values accelerators' \
         '*--accelerator=[Add a node pool for this accelerator (repeatable)]:accelerator:_kinetic_values accelerators' \
         '--spot[Make the accelerator node pools Spot]' \
+        '--flex-start[Make the accelerator node pools flex-start]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--slices=[For each multi-host TPU accelerator, make N node pools, one a slice, for `run --slices N` (default 1)]:slices: ' \
         '--min-nodes=[Minimum nodes per pool (default 0)]:min-nodes: ' \
@@ -340,6 +341,7 @@ _kinetic() {
         '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--flex-start[Run on flex-start capacity, which GKE provides when it has it, without a reservation]' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
         '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--with=[Also install this requirement in kinetic'\''s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project'\''s own line for the same package)]:with: ' \
@@ -360,6 +362,7 @@ _kinetic() {
         '--slices=[Multislice]:slices: ' \
         '--all-hosts[Stream every host of a multi-host slice, each line prefixed \[host N\] (\[slice S host H\] with --slices) (default\: host 0; a failing host'\''s last lines are shown either way)]' \
         '--timeout=[Stop the job after this long, e.g. 30m (exit 124)]:timeout: ' \
+        '--timeout-from=[What --timeout and --max-cost count from]:timeout-from: ' \
         '--max-cost=[Stop the job once it has cost this many dollars at the accelerator'\''s list price, e.g. 5 (it becomes the job'\''s deadline; exit 124)]:max-cost: ' \
         '--retries=[Run again up to N times if the job fails]:retries: ' \
         '--max-preemptions=[Give up after N preemptions (Spot reclaims, maintenance), which do not count against --retries (default 10)]:max-preemptions: ' \
@@ -636,6 +639,7 @@ _kinetic() {
         '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4]:accelerator:_kinetic_values accelerators' \
         '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4]:accelerator:_kinetic_values accelerators' \
         '--spot[Spot nodes]' \
+        '--flex-start[Flex-start nodes]' \
         '--reservation=[Consume this reservation]:reservation: ' \
         '--min-nodes=[Minimum nodes (default 0)]:min-nodes: ' \
         '--max-nodes=[Maximum nodes (default 4; a multi-host TPU pool is one slice\: its hosts)]:max-nodes: ' \

@@ -27,6 +27,9 @@ struct ClusterChange {
 // An accelerator node pool as `up` and `pool add` ask for it.
 struct PoolOptions {
   bool spot = false;  // also from the accelerator's :spot
+  // Flex-start VMs (docs/capacity.md), also from the accelerator's :flex-start: the pool scales
+  // from zero when GKE has the capacity.
+  bool flex_start = false;
   std::string reservation;
   int min_nodes = 0;
   std::optional<int> max_nodes;  // default: one slice for multi-host TPUs, 4 nodes otherwise

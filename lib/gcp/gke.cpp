@@ -80,6 +80,8 @@ NodePoolInfo node_pool_from_json(const json& j) {
   const json& preemptible = member(config, "preemptible");
   p.spot = (spot.is_boolean() && spot.get<bool>()) ||
            (preemptible.is_boolean() && preemptible.get<bool>());
+  const json& flex_start = member(config, "flexStart");
+  p.flex_start = flex_start.is_boolean() && flex_start.get<bool>();
   if (const json& labels = member(config, "labels"); labels.is_object()) {
     for (auto it = labels.begin(); it != labels.end(); ++it) {
       if (it->is_string()) p.labels[it.key()] = it->get<std::string>();

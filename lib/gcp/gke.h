@@ -31,6 +31,7 @@ struct NodePoolInfo {
   std::string status_message;
   std::string machine_type;
   bool spot = false;
+  bool flex_start = false;                    // config.flexStart
   std::map<std::string, std::string> labels;  // config.labels
   std::string tpu_topology;                   // placementPolicy.tpuTopology
   bool image_streaming = false;               // config.gcfsConfig.enabled

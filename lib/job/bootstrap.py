@@ -692,9 +692,21 @@ def check_follower():
 # attempt.
 
 
-def run_deadline():
+# With --timeout-from start (spec.timeout_from) the deadline counts from the run's first start
+# on a node instead: the earliest attempt's start (this one's when it is the first), so a wait
+# for capacity (flex-start) never counts, and a restart still buys no more time. The Job then
+# has no activeDeadlineSeconds (it would count from the Job's creation), so every host, of a
+# slice or not, keeps the deadline itself.
+
+
+def run_deadline(history=()):
     limit = spec.get("timeout_seconds")
-    if not limit or not spec.get("created"):
+    if not limit:
+        return None
+    if spec.get("timeout_from") == "start":
+        starts = [parse_time(r["started"]) for r in history if r.get("started")]
+        return min(starts + [started_at]) + float(limit)
+    if not spec.get("created"):
         return None
     return parse_time(spec["created"]) + float(limit)
 
@@ -717,11 +729,12 @@ def deadline_passed():
                         lambda: process["child"] is child and signal_group(signal.SIGKILL)).start()
 
 
-def watch_deadline():
+def watch_deadline(history):
     # At the attempt's start: no time left ends the run before the job starts; else a timer
     # stops the job when the time left has passed.
-    deadline = run_deadline()
-    if deadline is None or "JOB_COMPLETION_INDEX" not in env:
+    deadline = process["deadline"] = run_deadline(history)
+    from_start = spec.get("timeout_from") == "start"
+    if deadline is None or ("JOB_COMPLETION_INDEX" not in env and not from_start):
         return  # a single-host Job's own deadline is the run's
     left = deadline - time.time()
     if left <= 0:
@@ -1157,7 +1170,7 @@ def run_job():
         claim_attempt(history)
     status["attempts"] = attempt["number"]
     status["attempt_history"] = [history_entry(r) for r in history]
-    watch_deadline()
+    watch_deadline(history)
     limit = int(spec.get("max_preemptions", 10))
     times = sum(1 for r in history if preempted(r))
     if times > limit:
@@ -1242,7 +1255,7 @@ def how_stopped():
     if process["abandoned"]:
         return "abandoned"
     if process["signal"]:
-        deadline = run_deadline()
+        deadline = process["deadline"] if "deadline" in process else run_deadline()
         if deadline is not None and time.time() >= deadline - 5:
             return "deadline"
         return signal.Signals(process["signal"]).name

@@ -613,6 +613,15 @@ Accelerator resolve_name(const std::string& s, std::string_view original) {
 
 }  // namespace
 
+void require_flex_start(const Accelerator& a) {
+  if (offers_flex_start(a)) return;
+  throw Error(Errc::usage, "flex-start gets GPUs and TPUs from v5e on, and " + a.name + " is " +
+                               (a.family == AcceleratorFamily::cpu ? std::string("the CPU")
+                                                                   : "a " + a.kind + " TPU") +
+                               "; drop --flex-start, or pick a GPU or a v5e, v5p or v6e TPU "
+                               "(`kinetic accelerators` says which offer it)");
+}
+
 std::string_view family_name(AcceleratorFamily f) {
   switch (f) {
     case AcceleratorFamily::cpu:
@@ -637,13 +646,25 @@ std::string_view capacity_name(Capacity c) {
   return "on-demand";
 }
 
+std::string qualified_name(const Accelerator& a) {
+  return a.name + (a.spot ? ":spot" : a.flex_start ? ":flex-start" : "");
+}
+
+bool offers_flex_start(const Accelerator& a) {
+  if (a.family == AcceleratorFamily::gpu) return true;
+  return a.family == AcceleratorFamily::tpu && a.kind != "v3" && a.kind != "v4";
+}
+
 Accelerator resolve_accelerator(std::string_view spec) {
   std::string original(trim(spec));
   std::string s = to_lower(original);
-  bool spot = false;
+  bool spot = false, flex_start = false;
   if (ends_with(s, ":spot")) {
     spot = true;
     s.resize(s.size() - 5);
+  } else if (ends_with(s, ":flex-start")) {
+    flex_start = true;
+    s.resize(s.size() - 11);
   }
   if (s.empty())
     throw Error(Errc::usage,
@@ -652,6 +673,8 @@ Accelerator resolve_accelerator(std::string_view spec) {
   if (starts_with(s, "gpu-") || starts_with(s, "tpu-")) s[3] = ':';
   Accelerator a = resolve_name(s, original);
   a.spot = spot;
+  a.flex_start = flex_start;
+  if (flex_start) require_flex_start(a);
   return a;
 }
 

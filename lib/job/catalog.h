@@ -37,6 +37,9 @@ struct Accelerator {
   std::map<std::string, std::string> node_selector;
   double price_per_hour = 0;  // on-demand list price in USD for the whole slice, us-central1
   bool spot = false;          // run on Spot VMs (the `:spot` suffix or --spot)
+  // Run on flex-start VMs (the `:flex-start` suffix or --flex-start; docs/capacity.md): capacity
+  // GKE's Dynamic Workload Scheduler provides when it has it, without a reservation.
+  bool flex_start = false;
   Capacity capacity = Capacity::on_demand;  // how its machine type is sold
   // Slices a run spans (`run --slices N`, multislice over the data center network): 1 for every
   // catalog entry; a run's accelerator carries its N, and every price of it is N slices'.
@@ -45,9 +48,20 @@ struct Accelerator {
 
 // Resolves a user's accelerator string: case-insensitive; "cpu"; GPU names with counts ("l4",
 // "a100x8", "gpu-h100x8", "nvidia-l4"); TPU names by chips or topology ("v5litepod-4",
-// "tpu-v5e-1", "v5litepod-2x2", "v4-2x2x2"); a ":spot" suffix. Throws Error(Errc::usage) for an
-// unknown name, with the closest catalog names ("did you mean ...?").
+// "tpu-v5e-1", "v5litepod-2x2", "v4-2x2x2"); a ":spot" or ":flex-start" suffix. Throws
+// Error(Errc::usage) for an unknown name, with the closest catalog names ("did you mean ...?"),
+// and for flex-start on an accelerator GKE does not offer it for.
 Accelerator resolve_accelerator(std::string_view spec);
+
+// Whether GKE's flex-start node pools offer A (docs/capacity.md): GPUs, and TPUs from v5e on
+// (GKE "About flex-start": TPU v3 and v4 are not supported); not the CPU.
+bool offers_flex_start(const Accelerator& a);
+// Throws Error(Errc::usage) naming what to do when A does not offer flex-start.
+void require_flex_start(const Accelerator& a);
+
+// A's name as a run records it: the catalog name with ":spot" or ":flex-start" when it runs on
+// that capacity ("v5litepod-4:spot"); resolve_accelerator reads it back.
+std::string qualified_name(const Accelerator& a);
 
 // Every canonical entry, in display order (cpu, GPUs, TPUs), spot = false.
 const std::vector<Accelerator>& accelerator_catalog();

@@ -194,6 +194,9 @@ json pod_template(const ManifestInput& in) {
   json selector = json::object();
   for (const auto& [key, value] : acc.node_selector) selector[key] = value;
   if (acc.spot) selector["cloud.google.com/gke-spot"] = "true";
+  // GKE labels the nodes of a flex-start pool so: a flex-start job waits for them, never taking
+  // an on-demand pool's node of the same shape (docs/gke-conformance.md "Flex-start").
+  if (acc.flex_start) selector["cloud.google.com/gke-flex-start"] = "true";
   if (!selector.empty()) spec["nodeSelector"] = selector;
 
   // GKE taints TPU nodes (google.com/tpu=present), GPU nodes in mixed clusters

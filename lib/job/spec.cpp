@@ -99,6 +99,7 @@ nlohmann::json to_json(const JobSpec& s) {
   // Only a multislice run has slices: a one-slice record keeps its shape.
   if (s.slices > 1) j["slices"] = s.slices;
   if (!s.priority.empty()) j["priority"] = s.priority;
+  if (!s.timeout_from.empty()) j["timeout_from"] = s.timeout_from;
   return j;
 }
 
@@ -125,6 +126,7 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
     for (const auto& m : j["data"]) s.data.push_back(data_mount_from_json(m));
   if (j.contains("timeout_seconds") && j["timeout_seconds"].is_number())
     s.timeout_seconds = j["timeout_seconds"].get<long>();
+  s.timeout_from = j.value("timeout_from", "");
   if (j.contains("max_cost_usd") && j["max_cost_usd"].is_number())
     s.max_cost_usd = j["max_cost_usd"].get<double>();
   if (j.contains("budget_seconds") && j["budget_seconds"].is_number())

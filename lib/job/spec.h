@@ -51,6 +51,10 @@ struct JobSpec {
   std::vector<DataMount> data;
   // The Job's deadline: --timeout, or what --max-cost buys when that is sooner.
   std::optional<long> timeout_seconds;
+  // What the deadline counts from (--timeout-from, docs/capacity.md): empty, the submit (a wait
+  // for capacity counts); "start", the job's first start on a node (the bootstrap keeps it, and
+  // the Job has no activeDeadlineSeconds). Absent from spec.json when empty.
+  std::string timeout_from;
   // --max-cost (USD) and the deadline it bought (job/budget.h); unset without one.
   std::optional<double> max_cost_usd;
   std::optional<long> budget_seconds;

@@ -66,6 +66,8 @@ class StepParser {
       step_.accelerator = scalar(value);
     } else if (key == "spot") {
       step_.spot = boolean(value);
+    } else if (key == "flex-start") {
+      step_.flex_start = boolean(value);
     } else if (key == "env") {
       step_.env = list(value, "env: [WANDB_API_KEY, MODE=fast]");
     } else if (key == "capture-env") {
@@ -176,9 +178,9 @@ PipelineStep parse_step(const Locator& at, const std::string& name, const YAML::
 }  // namespace
 
 const std::vector<std::string>& pipeline_step_fields() {
-  static const std::vector<std::string> fields = {"file",    "args",     "accelerator", "spot",
-                                                  "slices",  "env",      "capture-env", "timeout",
-                                                  "retries", "priority", "data",        "needs"};
+  static const std::vector<std::string> fields = {
+      "file",        "args",    "accelerator", "spot",     "flex-start", "slices", "env",
+      "capture-env", "timeout", "retries",     "priority", "data",       "needs"};
   return fields;
 }
 

@@ -19,6 +19,7 @@ struct PipelineStep {
   std::vector<std::string> args;
   std::string accelerator;  // empty: cpu
   bool spot = false;
+  bool flex_start = false;  // `flex-start: true`, as run --flex-start (docs/capacity.md)
   // As --env: NAME takes the caller's value (a secret: never in a key or a record), NAME=VALUE
   // is written in the pipeline file (so it is not a secret, and its value is part of the key).
   std::vector<std::string> env;

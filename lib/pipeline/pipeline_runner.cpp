@@ -274,6 +274,7 @@ class PipelineRun {
     rr.args = s.args;
     rr.accelerator = s.accelerator;
     rr.spot = s.spot;
+    rr.flex_start = s.flex_start;
     rr.env = s.env;
     rr.capture_env = s.capture_env;
     rr.timeout_seconds = s.timeout_seconds;

@@ -64,6 +64,7 @@ struct Resolved {
     std::vector<std::string> exclude;
     std::vector<std::pair<std::string, std::string>> inputs;
     std::optional<long> timeout_seconds;
+    std::string timeout_from;  // "start", or empty: from the submit
     int retries = 0;
     int max_preemptions = 10;
     std::optional<long> checkpoint_interval_seconds;
@@ -267,6 +268,7 @@ Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
   o.exclude = req.exclude;
   o.inputs = req.inputs;
   o.timeout_seconds = req.timeout_seconds;
+  if (req.timeout_from == "start") o.timeout_from = "start";
   o.retries = req.retries;
   o.max_preemptions = req.max_preemptions;
   o.checkpoint_interval_seconds = req.checkpoint_interval_seconds;
@@ -281,6 +283,20 @@ Resolved::Options options_of(const RunRequest& req, const RunEnvironment& env) {
   o.python = req.python;
   o.max_cost = req.max_cost_usd.has_value();
   return o;
+}
+
+// Spot and flex-start are two ways of buying the same VMs, and a node is one or the other (GKE's
+// flex-start pools take no Spot: docs/capacity.md); flex-start is GKE's, so local runs refuse it.
+void require_capacity_choice(const Accelerator& a, bool local) {
+  if (!a.flex_start) return;
+  if (a.spot)
+    throw Error(Errc::usage,
+                "--spot and --flex-start are two kinds of capacity and a node has one; pick one");
+  if (local)
+    throw Error(Errc::usage,
+                "--flex-start asks GKE's Dynamic Workload Scheduler for capacity, and this "
+                "context runs jobs on this machine; drop it, or use a gke context");
+  require_flex_start(a);
 }
 
 constexpr int kMostSlices = 64;
@@ -325,6 +341,8 @@ Resolved resolve(const RunRequest& req, const RunEnvironment& env, bool local) {
   std::string accel = req.accelerator.empty() ? "cpu" : req.accelerator;
   r.accel = resolve_accelerator(accel);
   if (req.spot) r.accel.spot = true;
+  if (req.flex_start) r.accel.flex_start = true;
+  require_capacity_choice(r.accel, local);
   require_slices(req.slices, r.accel);
   r.accel.slices = req.slices;  // every price of the run is its N slices'
 
@@ -542,8 +560,8 @@ Packaged package(const Resolved& r, const RunEnvironment& env, const IgnoreRules
 
 std::string accelerator_summary(const Accelerator& a) {
   if (a.family == AcceleratorFamily::cpu) return a.name;
-  std::string s = a.name + (a.spot ? ":spot" : "") + " (" + std::string(family_name(a.family)) +
-                  ", " + std::to_string(a.chips) +
+  std::string s = qualified_name(a) + " (" + std::string(family_name(a.family)) + ", " +
+                  std::to_string(a.chips) +
                   (a.family == AcceleratorFamily::tpu ? " chips" : " GPUs");
   if (a.hosts > 1) s += " on " + std::to_string(a.hosts) + " hosts";
   s += ", " + a.machine_type + ")";
@@ -581,7 +599,7 @@ JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string
   spec.kind = r.kind;
   spec.args = o.args;
   spec.workdir = r.workdir_rel;
-  spec.accelerator = r.accel.name + (r.accel.spot ? ":spot" : "");
+  spec.accelerator = qualified_name(r.accel);
   spec.slices = r.accel.slices;
   spec.backend = env.settings.backend;
   spec.context_sha256 = context_sha256;
@@ -598,6 +616,7 @@ JobSpec job_spec(const RunEnvironment& env, const Resolved& r, const std::string
     if (!spec.timeout_seconds || r.budget->seconds < *spec.timeout_seconds)
       spec.timeout_seconds = r.budget->seconds;
   }
+  if (spec.timeout_seconds) spec.timeout_from = o.timeout_from;
   spec.retries = o.retries;
   spec.hold_on_failure_seconds = o.hold_on_failure_seconds;
   spec.priority = o.priority;

@@ -28,6 +28,7 @@ struct RunRequest {
   std::vector<std::string> args;
   std::string accelerator;  // empty: cpu
   bool spot = false;
+  bool flex_start = false;  // --flex-start: flex-start capacity (docs/capacity.md)
   int slices = 1;  // --slices N: multislice, N slices of a multi-host TPU (docs/multihost.md)
   std::string requirements;  // explicit requirements file
   std::string context_dir;   // explicit context directory
@@ -49,6 +50,9 @@ struct RunRequest {
   bool dry_run = false;
   std::optional<long> timeout_seconds;
   std::optional<double> max_cost_usd;  // --max-cost: becomes a deadline (job/budget.h)
+  // --timeout-from: what the deadline counts from, "submit" (empty: the wait for capacity
+  // counts) or "start" (the job's first start on a node: it does not; docs/capacity.md).
+  std::string timeout_from;
   int retries = 0;
   int max_preemptions = 10;                         // docs/run-record.md
   std::optional<long> checkpoint_interval_seconds;  // default: the spec's

@@ -115,7 +115,8 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         priority: Optional[str] = None, max_cost: Union[None, int, float, str] = None,
         notify: Union[None, str, List[str]] = None, context: Optional[str] = None,
         context_dir: Optional[str] = None, env: Optional[List[str]] = None,
-        python: Optional[str] = None,
+        python: Optional[str] = None, flex_start: bool = False,
+        timeout_from: Optional[str] = None,
         debug_port: int = 5678) -> Callable[[Callable[..., R]], RemoteCallable[R]]:
     """Decorator: run the function as a kinetic job (see docs/python.md for every parameter
     and the kinetic flag it becomes). Use with parentheses: ``@kinetic.run(accelerator="cpu")``.
@@ -128,6 +129,13 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
                          "in a cluster's queue: docs/capacity.md)")
     if timeout is not None:
         _submit.duration_flag(timeout)
+    if spot and flex_start:
+        raise ValueError("spot=True and flex_start=True are two kinds of capacity; pick one")
+    if timeout_from not in (None, "submit", "start"):
+        raise ValueError(f"timeout_from={timeout_from!r}: give 'submit' (a wait for capacity "
+                         "counts) or 'start' (it does not)")
+    if timeout_from is not None and timeout is None and max_cost is None:
+        raise ValueError("timeout_from says what timeout counts from; give timeout= too")
     if base_image_repo is not None:
         _submit.warn_ignored("base_image_repo", "kinetic builds its own image (or use "
                              "container_image= for a ready one)")
@@ -138,7 +146,8 @@ def run(accelerator: str = "tpu-v5e-1", container_image: Optional[str] = None,
         accelerator=accelerator, container_image=container_image,
         capture_env_vars=list(capture_env_vars or []), volumes=volumes, spot=spot,
         output_dir=output_dir, timeout=timeout, retries=int(retries), slices=int(slices),
-        priority=priority, max_cost=max_cost, debug=bool(debug), debug_port=int(debug_port),
+        priority=priority, max_cost=max_cost, flex_start=bool(flex_start),
+        timeout_from=timeout_from, debug=bool(debug), debug_port=int(debug_port),
         notify=notify, context_dir=context_dir, env=list(env or []), python=python,
         flags=_engine.GlobalFlags(context, project, zone, cluster, namespace))
 

@@ -42,6 +42,8 @@ class RunOptions:
     context_dir: Optional[str] = None
     env: Optional[List[str]] = None
     python: Optional[str] = None
+    flex_start: bool = False  # --flex-start (docs/capacity.md)
+    timeout_from: Optional[str] = None  # --timeout-from submit|start
     # `run --debug` (docs/serving.md): the call waits under debugpy for a debugger; kinetic
     # forwards a port to it and prints the launch configuration (run_async: `kinetic debug JOB`).
     debug: bool = False
@@ -91,6 +93,7 @@ def env_flags(options: RunOptions) -> List[str]:
 
 def run_flags(options: RunOptions, mounts: Sequence[_data.Mount]) -> List[str]:
     out = ["-a", options.accelerator] + (["--spot"] if options.spot else [])
+    out += ["--flex-start"] if options.flex_start else []
     out += image_flags(options) + env_flags(options)
     for mount in list(mounts) + _data.volume_mounts(options.volumes):
         out += ["--data", mount.flag()]
@@ -98,6 +101,8 @@ def run_flags(options: RunOptions, mounts: Sequence[_data.Mount]) -> List[str]:
         out += ["--timeout", duration_flag(options.timeout)]
     if options.max_cost is not None:
         out += ["--max-cost", str(options.max_cost)]
+    if options.timeout_from is not None:
+        out += ["--timeout-from", options.timeout_from]
     if options.retries:
         out += ["--retries", str(int(options.retries))]
     if options.slices != 1:

@@ -29,3 +29,23 @@ def test_priority_becomes_the_priority_flag_and_a_bad_one_is_refused():
 def test_zero_slices_is_refused_before_anything_runs():
     with pytest.raises(ValueError, match="slices=0"):
         kinetic.run(accelerator="v5litepod-16", slices=0)
+
+
+def test_flex_start_and_timeout_from_become_their_flags():
+    image = "us-docker.pkg.dev/p/r/i:1"
+    flags = _submit.run_flags(
+        _submit.RunOptions(accelerator="v6e-8", container_image=image, flex_start=True,
+                           timeout="2h", timeout_from="start"), [])
+    assert "--flex-start" in flags and "--spot" not in flags
+    assert flags[flags.index("--timeout-from") + 1] == "start"
+    plain = _submit.run_flags(_submit.RunOptions(accelerator="v6e-8", container_image=image), [])
+    assert "--flex-start" not in plain and "--timeout-from" not in plain
+
+
+def test_flex_start_with_spot_or_a_bad_timeout_from_is_refused():
+    with pytest.raises(ValueError, match="pick one"):
+        kinetic.run(accelerator="v6e-8", spot=True, flex_start=True)
+    with pytest.raises(ValueError, match="timeout_from='later'"):
+        kinetic.run(accelerator="v6e-8", timeout="1h", timeout_from="later")
+    with pytest.raises(ValueError, match="give timeout= too"):
+        kinetic.run(accelerator="v6e-8", timeout_from="start")

@@ -486,7 +486,7 @@ TEST_F(GkeEndToEnd, AShapeNotSoldOnDemandIsRefusedWithTheWayThatWorks) {
   auto refused = kin({"pool", "add", "--accelerator", "h100"});
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
   EXPECT_NE(refused.err.find("h100 (a3-highgpu-1g) is not sold on demand: Compute Engine offers "
-                             "it only as Spot or flex-start VMs; ask for h100:spot"),
+                             "it only as Spot or flex-start VMs; pass --flex-start or --spot"),
             std::string::npos)
       << refused.err;
   EXPECT_EQ(cloud_->kube().node_pools().size(), pools_before);

@@ -254,6 +254,18 @@ TEST_F(RunTest, EnvFlagNamingAnUnsetVariableIsAUsageError) {
   EXPECT_FALSE(fs::exists(sb.state() / "jobs"));
 }
 
+// Flex-start is GKE's capacity (docs/capacity.md): a local context has none to wait for, so
+// --flex-start is one line saying so, before anything runs.
+TEST_F(RunTest, FlexStartOnThisMachineIsAUsageError) {
+  sb.write("proj/ok.sh", "true\n");
+  auto r = sb.run({"run", "ok.sh", "-a", "l4", "--flex-start"}, proj);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(line_count(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("--flex-start asks GKE's Dynamic Workload Scheduler"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(sb.state() / "jobs"));
+}
+
 TEST_F(RunTest, TimeoutExits124AndKillsTheWholeProcessGroup) {
   sb.write("proj/hang.sh",
            "sleep 1000 & echo $! > \"$KINETIC_OUTPUT_DIR/child.pid\"\necho started\nwait\n");

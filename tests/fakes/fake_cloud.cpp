@@ -70,7 +70,7 @@ std::vector<std::string> split_options(const std::string& options) {
 
 // Machine types Compute Engine does not sell on demand (its "GPU machine types" page, the note
 // under each series: docs/gke-conformance.md "Capacity"): a pool of one gets nodes only as Spot
-// (or flex-start, which this fake does not model) or, for the reserved ones, from a reservation.
+// or flex-start or, for the reserved ones, from a reservation.
 struct NotOnDemand {
   const char* machine_type;
   bool reservable;
@@ -86,7 +86,7 @@ constexpr NotOnDemand kNotOnDemand[] = {{"a3-highgpu-1g", false},
 std::string unobtainable(const std::string& machine, const json& config) {
   for (const auto& n : kNotOnDemand) {
     if (machine != n.machine_type) continue;
-    if (flag(config, "spot") || flag(config, "preemptible")) return "";
+    if (flag(config, "spot") || flag(config, "preemptible") || flag(config, "flexStart")) return "";
     const json affinity = object(config, "reservationAffinity");
     if (n.reservable && str(affinity, "consumeReservationType") == "SPECIFIC_RESERVATION")
       return "";
@@ -139,6 +139,9 @@ FakeNodePool node_pool_from_gke(const std::string& cluster, const json& pool) {
     p.taints.push_back({"nvidia.com/gpu", "present", "NoSchedule"});
   }
   if (flag(config, "spot")) p.labels["cloud.google.com/gke-spot"] = "true";
+  // GKE labels flex-start nodes so, the label their pods select (docs/gke-conformance.md).
+  p.flex_start = flag(config, "flexStart");
+  if (p.flex_start) p.labels["cloud.google.com/gke-flex-start"] = "true";
   p.unobtainable = unobtainable(machine, config);
   for (const auto& t : array(config, "taints"))
     p.taints.push_back({str(t, "key"), str(t, "value"), effect_name(str(t, "effect"))});

@@ -2272,6 +2272,17 @@ void FakeKube::fail_scale_up(const std::string& pool, const std::string& message
   impl_->pools[pool].fail_next = message;
   if (impl_->pools[pool].pool.name.empty()) impl_->pools.erase(pool);
 }
+void FakeKube::hold_capacity(const std::string& pool) {
+  std::lock_guard lock(impl_->mu);
+  if (auto it = impl_->pools.find(pool); it != impl_->pools.end()) it->second.capacity_held = true;
+}
+void FakeKube::release_capacity(const std::string& pool) {
+  std::lock_guard lock(impl_->mu);
+  if (auto it = impl_->pools.find(pool); it != impl_->pools.end()) {
+    it->second.capacity_held = false;
+    impl_->kick();
+  }
+}
 bool FakeKube::preempt_node_of(const std::string& ns, const std::string& pod_name) {
   std::lock_guard lock(impl_->mu);
   return impl_->preempt_node_of(ns, pod_name);

@@ -42,6 +42,7 @@ struct FakeNodePool {
   int max_nodes = 1;
   int nodes = 0;  // nodes that exist now (min_nodes are created at once)
   std::string zone = "us-central1-a";
+  bool flex_start = false;  // GKE's flex-start pool (config.flexStart)
   // Why no node of this pool can ever be created (a machine type Compute Engine does not sell on
   // demand, in a pool neither Spot nor consuming a reservation): every scale-up fails with it.
   // Empty when nodes can come.
@@ -117,6 +118,12 @@ class FakeKube {
   // The next scale-up of POOL fails: a FailedScaleUp event with MESSAGE (e.g. "GCE quota
   // exceeded") and no node.
   void fail_scale_up(const std::string& pool, const std::string& message);
+  // POOL (which exists) has no capacity for now: its scale-ups are triggered (TriggeredScaleUp)
+  // but no node comes, and the pods wait pending, until release_capacity(POOL) lets the waiting
+  // scale-ups finish. A flex-start pool whose capacity comes late, or (never released) not at
+  // all (docs/fakes.md).
+  void hold_capacity(const std::string& pool);
+  void release_capacity(const std::string& pool);
   // The next follow=true log stream is cut (connection closed) after BYTES bytes of body.
   void cut_next_log_stream_after(std::size_t bytes);
   // The next follow=true log stream ends cleanly (a proper end of the chunked body, as a proxy,

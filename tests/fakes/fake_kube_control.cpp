@@ -510,7 +510,7 @@ void FakeKube::Impl::node_lost(json& pod) {
 
 void FakeKube::Impl::process_pools() {
   for (auto& [name, ps] : pools) {
-    if (ps.pending == 0) continue;
+    if (ps.pending == 0 || ps.capacity_held) continue;
     std::optional<std::string> failure = ps.fail_next;
     if (!failure && !ps.pool.unobtainable.empty()) failure = ps.pool.unobtainable;
     if (failure) {

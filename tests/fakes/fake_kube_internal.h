@@ -191,6 +191,9 @@ struct PoolState {
   int pending = 0;  // nodes requested by a scale-up, created on the next controller step
   std::vector<std::string> pending_pods;  // pod keys waiting on this scale-up
   std::optional<std::string> fail_next;   // fail_scale_up message
+  // hold_capacity: scale-ups wait (their pods stay pending, TriggeredScaleUp said once) until
+  // release_capacity, as a flex-start request waits for GKE to find the capacity.
+  bool capacity_held = false;
   bool backoff = false;
   std::string hash;                                        // 8 hex digits in node and MIG names
   std::vector<std::map<std::string, long>> virtual_nodes;  // room left on pending nodes

@@ -251,6 +251,7 @@ class BootstrapTest : public ::testing::Test {
     s.accelerator = "cpu";
     s.created = rfc3339(now_unix() - submitted_ago);
     s.timeout_seconds = timeout;
+    s.timeout_from = timeout_from;
     // Periodic uploads off unless a test asks for them: request counts stay exact.
     s.log_upload_seconds = log_every;
     s.checkpoint_sync_seconds = checkpoint_every;
@@ -283,6 +284,7 @@ class BootstrapTest : public ::testing::Test {
   double follower_timeout = 0;
   std::optional<long> timeout;  // --timeout (or what --max-cost buys)
   double submitted_ago = 0;     // the spec's `created`, this long before now
+  std::string timeout_from;     // --timeout-from ("start"; empty: the submit)
 
   // Polls until the object exists (a bound against hangs, not a timing assumption).
   bool wait_for_object(const std::string& name) {
@@ -1247,6 +1249,54 @@ TEST_F(BootstrapTest, ASingleHostAttemptLeavesTheDeadlineToItsJob) {
   auto child = start();
   EXPECT_EQ(child->wait(), 0) << child->err();
   EXPECT_EQ(status_json()["state"], "succeeded");
+}
+
+// --timeout-from start (docs/capacity.md): a single-host Job has no activeDeadlineSeconds then,
+// so the bootstrap keeps the deadline, counted from the job's start, not the submit: a pod that
+// waited 90 s for capacity still gets its 2 s, and is stopped when they are over; the run is
+// over (197: no retry) and its record says timeout.
+TEST_F(BootstrapTest, ADeadlineFromTheStartCountsFromTheAttemptNotTheSubmit) {
+  timeout = 2;
+  submitted_ago = 90;
+  timeout_from = "start";
+  stage_context({{"t.py",
+                  {"import time\n"
+                   "print('working', flush=True)\n"
+                   "for _ in range(600):  # a minute at most, never a hang\n"
+                   "    time.sleep(0.05)\n"
+                   "print('finished', flush=True)\n",
+                   0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();  // a single-host pod
+  EXPECT_EQ(child->wait(), 197) << child->err();
+  EXPECT_NE(child->out().find("working"), std::string::npos) << "the wait was counted";
+  EXPECT_EQ(child->out().find("finished"), std::string::npos) << "the job outlived the deadline";
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["exit_code"], 124) << st.dump();
+}
+
+// From the start means the run's first start: a retry whose first attempt started 90 s ago has
+// no time left of 60, whenever the run was submitted.
+TEST_F(BootstrapTest, ADeadlineFromTheStartCountsFromTheFirstAttempt) {
+  timeout = 60;
+  submitted_ago = 3600;
+  timeout_from = "start";
+  gcs.put_object(kBucket, attempt_object(1, "status.json"),
+                 nlohmann::json{{"attempt", 1},
+                                {"state", "failed"},
+                                {"exit_code", 5},
+                                {"started", rfc3339(now_unix() - 90)}}
+                     .dump(),
+                 "application/json");
+  stage_context({{"t.py", {"print('should not run')\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 197) << child->err();
+  EXPECT_EQ(child->out().find("should not run"), std::string::npos);
+  auto st = status_json();
+  EXPECT_EQ(st["state"], "timeout") << st.dump();
+  EXPECT_EQ(st["error"], "timed out after 60s (--timeout)") << st.dump();
 }
 
 // A single-host Job's deadline reaches its pod as a SIGTERM (the cluster's

@@ -302,6 +302,42 @@ TEST_F(FakeGcpTest, FakeGcpPoolMachineTypeMustBeOfferedInTheZone) {
             std::string::npos);
 }
 
+// A flex-start pool is refused as GKE's flex-start page and cluster-toolkit say it cannot be
+// (docs/capacity.md "What the fakes do"): TPU v3/v4, a CPU machine, with Spot, consuming a
+// reservation. A v5e one is made.
+TEST_F(FakeGcpTest, FakeGcpFlexStartPoolsTakeWhatGkeDocuments) {
+  options.enabled_services = kAllApis;
+  start();
+  ok("container", "POST", "v1/projects/acme/locations/us-central1-a/clusters", cluster_body("k"));
+  ok("container", "GET",
+     "v1/projects/acme/locations/us-central1-a/operations/" +
+         ok("container", "GET",
+            "v1/projects/acme/locations/us-central1-a/operations")["operations"][0]["name"]
+             .get<std::string>());
+  const std::string pools = "v1/projects/acme/locations/us-central1-a/clusters/k/nodePools";
+  const auto pool = [](const std::string& name, json config) {
+    config["flexStart"] = true;
+    return json{{"nodePool", {{"name", name}, {"config", config}}}};
+  };
+  struct Refused {
+    json config;
+    std::string says;
+  };
+  const std::vector<Refused> refused = {
+      {{{"machineType", "ct4p-hightpu-4t"}}, "TPU v3 or v4"},
+      {{{"machineType", "e2-standard-4"}}, "not supported for machine type"},
+      {{{"machineType", "ct5lp-hightpu-4t"}, {"spot", true}}, "Spot"},
+      {{{"machineType", "g2-standard-4"},
+        {"reservationAffinity", {{"consumeReservationType", "ANY_RESERVATION"}}}},
+       "reservations"},
+  };
+  for (const auto& r : refused) {
+    auto err = error("container", "POST", pools, 400, "INVALID_ARGUMENT", pool("f", r.config));
+    EXPECT_NE(err["message"].get<std::string>().find(r.says), std::string::npos) << err.dump();
+  }
+  ok("container", "POST", pools, pool("v5e", {{"machineType", "ct5lp-hightpu-4t"}}));
+}
+
 // Compute Engine's two reads kinetic makes (lib/gcp/compute.h), from the same zone table.
 TEST_F(FakeGcpTest, FakeComputeAnswersFromTheZoneTable) {
   options.zone_machine_types = {{"us-central1-b", {"ct5lp-hightpu-4t", "e2-standard-4"}},

@@ -380,6 +380,35 @@ TEST(K8sPendingReason, JustCreatedIsScheduling) {
   EXPECT_FALSE(r.fatal);
 }
 
+// A flex-start pod (docs/capacity.md) waiting on its pool's scale-up, or on a scale-up that found
+// no capacity, is queued for capacity, which is the normal course; a quota failure is not, and a
+// missing pool names the pool add --flex-start that makes one.
+TEST(K8sPendingReason, FlexStartWaitsForCapacity) {
+  json selector = tpu_selector();
+  selector["cloud.google.com/gke-flex-start"] = "true";
+  auto r =
+      pending_reason(unschedulable(pod(selector), kNoMatch), {failed_scheduling(), triggered()});
+  EXPECT_EQ(r.kind, PendingKind::queued);
+  EXPECT_EQ(r.message, "waiting for capacity");
+  EXPECT_FALSE(r.fatal);
+  auto stockout = pending_reason(unschedulable(pod(selector), kNoMatch),
+                                 {triggered(), failed_scale_up("GCE out of resources")});
+  EXPECT_EQ(stockout.kind, PendingKind::queued);
+  auto quota = pending_reason(unschedulable(pod(selector), kNoMatch),
+                              {triggered(), failed_scale_up("GCE quota exceeded")});
+  EXPECT_EQ(quota.kind, PendingKind::scale_failed);
+  auto none = pending_reason(
+      unschedulable(pod(selector), kNoMatch),
+      {failed_scheduling(), not_triggered("3 node(s) didn't match Pod's node affinity/selector")});
+  EXPECT_EQ(none.kind, PendingKind::no_pool);
+  EXPECT_NE(none.message.find("`kinetic pool add --accelerator v5litepod-4 --flex-start`"),
+            std::string::npos)
+      << none.message;
+  // The same events without the selector: an ordinary scale-up.
+  EXPECT_EQ(pending_reason(unschedulable(pod(), kNoMatch), {triggered()}).kind,
+            PendingKind::scaling_up);
+}
+
 TEST(K8sPendingReason, MalformedInputDoesNotThrow) {
   for (const json& p : {json(), json::object(), json{{"status", 5}}, json{{"spec", "x"}}}) {
     EXPECT_NO_THROW(pending_reason(p, {json(), json::array(), json{{"reason", 7}}}));

@@ -7,6 +7,7 @@
 #include "backend/gke/cluster_requests.h"
 #include "backend/gke/data_access.h"
 #include "backend/gke/image_source.h"
+#include "backend/gke/job_manifest.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/names.h"
 #include "backend/gke/slice_host.h"
@@ -185,7 +186,7 @@ TEST(GkeRequests, ShapesNotSoldOnDemandNeedSpotOrAReservation) {
   };
   const std::string h100 = refusal("h100", {});
   EXPECT_NE(h100.find("h100 (a3-highgpu-1g) is not sold on demand"), std::string::npos) << h100;
-  EXPECT_NE(h100.find("ask for h100:spot (or pass --spot), or for h100x8, which is sold on demand"),
+  EXPECT_NE(h100.find("pass --flex-start or --spot, or ask for h100x8, which is sold on demand"),
             std::string::npos)
       << h100;
   PoolOptions reserved;
@@ -195,13 +196,73 @@ TEST(GkeRequests, ShapesNotSoldOnDemandNeedSpotOrAReservation) {
   EXPECT_TRUE(refusal("h100x8", {}).empty());
   const std::string b200 = refusal("b200", {});
   EXPECT_NE(b200.find("b200x8 (a4-highgpu-8g) is not sold on demand"), std::string::npos) << b200;
-  EXPECT_NE(b200.find("pass --reservation NAME, or ask for b200x8:spot"), std::string::npos)
+  EXPECT_NE(b200.find("pass --reservation NAME, --flex-start or --spot"), std::string::npos)
       << b200;
   EXPECT_TRUE(refusal("b200", reserved).empty());
   EXPECT_TRUE(refusal("h200:spot", {}).empty());
   // Every shape the catalog marks is refused on demand; every other one is not.
   for (const auto& a : accelerator_catalog())
     EXPECT_EQ(refusal(a.name, {}).empty(), a.capacity == Capacity::on_demand) << a.name;
+}
+
+// A flex-start pool (docs/gke-conformance.md "Flex-start"): config.flexStart, no reservation, no
+// auto-repair, scaling from zero, its own name; what GKE's flex-start pools do not take is refused
+// in one line, and a shape sold only as Spot or flex-start VMs is obtainable so.
+TEST(GkeRequests, FlexStartPool) {
+  PoolOptions o;
+  o.flex_start = true;
+  json p = node_pool_request(resolve_accelerator("v6e-16"), o);
+  EXPECT_EQ(p["name"], "v6e-16-flex-start");
+  EXPECT_EQ(p["config"]["flexStart"], true);
+  EXPECT_EQ(p["config"]["reservationAffinity"]["consumeReservationType"], "NO_RESERVATION");
+  EXPECT_EQ(p["management"]["autoRepair"], false);
+  EXPECT_EQ(p["placementPolicy"]["type"], "COMPACT");
+  EXPECT_EQ(p["autoscaling"]["minNodeCount"], 0);
+  EXPECT_FALSE(p["config"].contains("spot"));
+  EXPECT_EQ(node_pool_request(resolve_accelerator("l4:flex-start"), {})["name"], "l4-flex-start");
+  EXPECT_NO_THROW(node_pool_request(resolve_accelerator("h100"), o));
+  const auto refusal = [](const std::string& accelerator, PoolOptions options) {
+    try {
+      node_pool_request(resolve_accelerator(accelerator), options);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  PoolOptions spot = o;
+  spot.spot = true;
+  EXPECT_NE(refusal("l4", spot).find("pick one"), std::string::npos);
+  PoolOptions reserved = o;
+  reserved.reservation = "res-1";
+  EXPECT_NE(refusal("l4", reserved).find("consumes no reservation"), std::string::npos);
+  PoolOptions warm = o;
+  warm.min_nodes = 1;
+  EXPECT_NE(refusal("l4", warm).find("scales from zero"), std::string::npos);
+  EXPECT_NE(refusal("v4-8", o).find("from v5e on, and v4-8 is a v4 TPU"), std::string::npos)
+      << refusal("v4-8", o);
+}
+
+// --timeout-from start (docs/capacity.md): the deadline counts from the job's first start, which
+// only the bootstrap sees, so neither the Job nor a slice's child Job gets an
+// activeDeadlineSeconds (it counts from the Job's creation: the wait for a node would count) nor
+// the JobSet the DeadlineExceeded rule; from the submit (the default), both are as before.
+TEST(GkeManifestInput, ADeadlineFromTheStartIsTheBootstrapsAlone) {
+  JobSpec spec;
+  spec.id = "job-1a2b3c4d";
+  spec.accelerator = "v5litepod-16:flex-start";
+  spec.image = "us-docker.pkg.dev/p/kinetic/base:tpu";
+  spec.timeout_seconds = 600;
+  const ManifestInput from_submit = manifest_input(spec, "bucket", "default");
+  EXPECT_EQ(from_submit.timeout_seconds, 600);
+  EXPECT_TRUE(from_submit.accelerator.flex_start);
+  spec.timeout_from = "start";
+  const ManifestInput from_start = manifest_input(spec, "bucket", "default");
+  EXPECT_FALSE(from_start.timeout_seconds.has_value());
+  const json jobset = json::parse(build_workload(from_start).dump());
+  const json& child = jobset["spec"]["replicatedJobs"][0]["template"]["spec"];
+  EXPECT_FALSE(child.contains("activeDeadlineSeconds"));
+  EXPECT_NE(jobset.dump().find("gke-flex-start"), std::string::npos);
+  EXPECT_EQ(jobset.dump().find("DeadlineExceeded"), std::string::npos);
 }
 
 TEST(GkeImageSource, BuildSourceIsDeterministic) {

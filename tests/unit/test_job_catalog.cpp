@@ -349,6 +349,32 @@ TEST(CatalogResolve, SpotSuffix) {
   EXPECT_FALSE(resolve_accelerator("v5litepod-4").spot);
 }
 
+// ":flex-start" (docs/capacity.md): GPUs and TPUs from v5e on, the way a run records it and reads
+// it back; TPU v3 and v4 and the CPU are refused, naming what does take it.
+TEST(CatalogResolve, FlexStartSuffix) {
+  Accelerator a = resolve_accelerator("v6e-8:flex-start");
+  EXPECT_EQ(a.name, "v6e-8");
+  EXPECT_TRUE(a.flex_start);
+  EXPECT_FALSE(a.spot);
+  EXPECT_EQ(qualified_name(a), "v6e-8:flex-start");
+  EXPECT_TRUE(resolve_accelerator(qualified_name(a)).flex_start);
+  EXPECT_TRUE(resolve_accelerator("L4:FLEX-START").flex_start);
+  EXPECT_EQ(qualified_name(resolve_accelerator("l4:spot")), "l4:spot");
+  EXPECT_EQ(qualified_name(resolve_accelerator("l4")), "l4");
+  for (const char* refused : {"v4-8:flex-start", "v3-8:flex-start", "cpu:flex-start"}) {
+    try {
+      resolve_accelerator(refused);
+      ADD_FAILURE() << refused << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), Errc::usage);
+      EXPECT_NE(std::string(e.what()).find("drop --flex-start"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(offers_flex_start(resolve_accelerator("v5p-8")));
+  EXPECT_TRUE(offers_flex_start(resolve_accelerator("v5litepod-16")));
+  EXPECT_FALSE(offers_flex_start(resolve_accelerator("v4-8")));
+}
+
 TEST(CatalogResolve, CaseAndWhitespace) {
   EXPECT_EQ(name_of("  V6E-16\t"), "v6e-16");
   EXPECT_EQ(name_of("A100-80GBx4"), "a100-80gbx4");

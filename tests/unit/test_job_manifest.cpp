@@ -157,6 +157,11 @@ TEST(JobManifestGolden, V5litepod4Spot) {
   in.retries = 2;
   test::expect_manifest_golden("v5litepod-4-spot", render(in, {}));
 }
+TEST(JobManifestGolden, V5litepod4FlexStart) {
+  Accelerator acc = v5litepod_4();
+  acc.flex_start = true;
+  test::expect_manifest_golden("v5litepod-4-flex-start", render(input_for(acc), {}));
+}
 TEST(JobManifestGolden, L4SecretsAndTimeout) {
   ManifestInput in = input_for(l4());
   in.secret_env = {"KAGGLE_USERNAME", "KAGGLE_KEY", "HF_TOKEN"};

@@ -34,6 +34,7 @@ TEST(PipelineFile, ReadsEveryFieldOfAStepInTheFilesOrder) {
       "    args: [\"--epochs\", 3]\n"
       "    accelerator: v5litepod-1\n"
       "    spot: true\n"
+      "    flex-start: true\n"
       "    env: [WANDB_API_KEY, MODE=fast]\n"
       "    capture-env: [\"KAGGLE_*\"]\n"
       "    timeout: 30m\n"
@@ -51,6 +52,8 @@ TEST(PipelineFile, ReadsEveryFieldOfAStepInTheFilesOrder) {
   EXPECT_EQ(train.args, (std::vector<std::string>{"--epochs", "3"}));
   EXPECT_EQ(train.accelerator, "v5litepod-1");
   EXPECT_TRUE(train.spot);
+  EXPECT_TRUE(train.flex_start);
+  EXPECT_FALSE(file.steps[0].flex_start);
   EXPECT_EQ(train.env, (std::vector<std::string>{"WANDB_API_KEY", "MODE=fast"}));
   EXPECT_EQ(train.capture_env, (std::vector<std::string>{"KAGGLE_*"}));
   EXPECT_EQ(train.timeout_seconds, 1800);

@@ -27,29 +27,56 @@ json node_config(const std::string& machine_type, const std::string& service_acc
   return config;
 }
 
-// A pool of a shape Compute Engine does not sell on demand never gets a node unless it is Spot
-// or (for reserved shapes) consumes a reservation: refuse it before anything is created, naming
-// what works. Flex-start is the other way Google offers; kinetic does not make flex-start pools
-// yet.
+// A pool of a shape Compute Engine does not sell on demand never gets a node unless it is Spot,
+// flex-start or (for reserved shapes) consumes a reservation: refuse it before anything is
+// created, naming what works.
 void require_obtainable(const Accelerator& a, const PoolOptions& options) {
-  if (a.capacity == Capacity::on_demand || a.spot) return;
+  if (a.capacity == Capacity::on_demand || a.spot || a.flex_start) return;
   const std::string what = a.name + " (" + a.machine_type + ") is not sold on demand: ";
   if (a.capacity == Capacity::reservation) {
     if (!options.reservation.empty()) return;
     throw Error(Errc::usage, what +
                                  "Compute Engine offers it through a reservation, flex-start or "
-                                 "Spot; pass --reservation NAME, or ask for " +
-                                 a.name + ":spot (or pass --spot)");
+                                 "Spot; pass --reservation NAME, --flex-start or --spot");
   }
-  std::string hint = "ask for " + a.name + ":spot (or pass --spot)";
+  std::string hint = "pass --flex-start or --spot";
   for (const auto& other : accelerator_catalog()) {
     if (other.kind == a.kind && other.capacity == Capacity::on_demand) {
-      hint += ", or for " + other.name + ", which is sold on demand";
+      hint += ", or ask for " + other.name + ", which is sold on demand";
       break;
     }
   }
   throw Error(Errc::usage,
               what + "Compute Engine offers it only as Spot or flex-start VMs; " + hint);
+}
+
+// A flex-start pool (docs/capacity.md, docs/gke-conformance.md "Flex-start"): what GKE's flex-start
+// pools take, refused here in one line rather than by GKE after the request. They scale from zero
+// (no static nodes), consume no reservation, are not Spot, and GKE documents them for GPUs and
+// TPUs from v5e on.
+void require_flex_start_pool(const Accelerator& a, const PoolOptions& options) {
+  if (!a.flex_start) return;
+  require_flex_start(a);
+  if (a.spot)
+    throw Error(Errc::usage,
+                "--spot and --flex-start are two kinds of capacity and a pool has one; pick one");
+  if (!options.reservation.empty())
+    throw Error(Errc::usage,
+                "a flex-start pool consumes no reservation; drop --reservation or --flex-start");
+  if (options.min_nodes != 0)
+    throw Error(Errc::usage,
+                "a flex-start pool scales from zero when capacity comes; drop "
+                "--min-nodes " +
+                    std::to_string(options.min_nodes));
+}
+
+// GKE's flex-start fields on a pool of A: the flag, no reservation, no auto-repair (cluster-toolkit
+// refuses flex-start with it, xpk passes --no-enable-autorepair: a repaired node would be a new
+// flex-start request).
+void add_flex_start(json& pool) {
+  pool["config"]["flexStart"] = true;
+  pool["config"]["reservationAffinity"] = {{"consumeReservationType", "NO_RESERVATION"}};
+  pool["management"]["autoRepair"] = false;
 }
 
 }  // namespace
@@ -122,6 +149,8 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                        const std::string& zone) {
   Accelerator a = accelerator;
   if (options.spot) a.spot = true;
+  if (options.flex_start) a.flex_start = true;
+  require_flex_start_pool(a, options);
   require_obtainable(a, options);
   if (options.slices > 1 && (a.family != AcceleratorFamily::tpu || a.hosts < 2))
     throw Error(Errc::usage, "--slices " + std::to_string(options.slices) +
@@ -188,6 +217,7 @@ json node_pool_request(const Accelerator& accelerator, const PoolOptions& option
                            {"locationPolicy", "ANY"}};
   }
   pool["management"] = {{"autoRepair", true}, {"autoUpgrade", true}};
+  if (a.flex_start) add_flex_start(pool);
   if (!zone.empty()) pool["locations"] = json::array({zone});
   return pool;
 }

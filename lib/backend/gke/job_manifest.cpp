@@ -27,7 +27,9 @@ ManifestInput manifest_input(const JobSpec& spec, const std::string& bucket,
   in.secret_env = spec.secret_env;
   for (const auto& m : spec.data)
     if (m.is_gcs()) in.gcs_data.push_back(m);
-  in.timeout_seconds = spec.timeout_seconds;
+  // A deadline from the job's start is the bootstrap's alone: a Job's activeDeadlineSeconds
+  // counts from the Job's creation, so it would count the wait for a node too (docs/capacity.md).
+  if (spec.timeout_from != "start") in.timeout_seconds = spec.timeout_seconds;
   in.retries = spec.retries;
   in.annotations = {{kFileAnnotation, spec.file},
                     {kAcceleratorAnnotation, spec.accelerator},

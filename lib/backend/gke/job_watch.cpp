@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "job/spec.h"
 #include "k8s/log_follower.h"
+#include "k8s/timestamp.h"
 #include "render/status_line.h"
 
 namespace kinetic::gke {
@@ -242,10 +243,24 @@ class LeadPodWait {
     const bool mount_failed = why.kind == PendingKind::mount_failed;
     if (lasted(mount_failing_since_, mount_failed) >= o_.scheduling_grace_seconds && mount_failed)
       throw Error(Errc::job_start, why.message);
-    if (!why.message.empty()) {
+    if (why.kind == PendingKind::queued) {
+      line_.update(why.message + ": queued " + queued_for(pod), false);
+    } else if (!why.message.empty()) {
       const long waited = static_cast<long>(now_unix() - start_);
       line_.update(why.message + " (" + std::to_string(waited) + "s)", false);
     }
+  }
+
+  // How long the pod has waited for capacity, from its creation (this process may have started
+  // following it later), in whole minutes ("<1m", then "4m"): a wait of hours changes the line,
+  // which a log without a terminal keeps, once a minute.
+  std::string queued_for(const json& pod) const {
+    double since = start_;
+    if (auto created =
+            k8s::parse_timestamp(pod["metadata"].value("creationTimestamp", std::string())))
+      since = std::min(since, static_cast<double>(created->seconds));
+    const long waited = std::max(0L, static_cast<long>(now_unix() - since));
+    return waited < 60 ? std::string("<1m") : std::to_string(waited / 60) + "m";
   }
 
   // Blocks until a pod of the job changes, or a few seconds pass (events do not touch pods).

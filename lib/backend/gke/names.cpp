@@ -29,6 +29,7 @@ std::string pool_name(const Accelerator& accelerator) {
   }
   if (name.empty() || !std::isalpha(static_cast<unsigned char>(name[0]))) name = "p-" + name;
   if (accelerator.spot) name += "-spot";
+  if (accelerator.flex_start) name += "-flex-start";
   if (name.size() > 40) name.resize(40);
   while (!name.empty() && name.back() == '-') name.pop_back();
   return name;

@@ -29,6 +29,7 @@ constexpr const char* kTpuAccelerator = "cloud.google.com/gke-tpu-accelerator";
 constexpr const char* kGpuAccelerator = "cloud.google.com/gke-accelerator";
 constexpr const char* kNodePool = "cloud.google.com/gke-nodepool";
 constexpr const char* kSpot = "cloud.google.com/gke-spot";
+constexpr const char* kFlexStart = "cloud.google.com/gke-flex-start";
 
 using gcp::member;
 using gcp::str;
@@ -342,9 +343,12 @@ PendingReason unschedulable_reason(const json& pod,
   if (contains(summary, "no nodes available")) summary = "the cluster has no nodes";
   std::string accelerator = accelerator_hint(pod, selector);
   auto spot = selector.find(kSpot);
-  std::string command = "kinetic pool add --accelerator " +
-                        (accelerator.empty() ? std::string("ACCELERATOR") : accelerator) +
-                        (spot != selector.end() && spot->second == "true" ? " --spot" : "");
+  auto flex_start = selector.find(kFlexStart);
+  std::string command =
+      "kinetic pool add --accelerator " +
+      (accelerator.empty() ? std::string("ACCELERATOR") : accelerator) +
+      (spot != selector.end() && spot->second == "true" ? " --spot" : "") +
+      (flex_start != selector.end() && flex_start->second == "true" ? " --flex-start" : "");
   out.message = "no node pool fits this job" + (summary.empty() ? "" : " (" + summary + ")") +
                 "; add one with `" + command + "`";
   return out;
@@ -393,6 +397,21 @@ PendingReason unscheduled_reason(const json& pod, const std::vector<const json*>
   return out;
 }
 
+// A flex-start pod whose pool is scaling up, or whose scale-up found no capacity, is queued: with
+// flex-start, waiting for GKE to find the capacity is the normal course, not a trouble. A
+// scale-up that failed for another reason (quota) stays one: waiting will not fix it. The caller
+// says for how long (it knows the time).
+PendingReason as_queued(PendingReason r, const std::map<std::string, std::string>& selector) {
+  auto flex_start = selector.find(kFlexStart);
+  if (flex_start == selector.end() || flex_start->second != "true") return r;
+  const bool no_capacity =
+      r.kind == PendingKind::scale_failed && contains(r.message, "no free capacity");
+  if (r.kind != PendingKind::scaling_up && !no_capacity) return r;
+  r.kind = PendingKind::queued;
+  r.message = "waiting for capacity";
+  return r;
+}
+
 }  // namespace
 
 PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
@@ -414,7 +433,7 @@ PendingReason pending_reason(const json& pod, const std::vector<json>& events) {
   const Scheduling scheduling = scheduling_of(pod);
   // Scheduled: the kubelet is starting it.
   if (scheduling.scheduled) return finish(mount_problem(sorted));
-  return finish(unscheduled_reason(pod, sorted, selector, scheduling));
+  return finish(as_queued(unscheduled_reason(pod, sorted, selector, scheduling), selector));
 }
 
 }  // namespace kinetic::gke

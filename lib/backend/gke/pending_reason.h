@@ -17,6 +17,7 @@ enum class PendingKind {
   none,          // scheduled and starting (or running): nothing to say
   scheduling,    // waiting for the scheduler
   scaling_up,    // TriggeredScaleUp: waiting for a node
+  queued,        // a flex-start pod waiting for GKE to find the capacity (docs/capacity.md)
   no_pool,       // no node pool can ever fit it (NotTriggerScaleUp / Unschedulable, no scale-up)
   scale_failed,  // FailedScaleUp: out of resources, quota
   image_pull,    // ErrImagePull / ImagePullBackOff / InvalidImageName

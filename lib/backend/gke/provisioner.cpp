@@ -252,6 +252,9 @@ ClusterChange Provisioner::add_pool(const Accelerator& accelerator,
   std::string what = name + " (" + of_slices + accelerator.machine_type +
                      (accelerator.topology.empty() ? "" : ", " + accelerator.topology) +
                      (t.location == zone ? "" : ", in " + zone);
+  // A flex-start pool has no node until GKE finds the capacity: say so where it is made.
+  if (accelerator.flex_start || options.flex_start)
+    what += ", flex-start: nodes come when GKE has the capacity";
   // What a node costs while it is up, and a multi-host slice, which comes up whole.
   // On Spot: your Spot price when the prices setting has one, else the on-demand price and a
   // word on how to price Spot (the catalog has no Spot prices).

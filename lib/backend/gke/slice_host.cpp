@@ -27,7 +27,7 @@ int slice_pools(const Accelerator& accel, const std::vector<gcp::NodePoolInfo>& 
   int n = 0;
   for (const auto& p : pools)
     if (p.machine_type == accel.machine_type && p.tpu_topology == accel.topology &&
-        p.spot == accel.spot)
+        p.spot == accel.spot && p.flex_start == accel.flex_start)
       ++n;
   return n;
 }
@@ -36,7 +36,7 @@ std::string missing_slice_pools(const Accelerator& accel,
                                 const std::vector<gcp::NodePoolInfo>& pools) {
   const int have = slice_pools(accel, pools);
   if (accel.slices <= 1 || have >= accel.slices) return {};
-  const std::string name = accel.name + (accel.spot ? ":spot" : "");
+  const std::string name = qualified_name(accel);
   return std::to_string(accel.slices) + " slices of " + name + " take " +
          std::to_string(accel.slices) + " node pools of it, one a slice, and the cluster has " +
          std::to_string(have) + "; add them with `kinetic pool add --accelerator " + name +
