@@ -144,13 +144,19 @@ def dap_attach(port, nonce):
         assert receive(reader)["command"] == "configurationDone"
 
 
-def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
+def ship_debugpy_standin(project):
+    """Ships the debugpy stand-in in PROJECT, as a user ships a package; returns a free port
+    for the job's debugpy."""
     (project / "debugpy").mkdir()
     with open(STANDIN) as f:
         (project / "debugpy" / "__init__.py").write_text(f.read())
-    with socket.socket() as probe:  # a free port for the job's debugpy
+    with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        remote = probe.getsockname()[1]
+        return probe.getsockname()[1]
+
+
+def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
+    remote = ship_debugpy_standin(project)
 
     @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
     def traced(x):
@@ -180,12 +186,7 @@ def test_debug_true_waits_for_a_debugger_attached_with_kinetic_debug(project):
 
 def test_a_debug_true_call_returns_once_a_debugger_attached_to_what_it_printed(project,
                                                                               monkeypatch):
-    (project / "debugpy").mkdir()
-    with open(STANDIN) as f:
-        (project / "debugpy" / "__init__.py").write_text(f.read())
-    with socket.socket() as probe:  # a free port for the job's debugpy
-        probe.bind(("127.0.0.1", 0))
-        remote = probe.getsockname()[1]
+    remote = ship_debugpy_standin(project)
 
     @kinetic.run(accelerator="cpu", context_dir=str(project), debug=True, debug_port=remote)
     def traced(x):

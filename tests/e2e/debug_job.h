@@ -12,8 +12,10 @@
 #include <iterator>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_harness.h"
 #include "core/socket.h"
 
 namespace kinetic::test {
@@ -107,6 +109,19 @@ inline nlohmann::json launch_in(const std::string& text) {
   const size_t end = text.find("\n}", at);
   if (end == std::string::npos) return nullptr;
   return nlohmann::json::parse(text.substr(at, end + 2 - at), nullptr, false);
+}
+
+// The launch configuration once FILE (kinetic's stderr) shows it and the job's debugpy says it
+// listens on PORT; null (and a failed expectation) when that does not come.
+inline nlohmann::json launch_when_listening(const fs::path& file, int port) {
+  nlohmann::json launch;
+  EXPECT_TRUE(eventually([&] {
+    const std::string text = slurp(file);
+    launch = launch_in(text);
+    return !launch.is_null() && !launch.is_discarded() &&
+           text.find("debugpy listens on port " + std::to_string(port)) != std::string::npos;
+  })) << slurp(file);
+  return launch;
 }
 
 }  // namespace kinetic::test

@@ -17,17 +17,6 @@ class DebugLocal : public ::testing::Test {
     sb.write("proj/debugpy/__init__.py", debugpy_standin());
     sb.write("proj/train.py", debug_job_script());
   }
-  // The launch configuration once ERR_FILE shows it and the job's debugpy listens.
-  nlohmann::json launch_when_listening(const fs::path& file) {
-    nlohmann::json launch;
-    EXPECT_TRUE(eventually([&] {
-      const std::string text = slurp(file);
-      launch = launch_in(text);
-      return !launch.is_null() && !launch.is_discarded() &&
-             text.find("debugpy listens on port " + std::to_string(port)) != std::string::npos;
-    })) << slurp(file);
-    return launch;
-  }
 
   Sandbox sb;
   fs::path proj = sb.project("proj");
@@ -39,7 +28,7 @@ class DebugLocal : public ::testing::Test {
 TEST_F(DebugLocal, TheJobRunsOnlyOnceADebuggerAttachedThroughTheForward) {
   const int pid = sb.spawn({"run", "train.py", "--debug", "--debug-port", std::to_string(port)},
                            proj, out, err);
-  const nlohmann::json launch = launch_when_listening(err);
+  const nlohmann::json launch = launch_when_listening(err, port);
   ASSERT_TRUE(launch.is_object()) << slurp(err);
   const std::string id = launch["name"].get<std::string>().substr(9);
   EXPECT_EQ(launch["type"], "debugpy");

@@ -17,17 +17,6 @@ class GkeDebug : public GkeFixture {
     sb.write("proj/debugpy/__init__.py", debugpy_standin());
     sb.write("proj/debugged.py", debug_job_script());
   }
-  // The launch configuration once FILE shows it and the job's debugpy listens.
-  nlohmann::json launch_when_listening(const fs::path& file) {
-    nlohmann::json launch;
-    EXPECT_TRUE(eventually([&] {
-      const std::string text = slurp(file);
-      launch = launch_in(text);
-      return !launch.is_null() && !launch.is_discarded() &&
-             text.find("debugpy listens on port " + std::to_string(port)) != std::string::npos;
-    })) << slurp(file);
-    return launch;
-  }
   int forwards() const {
     return cloud_->kube().request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/portforward"];
   }
@@ -39,7 +28,7 @@ class GkeDebug : public GkeFixture {
 TEST_F(GkeDebug, TheJobRunsOnlyOnceADebuggerAttachedThroughThePodsForward) {
   const int pid =
       spawn({"run", "debugged.py", "--debug", "--debug-port", std::to_string(port)}, out, err);
-  const nlohmann::json launch = launch_when_listening(err);
+  const nlohmann::json launch = launch_when_listening(err, port);
   ASSERT_TRUE(launch.is_object()) << slurp(err);
   const std::string id = launch["name"].get<std::string>().substr(9);
   EXPECT_EQ(launch["pathMappings"][0]["localRoot"], proj.string());
@@ -68,7 +57,7 @@ TEST_F(GkeDebug, OnASliceHostZeroWaitsForTheDebuggerAndTheOtherHostsForHostZero)
   const int pid = spawn({"run", "slice.py", "-a", "v5litepod-16", "--all-hosts", "--debug",
                          "--debug-port", std::to_string(port)},
                         out, err);
-  const nlohmann::json launch = launch_when_listening(err);
+  const nlohmann::json launch = launch_when_listening(err, port);
   ASSERT_TRUE(launch.is_object()) << slurp(err);
   // Hosts 1-3 wait for host 0, which waits for the debugger: nobody has run the job's code.
   ASSERT_TRUE(eventually([&] {

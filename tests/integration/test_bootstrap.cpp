@@ -1214,18 +1214,21 @@ TEST_F(BootstrapTest, AnAttemptStartingPastTheRunsDeadlineEndsTheRunWithoutRunni
   EXPECT_EQ(attempt["state"], "timeout") << attempt.dump();
 }
 
+// A job that says "working", works up to a minute (never a hang), then says "finished": what a
+// deadline stops between the two.
+constexpr const char* kWorksUpToAMinute =
+    "import time\n"
+    "print('working', flush=True)\n"
+    "for _ in range(600):\n"
+    "    time.sleep(0.05)\n"
+    "print('finished', flush=True)\n";
+
 // An attempt started with 3 seconds of the run's time left: the bootstrap stops its job when
 // they are over, not when the Job's own (per attempt) deadline would, and ends the run.
 TEST_F(BootstrapTest, TheRunsDeadlineStopsTheJobWithOnlyTheTimeLeft) {
   timeout = 60;
   submitted_ago = 57;
-  stage_context({{"t.py",
-                  {"import time\n"
-                   "print('working', flush=True)\n"
-                   "for _ in range(600):  # a minute at most, never a hang\n"
-                   "    time.sleep(0.05)\n"
-                   "print('finished', flush=True)\n",
-                   0644}}});
+  stage_context({{"t.py", {kWorksUpToAMinute, 0644}}});
   stage_spec("t.py", JobKind::python);
   auto child = start({{"JOB_COMPLETION_INDEX", "0"}});  // host 0 of a slice
   EXPECT_EQ(child->wait(), 197) << child->err();
@@ -1259,13 +1262,7 @@ TEST_F(BootstrapTest, ADeadlineFromTheStartCountsFromTheAttemptNotTheSubmit) {
   timeout = 2;
   submitted_ago = 90;
   timeout_from = "start";
-  stage_context({{"t.py",
-                  {"import time\n"
-                   "print('working', flush=True)\n"
-                   "for _ in range(600):  # a minute at most, never a hang\n"
-                   "    time.sleep(0.05)\n"
-                   "print('finished', flush=True)\n",
-                   0644}}});
+  stage_context({{"t.py", {kWorksUpToAMinute, 0644}}});
   stage_spec("t.py", JobKind::python);
   auto child = start();  // a single-host pod
   EXPECT_EQ(child->wait(), 197) << child->err();

@@ -88,6 +88,13 @@ class FakeGcpTest : public ::testing::Test {
     EXPECT_EQ(j["error"]["status"], status) << res.body;
     return j["error"];
   }
+  // Reads (so finishes) the first operation of us-central1-a, as a client polling it would.
+  void finish_first_operation() {
+    const std::string operations = "v1/projects/acme/locations/us-central1-a/operations";
+    ok("container", "GET",
+       operations + "/" +
+           ok("container", "GET", operations)["operations"][0]["name"].get<std::string>());
+  }
 };
 
 // ---- common ---------------------------------------------------------------------------------
@@ -290,11 +297,7 @@ TEST_F(FakeGcpTest, FakeGcpPoolMachineTypeMustBeOfferedInTheZone) {
   ok("container", "POST", "v1/projects/acme/locations/us-central2-b/clusters",
      cluster_body("tpu-only", "n2-standard-4"));
   ok("container", "POST", "v1/projects/acme/locations/us-central1-a/clusters", cluster_body("k"));
-  ok("container", "GET",
-     "v1/projects/acme/locations/us-central1-a/operations/" +
-         ok("container", "GET",
-            "v1/projects/acme/locations/us-central1-a/operations")["operations"][0]["name"]
-             .get<std::string>());
+  finish_first_operation();
   err = error("container", "POST", "v1/projects/acme/locations/us-central1-a/clusters/k/nodePools",
               400, "INVALID_ARGUMENT",
               {{"nodePool", {{"name", "v4"}, {"config", {{"machineType", "ct4p-hightpu-4t"}}}}}});
@@ -309,11 +312,7 @@ TEST_F(FakeGcpTest, FakeGcpFlexStartPoolsTakeWhatGkeDocuments) {
   options.enabled_services = kAllApis;
   start();
   ok("container", "POST", "v1/projects/acme/locations/us-central1-a/clusters", cluster_body("k"));
-  ok("container", "GET",
-     "v1/projects/acme/locations/us-central1-a/operations/" +
-         ok("container", "GET",
-            "v1/projects/acme/locations/us-central1-a/operations")["operations"][0]["name"]
-             .get<std::string>());
+  finish_first_operation();
   const std::string pools = "v1/projects/acme/locations/us-central1-a/clusters/k/nodePools";
   const auto pool = [](const std::string& name, json config) {
     config["flexStart"] = true;
@@ -402,11 +401,7 @@ TEST_F(FakeGcpTest, FakeGcpRefusesImageStreamingWithoutItsApiAndAMissingNodeAcco
             "kinetic-nodes@acme.iam.gserviceaccount.com");
 
   // A pool created later is held to the same rules.
-  ok("container", "GET",
-     "v1/projects/acme/locations/us-central1-a/operations/" +
-         ok("container", "GET",
-            "v1/projects/acme/locations/us-central1-a/operations")["operations"][0]["name"]
-             .get<std::string>());
+  finish_first_operation();
   ok("iam", "DELETE",
      "v1/projects/acme/serviceAccounts/kinetic-nodes@acme.iam.gserviceaccount.com");
   error("iam", "GET", "v1/projects/acme/serviceAccounts/kinetic-nodes@acme.iam.gserviceaccount.com",
