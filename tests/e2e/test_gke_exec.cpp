@@ -204,5 +204,16 @@ TEST_F(GkeExecSlice, HostPicksThePodOfThatHost) {
   EXPECT_EQ(out_of_range.err, "error: --host 4: " + id + " runs on 4 hosts, 0 to 3\n");
 }
 
+// A slice whose hosts all run is running, as `status` says it (a JobSet has no top-level ready
+// count or start time as a Job has: its child Jobs' readiness says it).
+TEST_F(GkeExecSlice, StatusSaysASliceWhoseHostsRunIsRunning) {
+  const std::string id = start_job({"-a", "v5litepod-16"}, 4);
+  std::string state;
+  EXPECT_TRUE(eventually([&] {
+    state = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out).value("state", "");
+    return state == "running";
+  })) << state;
+}
+
 }  // namespace
 }  // namespace kinetic::test

@@ -337,6 +337,14 @@ TEST(GkeJobState, ConditionsBecomeStates) {
   EXPECT_EQ(running.state, "running");
   JobStatus pending = status_from_workload(job_with({{"active", 1}}));
   EXPECT_EQ(pending.state, "pending");
+
+  // A JobSet: running once a child Job is ready (its pods all are), pending before.
+  const json waiting_slice = {{"name", "slice"}, {"active", 2}, {"ready", 0}};
+  EXPECT_EQ(status_from_workload(job_with({{"replicatedJobsStatus", {waiting_slice}}})).state,
+            "pending");
+  const json ready_slice = {{"name", "slice"}, {"active", 2}, {"ready", 1}};
+  EXPECT_EQ(status_from_workload(job_with({{"replicatedJobsStatus", {ready_slice}}})).state,
+            "running");
 }
 
 TEST(GkeJobState, ParsesRfc3339) {

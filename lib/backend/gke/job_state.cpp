@@ -79,6 +79,19 @@ std::string jobset_failed_child(const json& jobset) {
   return message.substr(at + marker.size(), message.size() - 1 - at - marker.size());
 }
 
+namespace {
+
+// A JobSet has neither a Job's `ready` count nor its `startTime`: it runs once a child Job is
+// ready, which JobSet v0.10.1 counts per replicated job as the children whose pods are all ready
+// or done (api/jobset/v1alpha2/jobset_types.go ReplicatedJobStatus.Ready).
+bool jobset_has_a_ready_child(const json& status) {
+  for (const json& replicated : status.value("replicatedJobsStatus", json::array()))
+    if (replicated.value("ready", 0) > 0) return true;
+  return false;
+}
+
+}  // namespace
+
 JobStatus status_from_workload(const json& workload) {
   JobStatus st;
   const json meta = workload.value("metadata", json::object());
@@ -109,7 +122,9 @@ JobStatus status_from_workload(const json& workload) {
     st.state = std::string(reason == "DeadlineExceeded" ? kTimedOut : kFailed);
     st.error = failed->value("message", reason);
     st.finished = failed->value("lastTransitionTime", "");
-  } else if (status.value("active", 0) > 0 || status.contains("replicatedJobsStatus")) {
+  } else if (status.contains("replicatedJobsStatus")) {
+    st.state = std::string(jobset_has_a_ready_child(status) ? kRunning : kPending);
+  } else if (status.value("active", 0) > 0) {
     st.state =
         std::string(status.value("ready", 0) > 0 || !st.started.empty() ? kRunning : kPending);
   }
