@@ -100,7 +100,8 @@ void DebugForward::forward() {
     if (!dialer) return;
     const auto forwarder = debug_forwarder(*dialer, "127.0.0.1", 0, debug.port);
     const int local = forwarder->mappings().front().local;
-    io_.info(attach_instructions(
+    // What --debug was asked for: shown with --quiet too, as a warning is.
+    io_.warn(attach_instructions(
         launch_configuration(spec_.id, "127.0.0.1", local, debug.local_root, debug.remote_root),
         debug.wait_seconds));
     forwarder->serve(stop_[0], [this](const std::string& line) { io_.warn(line); });

@@ -50,6 +50,19 @@ TEST_F(DebugLocal, TheJobRunsOnlyOnceADebuggerAttachedThroughTheForward) {
   EXPECT_NE(slurp(err).find("debugger attached; the job runs"), std::string::npos);
 }
 
+// --quiet leaves out kinetic's progress lines, not the launch configuration --debug asked for.
+TEST_F(DebugLocal, QuietStillPrintsTheLaunchConfiguration) {
+  const int pid =
+      sb.spawn({"--quiet", "run", "train.py", "--debug", "--debug-port", std::to_string(port)},
+               proj, out, err);
+  const nlohmann::json launch = launch_when_listening(err, port);
+  ASSERT_TRUE(launch.is_object()) << slurp(err);
+  EXPECT_EQ(dap_attach(launch["connect"]["port"].get<int>(), nonce), "");
+  EXPECT_EQ(Sandbox::wait(pid), 0) << slurp(err);
+  EXPECT_NE(slurp(out).find("job body ran, attached with " + nonce), std::string::npos)
+      << slurp(out) << slurp(err);
+}
+
 TEST_F(DebugLocal, ADetachedDebugJobIsAttachedLaterWithKineticDebug) {
   auto r = sb.run({"run", "train.py", "--debug", "--detach", "--debug-port", std::to_string(port)},
                   proj);
