@@ -88,6 +88,33 @@ struct RunOptions : CommandOptions {
   }
 };
 
+// How long a run may go on, and how it is tried again: --timeout and what it counts from,
+// --max-cost, --retries, preemptions, checkpoints, --hold-on-failure, a queue's --priority.
+void add_run_limits(CLI::App* c, RunOptions& o) {
+  c->add_option("--timeout", o.timeout, "Stop the job after this long, e.g. 30m (exit 124)");
+  c->add_option("--timeout-from", o.req.timeout_from,
+                "What --timeout and --max-cost count from: submit (default: a wait for capacity "
+                "counts) or start (the job's first start on a node: it does not)");
+  c->add_option("--max-cost", o.max_cost,
+                "Stop the job once it has cost this many dollars at the accelerator's list "
+                "price, e.g. 5 (it becomes the job's deadline; exit 124)");
+  c->add_option("--retries", o.req.retries, "Run again up to N times if the job fails");
+  c->add_option("--max-preemptions", o.req.max_preemptions,
+                "Give up after N preemptions (Spot reclaims, maintenance), which do not count "
+                "against --retries (default 10)");
+  c->add_option("--checkpoint-interval", o.checkpoint_interval,
+                "How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s "
+                "(default 10s; also on SIGTERM and at the end)");
+  c->add_option("--hold-on-failure", o.hold_on_failure,
+                "When the job fails for good, keep it up this long for `kinetic exec JOB -it -- "
+                "bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel "
+                "JOB` ends it sooner)");
+  c->add_option("--priority", o.req.priority,
+                "On a cluster with queues (`kinetic up --queue on`): the job's turn, low, normal "
+                "(the default) or high; a higher one is admitted first (docs/capacity.md)")
+      ->check(CLI::IsMember({"low", "normal", "high"}));
+}
+
 }  // namespace
 
 void add_run(CLI::App& root, Factory&, Action& action) {
@@ -158,28 +185,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
               "Stream every host of a multi-host slice, each line prefixed [host N] ([slice S "
               "host H] with --slices) (default: host 0; a failing host's last lines are shown "
               "either way)");
-  c->add_option("--timeout", o->timeout, "Stop the job after this long, e.g. 30m (exit 124)");
-  c->add_option("--timeout-from", o->req.timeout_from,
-                "What --timeout and --max-cost count from: submit (default: a wait for capacity "
-                "counts) or start (the job's first start on a node: it does not)");
-  c->add_option("--max-cost", o->max_cost,
-                "Stop the job once it has cost this many dollars at the accelerator's list "
-                "price, e.g. 5 (it becomes the job's deadline; exit 124)");
-  c->add_option("--retries", o->req.retries, "Run again up to N times if the job fails");
-  c->add_option("--max-preemptions", o->req.max_preemptions,
-                "Give up after N preemptions (Spot reclaims, maintenance), which do not count "
-                "against --retries (default 10)");
-  c->add_option("--checkpoint-interval", o->checkpoint_interval,
-                "How often the pod saves changed files of KINETIC_CHECKPOINT_DIR, e.g. 30s "
-                "(default 10s; also on SIGTERM and at the end)");
-  c->add_option("--hold-on-failure", o->hold_on_failure,
-                "When the job fails for good, keep it up this long for `kinetic exec JOB -it -- "
-                "bash`, e.g. 15m (its pod and node on gke: they cost meanwhile; `kinetic cancel "
-                "JOB` ends it sooner)");
-  c->add_option("--priority", o->req.priority,
-                "On a cluster with queues (`kinetic up --queue on`): the job's turn, low, normal "
-                "(the default) or high; a higher one is admitted first (docs/capacity.md)")
-      ->check(CLI::IsMember({"low", "normal", "high"}));
+  add_run_limits(c, *o);
   c->add_flag("--keep", o->req.keep, "Keep the job's work directory and cloud objects");
   c->add_flag("--dry-run", o->req.dry_run,
               "Print what would happen; with a gke context and -o yaml|json, the manifests");
