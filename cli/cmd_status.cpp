@@ -12,6 +12,7 @@
 #include "job/spec.h"
 #include "job_lookup.h"
 #include "render/printer.h"
+#include "run/serve.h"
 
 namespace kinetic::cli {
 
@@ -192,8 +193,16 @@ nlohmann::ordered_json job_fields(const JobStatus& j) {
   return fields;
 }
 
-// The jobs' table: a failed job held for `exec` (--hold-on-failure) still has its pod and node
-// up, and says so. HELD_NOW: the time holds are judged at.
+// A job's STATE cell: a failed job held for `exec` (--hold-on-failure) still has its pod and
+// node up, and a server (`kinetic serve`) says which port it serves.
+std::string state_text(const JobStatus& j, const std::string& held_now) {
+  if (is_held(j, held_now)) return j.state + " (held)";
+  if (is_server(j) && !j.terminal())
+    return j.state + " (server :" + std::to_string(server_port(j)) + ")";
+  return j.state;
+}
+
+// The jobs' table. HELD_NOW: the time holds are judged at.
 std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const PriceBook& prices,
                                       const std::string& held_now,
                                       const std::map<std::string, uint64_t>& record_bytes) {
@@ -210,7 +219,7 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
       const std::string accelerator =
           j.slices > 1 ? j.accelerator + " x" + std::to_string(j.slices) : j.accelerator;
       std::vector<std::string> row = {j.id,
-                                      is_held(j, held_now) ? j.state + " (held)" : j.state,
+                                      state_text(j, held_now),
                                       exit_text(j),
                                       accelerator,
                                       age_of(j.created),

@@ -14,6 +14,7 @@ void add_wait(CLI::App&, Factory&, Action&);
 void add_cancel(CLI::App&, Factory&, Action&);
 void add_exec(CLI::App&, Factory&, Action&);
 void add_port_forward(CLI::App&, Factory&, Action&);
+void add_serve(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
 void add_pool(CLI::App&, Factory&, Action&);
 void add_accelerators(CLI::App&, Factory&, Action&);
@@ -35,6 +36,7 @@ const std::vector<Command>& commands() {
       {"wait", add_wait},
       {"exec", add_exec},
       {"port-forward", add_port_forward},
+      {"serve", add_serve},
       {"cancel", add_cancel},
       {"cleanup", add_cleanup},
       {"pool", add_pool},

@@ -97,6 +97,9 @@ nlohmann::json to_json(const JobSpec& s) {
   if (!s.labels.empty()) j["labels"] = labels_json(s.labels);
   // Only a multislice run has slices: a one-slice record keeps its shape.
   if (s.slices > 1) j["slices"] = s.slices;
+  // Only a server has it: every other job's record keeps its shape.
+  if (s.serve)
+    j["serve"] = {{"port", s.serve->port}, {"idle_stop_seconds", s.serve->idle_stop_seconds}};
   return j;
 }
 
@@ -151,6 +154,9 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
                               .local_path = ""};
   }
   s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
+  if (j.contains("serve") && j["serve"].is_object())
+    s.serve = ServeSpec{.port = j["serve"].value("port", 0),
+                        .idle_stop_seconds = j["serve"].value("idle_stop_seconds", 0L)};
   return s;
 }
 

@@ -33,6 +33,13 @@ struct FunctionCall {
   std::string local_path;
 };
 
+// `kinetic serve` (docs/serving.md): the job is a long-running server, ready once PORT accepts a
+// connection. IDLE_STOP_SECONDS (0: never) stops it after that long without a connection to PORT.
+struct ServeSpec {
+  int port = 0;
+  long idle_stop_seconds = 0;
+};
+
 struct JobSpec {
   std::string id;    // "job-1a2b3c4d"
   std::string file;  // job file, relative to the context root ('/'-separated)
@@ -83,6 +90,8 @@ struct JobSpec {
   // --label K=V: the user's own marks on the job (`status -l K=V` selects by them; the Python
   // API's batches are a label). Absent from spec.json when there are none.
   std::vector<std::pair<std::string, std::string>> labels;
+  // A server's (`kinetic serve`); absent from spec.json for every other job.
+  std::optional<ServeSpec> serve;
   std::string created;  // RFC 3339 UTC
 };
 
