@@ -126,7 +126,7 @@ void add_serve(CLI::App& root, Factory&, Action& action) {
       "  kinetic serve stop job-1a2b3c4d\n"
       "\nExit code: 0 stopped with Ctrl-C (with --detach: up and answering); 1 the server "
       "ended by itself, did not answer within --ready-timeout (it is left up) or could not "
-      "start; 2 bad flags; 130 Ctrl-C before it answered (it is stopped).");
+      "start; 2 bad flags or --local-port in use; 130 Ctrl-C before it answered (it is stopped).");
   // `serve ls` and the others are subcommands: the server itself only when none was given.
   c->callback([&action, o, c] {
     if (c->get_subcommands().empty()) action = o;

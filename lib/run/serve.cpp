@@ -89,8 +89,17 @@ void print_ready(const ServeRequest& req, const RunEnvironment& env, const std::
 int serve_in_foreground(const ServeRequest& req, const RunEnvironment& env, const JobSpec& spec,
                         const SignalPipe& signals) {
   Backend& backend = *env.backend;
-  std::unique_ptr<PortDialer> dialer = backend.port_dialer(spec.id, 0);
-  PortForwarder forwarder(*dialer, "127.0.0.1", {{req.local_port, req.port}});
+  std::unique_ptr<PortDialer> dialer;
+  std::optional<PortForwarder> listening;
+  try {
+    dialer = backend.port_dialer(spec.id, 0);
+    listening.emplace(*dialer, "127.0.0.1", std::vector<PortMapping>{{req.local_port, req.port}});
+  } catch (const Error&) {
+    // --local-port in use: the server started for this serve alone, so it goes too.
+    stop_server(backend, spec.id);
+    throw;
+  }
+  PortForwarder& forwarder = *listening;
   print_ready(req, env, spec.id, forwarder.mappings().front().local);
   env.io.info("kinetic: " + spec.id + " answers on port " + std::to_string(req.port) + " (" +
               dialer->where() + "); Ctrl-C stops it");

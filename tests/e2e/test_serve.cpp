@@ -195,6 +195,25 @@ TEST_F(ServeLocal, CtrlCBeforeItAnswersStopsItWith130) {
   EXPECT_EQ(jobs_in_state(), 0u);
 }
 
+TEST_F(ServeLocal, ALocalPortInUseStopsTheServerItStarted) {
+  const int busy = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(busy, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(busy, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(busy, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string taken = std::to_string(ntohs(a.sin_port));
+  auto r = sb.run({"serve", "server.py", "-p", port, "--local-port", taken}, app);
+  ::close(busy);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(taken), npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(ls().empty());
+  EXPECT_EQ(jobs_in_state(), 0u);
+}
+
 TEST_F(ServeLocal, BadInputIsOneLine) {
   struct Case {
     std::vector<std::string> args;
