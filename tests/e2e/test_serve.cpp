@@ -86,10 +86,15 @@ TEST_F(ServeLocal, TheExampleAnswersThroughTheUrlAndCtrlCLeavesNothing) {
 }
 
 TEST_F(ServeLocal, DetachReturnsOnceReadyAndStopRemovesEverything) {
-  auto r = sb.run({"serve", "server.py", "-p", port, "--detach"}, app);
+  auto r = sb.run({"serve", "server.py", "-p", port, "-e", "TOKEN=s3cr3t-v4lue", "--detach"}, app);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string id = first_line(r.out);
   EXPECT_EQ(r.out, id + "\n");
+  // An --env value reaches the server as run's do: never its record.
+  for (const auto& e : fs::recursive_directory_iterator(sb.state() / "jobs" / id))
+    if (e.is_regular_file()) {
+      EXPECT_EQ(slurp(e.path()).find("s3cr3t-v4lue"), npos) << e.path();
+    }
   // Ready means answering: no wait here.
   EXPECT_EQ(nlohmann::json::parse(body_of(http_get(std::stoi(port), "/")))["message"],
             "hello from kinetic serve");
