@@ -4,10 +4,8 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
-
 #include <thread>
 
 #include "backend/port_forwarder.h"
@@ -24,8 +22,8 @@ namespace kinetic {
 namespace {
 
 // How often readiness is tried: soon at first (a small server is up in well under a second),
-// then every 2 s, as a kubelet's readiness probe would at its fastest; each try is one
-// connection, so a server that takes minutes to load a model sees a few dozen.
+// then every 2 s; each try is one connection, so a server that takes minutes to load a model
+// sees a few dozen, and `serve` answers within 2 s of the server.
 constexpr BackoffCurve kReadyCurve{.initial = std::chrono::milliseconds(100),
                                    .max = std::chrono::milliseconds(2000),
                                    .factor = 2.0};
@@ -128,7 +126,9 @@ int serve_in_foreground(const ServeRequest& req, const RunEnvironment& env, cons
   }
   (void)!::write(stop_write.get(), "x", 1);
   forwarding.join();
-  if (failure) throw *failure;
+  if (failure)
+    throw Error(failure->code(), std::string(failure->what()) + "; " + spec.id +
+                                     " may still be up: `kinetic serve stop " + spec.id + "`");
   if (interrupted) {
     stop_server(backend, spec.id);
     env.io.info("kinetic: " + spec.id + " stopped");

@@ -219,6 +219,20 @@ TEST_F(ServeLocal, ALocalPortInUseStopsTheServerItStarted) {
   EXPECT_EQ(jobs_in_state(), 0u);
 }
 
+TEST_F(ServeLocal, OneNotAnsweringInTimeIsLeftUpAndSaysHowToStopIt) {
+  sb.write("serve-http/slow.py", "import time\ntime.sleep(3600)\n");
+  auto r = sb.run({"serve", "slow.py", "-p", port, "--ready-timeout", "1s"}, app);
+  EXPECT_EQ(r.exit_code, 1);
+  const std::string last = r.err.substr(r.err.rfind("error:"));
+  const std::string id = job_id_in(last);
+  EXPECT_EQ(last, "error: " + id + " did not answer on port " + port +
+                      " within 1.0s (--ready-timeout); it is still up: `kinetic serve logs " + id +
+                      "`, `kinetic serve stop " + id + "`\n");
+  EXPECT_EQ(ls().at(0)["state"], "running");
+  EXPECT_EQ(sb.run({"serve", "stop", id}, app).exit_code, 0);
+  EXPECT_EQ(jobs_in_state(), 0u);
+}
+
 TEST_F(ServeLocal, BadInputIsOneLine) {
   struct Case {
     std::vector<std::string> args;
