@@ -15,12 +15,6 @@
 
 namespace kinetic {
 
-// The label every server carries, its value the port: `serve ls` finds servers among the jobs
-// from their status alone, without reading each one's spec.
-inline constexpr std::string_view kServeLabel = "kinetic.dev/serve";
-// The variable that tells the server which port to listen on (--port).
-inline constexpr std::string_view kServePortVariable = "KINETIC_SERVE_PORT";
-
 struct ServeRequest {
   // FILE or --image, -a, --data, --env, ... as `run` takes them; never detach or dry_run.
   RunRequest run;
