@@ -210,7 +210,7 @@ struct BackendCapabilities {
   // than by a process of this machine (docs/pipelines.md "Detached on GKE").
   bool runs_pipelines_itself = false;
   // `kinetic serve` (docs/serving.md): a server is a job that runs until stopped, ready once its
-  // port accepts. gke's Deployment and Service are not built yet.
+  // port accepts (gke: a Deployment and a Service, backend/gke/server_manifest.h).
   bool runs_servers = false;
 };
 
