@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "gke_fixture.h"
 #include "port_forward_job.h"
 
@@ -138,6 +140,14 @@ TEST_F(GkeServe, DetachedItIsRunningAndSurvivesItsPodsDeletion) {
   r = kin({"serve", "stop", id});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   expect_nothing_left(id);
+}
+
+TEST_F(GkeServe, IdleStopIsRefusedBeforeAnythingStarts) {
+  auto r = kin({"serve", "server.py", "-p", port, "--idle-stop", "10m"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--idle-stop is not applied on gke yet"), kNpos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
