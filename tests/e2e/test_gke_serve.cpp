@@ -101,6 +101,16 @@ TEST_F(GkeServe, DetachedItIsRunningAndSurvivesItsPodsDeletion) {
   r = kin({"serve", "status", id, "-o", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["state"], "running");
+  r = kin({"serve", "ls", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto servers = nlohmann::json::parse(r.out)["servers"];
+  ASSERT_EQ(servers.size(), 1u) << r.out;
+  EXPECT_EQ(servers[0]["id"], id);
+  EXPECT_EQ(servers[0]["port"], std::stoi(port));
+  r = kin({"status"});
+  EXPECT_NE(r.out.find(id + "\trunning (server :" + port + ")\t"), kNpos) << r.out;
+  r = kin({"serve", "logs", id});
+  EXPECT_NE(r.out.find("serving on port " + port), kNpos) << r.out << r.err;
 
   const int fwd = spawn_until_output({"port-forward", id, ":" + port, "-o", "json"}, "\"ports\"");
   const int local = forwarded_port(first_line(slurp(out)));
