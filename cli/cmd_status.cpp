@@ -12,6 +12,7 @@
 #include "job/spec.h"
 #include "job_lookup.h"
 #include "render/printer.h"
+#include "run/serve.h"
 
 namespace kinetic::cli {
 
@@ -192,8 +193,19 @@ nlohmann::ordered_json job_fields(const JobStatus& j) {
   return fields;
 }
 
-// The jobs' table: a failed job held for `exec` (--hold-on-failure) still has its pod and node
-// up, and says so. HELD_NOW: the time holds are judged at.
+// A job's STATE cell: a failed job held for `exec` (--hold-on-failure) still has its pod and
+// node up, a job in a cluster's queue says its place in line, and a server (`kinetic serve`) says
+// which port it serves.
+std::string state_text(const JobStatus& j, const std::string& held_now) {
+  if (is_held(j, held_now)) return j.state + " (held)";
+  // "pending (queued: 2nd in line in kinetic-v5litepod-1)": a job waiting its turn.
+  if (!j.queued.empty()) return j.state + " (" + j.queued + ")";
+  if (is_server(j) && !j.terminal())
+    return j.state + " (server :" + std::to_string(server_port(j)) + ")";
+  return j.state;
+}
+
+// The jobs' table. HELD_NOW: the time holds are judged at.
 std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const PriceBook& prices,
                                       const std::string& held_now,
                                       const std::map<std::string, uint64_t>& record_bytes) {
@@ -209,12 +221,8 @@ std::function<Table(bool)> jobs_table(const std::vector<JobStatus>& jobs, const 
       // A multislice run: "v5litepod-16 x2" (its cost is theirs).
       const std::string accelerator =
           j.slices > 1 ? j.accelerator + " x" + std::to_string(j.slices) : j.accelerator;
-      // "pending (queued: 2nd in line in kinetic-v5litepod-1)": a job waiting its turn.
-      const std::string state = is_held(j, held_now) ? j.state + " (held)"
-                                : j.queued.empty()   ? j.state
-                                                     : j.state + " (" + j.queued + ")";
       std::vector<std::string> row = {j.id,
-                                      state,
+                                      state_text(j, held_now),
                                       exit_text(j),
                                       accelerator,
                                       age_of(j.created),

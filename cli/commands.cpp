@@ -15,6 +15,7 @@ void add_cancel(CLI::App&, Factory&, Action&);
 void add_exec(CLI::App&, Factory&, Action&);
 void add_port_forward(CLI::App&, Factory&, Action&);
 void add_debug(CLI::App&, Factory&, Action&);
+void add_serve(CLI::App&, Factory&, Action&);
 void add_cleanup(CLI::App&, Factory&, Action&);
 void add_pool(CLI::App&, Factory&, Action&);
 void add_accelerators(CLI::App&, Factory&, Action&);
@@ -37,6 +38,7 @@ const std::vector<Command>& commands() {
       {"exec", add_exec},
       {"port-forward", add_port_forward},
       {"debug", add_debug},
+      {"serve", add_serve},
       {"cancel", add_cancel},
       {"cleanup", add_cleanup},
       {"pool", add_pool},

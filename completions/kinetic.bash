@@ -12,7 +12,7 @@
 _kinetic_command() {
   case $1 in
     '')
-      _kinetic_subs='up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version'
+      _kinetic_subs='up down run pipeline logs status collect wait exec port-forward debug serve cancel cleanup pool accelerators config auth completion version'
       _kinetic_flags='--context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
       _kinetic_value_flags='--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
@@ -101,6 +101,41 @@ _kinetic_command() {
       _kinetic_value_flags='--port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='--context=contexts -o=formats --format=formats'
       _kinetic_args='none'
+      ;;
+    'serve')
+      _kinetic_subs='ls status logs stop'
+      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
+      ;;
+    'serve ls')
+      _kinetic_subs=''
+      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args=''
+      ;;
+    'serve status')
+      _kinetic_subs=''
+      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
+      ;;
+    'serve logs')
+      _kinetic_subs=''
+      _kinetic_flags='-f --follow --tail -a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args='none'
+      ;;
+    'serve stop')
+      _kinetic_subs=''
+      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
+      _kinetic_args='none...'
       ;;
     'cancel')
       _kinetic_subs=''

@@ -8,9 +8,11 @@
 function __kinetic_subcommands
     switch "$argv[1]"
         case ''
-            printf '%s\n' up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version
+            printf '%s\n' up down run pipeline logs status collect wait exec port-forward debug serve cancel cleanup pool accelerators config auth completion version
         case 'pipeline'
             printf '%s\n' run
+        case 'serve'
+            printf '%s\n' ls status logs stop
         case 'pool'
             printf '%s\n' add remove list
         case 'config'
@@ -49,6 +51,16 @@ function __kinetic_value_flags
             printf '%s\n' --host --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'debug'
             printf '%s\n' --port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'serve'
+            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'serve ls'
+            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'serve status'
+            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'serve logs'
+            printf '%s\n' --tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+        case 'serve stop'
+            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
@@ -185,6 +197,7 @@ complete -c kinetic -n "__kinetic_at '' 0" -a 'wait' -d 'Wait for jobs or pipeli
 complete -c kinetic -n "__kinetic_at '' 0" -a 'exec' -d 'Run a command inside a running job (a shell with -it), as kubectl exec does'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'port-forward' -d 'Forward local ports to a running job\'s ports, as kubectl port-forward does to a pod'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'debug' -d 'Attach a debugger to a running job started with `run --debug` (debugpy, host 0)'
+complete -c kinetic -n "__kinetic_at '' 0" -a 'serve' -d 'Run a long-running server and reach it at a local URL (ls, status, logs, stop)'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cancel' -d 'Stop running jobs (or a pipeline\'s running steps) and clean up after them'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'cleanup' -d 'Remove what finished jobs left behind'
 complete -c kinetic -n "__kinetic_at '' 0" -a 'pool' -d 'Manage the accelerator node pools of the cluster'
@@ -303,6 +316,40 @@ complete -c kinetic -n "__kinetic_in 'port-forward'" -l address -x -d 'The local
 # kinetic debug
 complete -c kinetic -n "__kinetic_in 'debug'" -l port -x -d 'The local port to forward (default 5678, debugpy\'s own, when free; else any free port)'
 complete -c kinetic -n "__kinetic_in 'debug'" -l address -x -d 'The local address to listen on (default 127.0.0.1; 0.0.0.0: every interface)'
+
+# kinetic serve
+complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'ls' -d 'List the servers, with what each costs an hour'
+complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'status' -d 'One server'
+complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'logs' -d 'A server\'s log'
+complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'stop' -d 'Stop servers and remove everything kinetic made for them, their records too'
+complete -c kinetic -n "__kinetic_in 'serve'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
+complete -c kinetic -n "__kinetic_in 'serve'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the server (default: as `kinetic run`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l python -x -d 'Python version of the built image, e.g. 3.12'
+complete -c kinetic -n "__kinetic_in 'serve'" -s e -l env -x -d 'Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l capture-env -x -d 'Pass your variables matching GLOB (repeatable; as `run`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l data -x -d 'SRC:DST[:ro|:rw]'
+complete -c kinetic -n "__kinetic_in 'serve'" -l grant -d 'Grant the server\'s pods access to its --data gs:// buckets (as `run`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l label -x -d 'Mark the server KEY=VALUE (repeatable)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l max-cost -x -d 'Stop the server once it has cost this many dollars at list price, e.g. 20'
+complete -c kinetic -n "__kinetic_in 'serve'" -s p -l port -x -d 'The port the server listens on, in the job (also $KINETIC_SERVE_PORT)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l local-port -x -d 'Where the local URL is (default: any free port, printed)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l from -x -d 'A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l idle-stop -x -d 'Stop the server after this long without a connection to --port, e.g. 30m (default: never; see docs/serving.md for how requests are counted)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l ready-timeout -x -d 'How long the server may take to answer on --port, e.g. 20m (default 10m)'
+complete -c kinetic -n "__kinetic_in 'serve'" -s d -l detach -d 'Print the server\'s id once it answers and leave it up (`kinetic serve stop ID`)'
+
+# kinetic serve ls
+
+# kinetic serve status
+
+# kinetic serve logs
+complete -c kinetic -n "__kinetic_in 'serve logs'" -s f -l follow -d 'Keep streaming until the server stops'
+complete -c kinetic -n "__kinetic_in 'serve logs'" -l tail -x -d 'Only the last N lines (then, with -f, what comes after)'
+
+# kinetic serve stop
 
 # kinetic cancel
 complete -c kinetic -n "__kinetic_at 'cancel' 0+" -a '(__kinetic_values jobs)'

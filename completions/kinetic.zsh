@@ -10,7 +10,7 @@
 _kinetic_tree() {
   case $1 in
     '')
-      _kinetic_subs=(up down run pipeline logs status collect wait exec port-forward debug cancel cleanup pool accelerators config auth completion version)
+      _kinetic_subs=(up down run pipeline logs status collect wait exec port-forward debug serve cancel cleanup pool accelerators config auth completion version)
       _kinetic_value_flags=(--context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'up')
@@ -60,6 +60,26 @@ _kinetic_tree() {
     'debug')
       _kinetic_subs=()
       _kinetic_value_flags=(--port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'serve')
+      _kinetic_subs=(ls status logs stop)
+      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'serve ls')
+      _kinetic_subs=()
+      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'serve status')
+      _kinetic_subs=()
+      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'serve logs')
+      _kinetic_subs=()
+      _kinetic_value_flags=(--tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      ;;
+    'serve stop')
+      _kinetic_subs=()
+      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
@@ -150,6 +170,7 @@ _kinetic_subcommands() {
         'exec:Run a command inside a running job (a shell with -it), as kubectl exec does'
         'port-forward:Forward local ports to a running job'\''s ports, as kubectl port-forward does to a pod'
         'debug:Attach a debugger to a running job started with `run --debug` (debugpy, host 0)'
+        'serve:Run a long-running server and reach it at a local URL (ls, status, logs, stop)'
         'cancel:Stop running jobs (or a pipeline'\''s running steps) and clean up after them'
         'cleanup:Remove what finished jobs left behind'
         'pool:Manage the accelerator node pools of the cluster'
@@ -163,6 +184,14 @@ _kinetic_subcommands() {
     kinetic_pipeline)
       subcommands=(
         'run:Run the steps in dependency order, reusing those whose inputs are unchanged'
+      )
+      ;;
+    kinetic_serve)
+      subcommands=(
+        'ls:List the servers, with what each costs an hour'
+        'status:One server'
+        'logs:A server'\''s log'
+        'stop:Stop servers and remove everything kinetic made for them, their records too'
       )
       ;;
     kinetic_pool)
@@ -576,6 +605,209 @@ _kinetic() {
         '--no-color[Never color the output]' \
         '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
         '1:job: '
+      ;;
+    'serve')
+      _arguments -s -S : \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
+        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
+        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
+        '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '--local-port=[Where the local URL is (default\: any free port, printed)]:local-port: ' \
+        '--from=[A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)]:from: ' \
+        '--idle-stop=[Stop the server after this long without a connection to --port, e.g. 30m (default\: never; see docs/serving.md for how requests are counted)]:idle-stop: ' \
+        '--ready-timeout=[How long the server may take to answer on --port, e.g. 20m (default 10m)]:ready-timeout: ' \
+        '(-d --detach)-d[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '(-d --detach)--detach[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:command:_kinetic_subcommands kinetic_serve' \
+        '2::file: '
+      ;;
+    'serve ls')
+      _arguments -s -S : \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
+        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
+        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
+        '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '--local-port=[Where the local URL is (default\: any free port, printed)]:local-port: ' \
+        '--from=[A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)]:from: ' \
+        '--idle-stop=[Stop the server after this long without a connection to --port, e.g. 30m (default\: never; see docs/serving.md for how requests are counted)]:idle-stop: ' \
+        '--ready-timeout=[How long the server may take to answer on --port, e.g. 20m (default 10m)]:ready-timeout: ' \
+        '(-d --detach)-d[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '(-d --detach)--detach[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: '
+      ;;
+    'serve status')
+      _arguments -s -S : \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
+        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
+        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
+        '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '--local-port=[Where the local URL is (default\: any free port, printed)]:local-port: ' \
+        '--from=[A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)]:from: ' \
+        '--idle-stop=[Stop the server after this long without a connection to --port, e.g. 30m (default\: never; see docs/serving.md for how requests are counted)]:idle-stop: ' \
+        '--ready-timeout=[How long the server may take to answer on --port, e.g. 20m (default 10m)]:ready-timeout: ' \
+        '(-d --detach)-d[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '(-d --detach)--detach[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:server: '
+      ;;
+    'serve logs')
+      _arguments -s -S : \
+        '(-f --follow)-f[Keep streaming until the server stops]' \
+        '(-f --follow)--follow[Keep streaming until the server stops]' \
+        '--tail=[Only the last N lines (then, with -f, what comes after)]:tail: ' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
+        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
+        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
+        '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '--local-port=[Where the local URL is (default\: any free port, printed)]:local-port: ' \
+        '--from=[A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)]:from: ' \
+        '--idle-stop=[Stop the server after this long without a connection to --port, e.g. 30m (default\: never; see docs/serving.md for how requests are counted)]:idle-stop: ' \
+        '--ready-timeout=[How long the server may take to answer on --port, e.g. 20m (default 10m)]:ready-timeout: ' \
+        '(-d --detach)-d[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '(-d --detach)--detach[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '1:server: '
+      ;;
+    'serve stop')
+      _arguments -s -S : \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
+        '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
+        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
+        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
+        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
+        '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
+        '--local-port=[Where the local URL is (default\: any free port, printed)]:local-port: ' \
+        '--from=[A job that succeeded whose outputs the server reads, at $KINETIC_INPUT_DIR/JOB/ (e.g. fine-tuned weights)]:from: ' \
+        '--idle-stop=[Stop the server after this long without a connection to --port, e.g. 30m (default\: never; see docs/serving.md for how requests are counted)]:idle-stop: ' \
+        '--ready-timeout=[How long the server may take to answer on --port, e.g. 20m (default 10m)]:ready-timeout: ' \
+        '(-d --detach)-d[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '(-d --detach)--detach[Print the server'\''s id once it answers and leave it up (`kinetic serve stop ID`)]' \
+        '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \
+        '--project=[Google Cloud project (env KINETIC_PROJECT)]:project: ' \
+        '--zone=[Compute zone (env KINETIC_ZONE)]:zone: ' \
+        '--region=[Compute region (env KINETIC_REGION)]:region: ' \
+        '--cluster=[GKE cluster (env KINETIC_CLUSTER)]:cluster: ' \
+        '--namespace=[Kubernetes namespace (env KINETIC_NAMESPACE)]:namespace: ' \
+        '(-o --format)-o+[Output format]:format:_kinetic_values formats' \
+        '(-o --format)--format=[Output format]:format:_kinetic_values formats' \
+        '(-q --quiet)-q[Print only data and errors]' \
+        '(-q --quiet)--quiet[Print only data and errors]' \
+        '(-v --verbosity)-v+[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '(-v --verbosity)--verbosity=[Log level (6+\: HTTP trace, secrets redacted)]:verbosity: ' \
+        '--no-color[Never color the output]' \
+        '--access-token-file=[Use the Google access token in this file (overrides every other credential)]:access-token-file: ' \
+        '*:servers: '
       ;;
     'cancel')
       _arguments -s -S : \

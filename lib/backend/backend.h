@@ -212,6 +212,9 @@ struct BackendCapabilities {
   // A detached pipeline is run by the backend itself (gke: a runner Job in the cluster) rather
   // than by a process of this machine (docs/pipelines.md "Detached on GKE").
   bool runs_pipelines_itself = false;
+  // `kinetic serve` (docs/serving.md): a server is a job that runs until stopped, ready once its
+  // port accepts (gke: a Deployment and a Service, backend/gke/server_manifest.h).
+  bool runs_servers = false;
 };
 
 // The journey's steps 3-9 (docs/architecture.md "The job's journey"): what `run` and a

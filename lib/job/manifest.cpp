@@ -400,6 +400,11 @@ nlohmann::ordered_json build_workload(const ManifestInput& in) {
   return in.accelerator.hosts > 1 || in.accelerator.slices > 1 ? build_jobset(in) : build_job(in);
 }
 
+nlohmann::ordered_json build_pod_template(const ManifestInput& in) {
+  check_input(in);
+  return pod_template(in);
+}
+
 std::optional<nlohmann::ordered_json> build_secret(
     const ManifestInput& in, const std::map<std::string, std::string>& values) {
   if (in.secret_env.empty()) return std::nullopt;

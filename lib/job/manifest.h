@@ -51,6 +51,11 @@ std::string k8s_object_name(const std::string& job_id);
 // The Job, or the JobSet (with its headless-service networking) when the slice spans hosts.
 nlohmann::ordered_json build_workload(const ManifestInput& in);
 
+// The pod template of IN's Job (single host): what a server's Deployment runs too
+// (backend/gke/server_manifest.h), so a server gets the same image, bootstrap, environment,
+// data, node selectors, tolerations and resources as a run.
+nlohmann::ordered_json build_pod_template(const ManifestInput& in);
+
 // The Secret with the job's secret environment. VALUES maps names to values; pass redacted values
 // when printing. Returns nullopt when there are no secret variables.
 std::optional<nlohmann::ordered_json> build_secret(

@@ -100,6 +100,9 @@ nlohmann::json to_json(const JobSpec& s) {
   if (s.slices > 1) j["slices"] = s.slices;
   if (!s.priority.empty()) j["priority"] = s.priority;
   if (!s.timeout_from.empty()) j["timeout_from"] = s.timeout_from;
+  // Only a server has it: every other job's record keeps its shape.
+  if (s.serve)
+    j["serve"] = {{"port", s.serve->port}, {"idle_stop_seconds", s.serve->idle_stop_seconds}};
   return j;
 }
 
@@ -157,6 +160,9 @@ JobSpec job_spec_from_json(const nlohmann::json& j) {
   }
   s.labels = labels_from_json(j.value("labels", nlohmann::json::object()));
   if (j.contains("debug") && j["debug"].is_object()) s.debug = debug_spec_from_json(j["debug"]);
+  if (j.contains("serve") && j["serve"].is_object())
+    s.serve = ServeSpec{.port = j["serve"].value("port", 0),
+                        .idle_stop_seconds = j["serve"].value("idle_stop_seconds", 0L)};
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,19 @@ struct FunctionCall {
   std::string runner_sha256;  // of the function runner's source the job runs it with
   // Where the call file is on this machine until submit stages it: not part of the record.
   std::string local_path;
+};
+
+// The label every server carries, its value the port: `serve ls` (and on gke auto-down) finds
+// servers among the jobs from their status alone, without reading each one's spec.
+inline constexpr std::string_view kServeLabel = "kinetic.dev/serve";
+// The variable that tells the server which port to listen on (--port).
+inline constexpr std::string_view kServePortVariable = "KINETIC_SERVE_PORT";
+
+// `kinetic serve` (docs/serving.md): the job is a long-running server, ready once PORT accepts a
+// connection. IDLE_STOP_SECONDS (0: never) stops it after that long without a connection to PORT.
+struct ServeSpec {
+  int port = 0;
+  long idle_stop_seconds = 0;
 };
 
 struct JobSpec {
@@ -94,6 +108,8 @@ struct JobSpec {
   // `run --debug`: the job starts under debugpy (job/debug_spec.h); absent from spec.json
   // otherwise.
   std::optional<DebugSpec> debug;
+  // A server's (`kinetic serve`); absent from spec.json for every other job.
+  std::optional<ServeSpec> serve;
   std::string created;  // RFC 3339 UTC
 };
 

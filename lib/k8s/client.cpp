@@ -350,6 +350,18 @@ std::string jobsets_path(const std::string& ns) {
 std::string jobset_path(const std::string& ns, const std::string& name) {
   return jobsets_path(ns) + "/" + name;
 }
+std::string deployments_path(const std::string& ns) {
+  return "/apis/apps/v1/namespaces/" + ns + "/deployments";
+}
+std::string deployment_path(const std::string& ns, const std::string& name) {
+  return deployments_path(ns) + "/" + name;
+}
+std::string services_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/services";
+}
+std::string service_path(const std::string& ns, const std::string& name) {
+  return services_path(ns) + "/" + name;
+}
 std::string pods_path(const std::string& ns) {
   return "/api/v1/namespaces/" + ns + "/pods";
 }

@@ -109,6 +109,11 @@ std::string secrets_path(const std::string& ns);
 std::string secret_path(const std::string& ns, const std::string& name);
 std::string events_path(const std::string& ns);
 std::string nodes_path();
+// A server's objects (`kinetic serve` on gke).
+std::string deployments_path(const std::string& ns);
+std::string deployment_path(const std::string& ns, const std::string& name);
+std::string services_path(const std::string& ns);
+std::string service_path(const std::string& ns, const std::string& name);
 // The path of OBJECT ("/apis/apps/v1/namespaces/jobset-system/deployments/NAME") from its
 // apiVersion, kind, name and namespace (DEFAULT_NS when a namespaced object names none).
 // Throws Error(Errc::usage) for a kind kinetic does not know the plural and scope of.

@@ -727,6 +727,24 @@ std::string pod_status_text(const json& pod) {
   return phase;
 }
 
+// `kubectl get deploy` (READY UP-TO-DATE AVAILABLE) and `get svc` (TYPE PORT(S)) cells.
+void deployment_or_service_cells(const ResourceType& rt, const json& o, json& cells) {
+  const json status = o.value("status", json::object());
+  if (rt.plural == "deployments") {
+    cells.push_back(std::to_string(status.value("readyReplicas", 0)) + "/" +
+                    std::to_string(o["spec"].value("replicas", 1)));
+    cells.push_back(status.value("updatedReplicas", 0));
+    cells.push_back(status.value("availableReplicas", 0));
+    return;
+  }
+  std::string ports;
+  for (const auto& p : o["spec"].value("ports", json::array()))
+    ports += (ports.empty() ? "" : ",") + std::to_string(p.value("port", 0)) + "/" +
+             p.value("protocol", std::string("TCP"));
+  cells.push_back(o["spec"].value("type", std::string("ClusterIP")));
+  cells.push_back(ports.empty() ? "<none>" : ports);
+}
+
 json table_for(const ResourceType& rt, const std::vector<json>& items, const std::string& rv,
                bool full_object) {
   json cols = json::array();
@@ -751,6 +769,13 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
     col("Last Schedule", "string");
   } else if (rt.plural == "serviceaccounts") {
     col("Secrets", "string");
+  } else if (rt.plural == "deployments") {
+    col("Ready", "string");
+    col("Up-to-date", "integer");
+    col("Available", "integer");
+  } else if (rt.plural == "services") {
+    col("Type", "string");
+    col("Port(s)", "string");
   } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
     col("Role", "string");
   } else if (rt.plural == "nodes" || rt.plural == "namespaces") {
@@ -811,6 +836,8 @@ json table_for(const ResourceType& rt, const std::vector<json>& items, const std
       cells.push_back(last ? human_age(now - *last) : "<none>");
     } else if (rt.plural == "serviceaccounts") {
       cells.push_back(std::to_string(o.value("secrets", json::array()).size()));
+    } else if (rt.plural == "deployments" || rt.plural == "services") {
+      deployment_or_service_cells(rt, o, cells);
     } else if (rt.plural == "rolebindings" || rt.plural == "clusterrolebindings") {
       const json ref = o.value("roleRef", json::object());
       cells.push_back(ref.value("kind", std::string()) + "/" + ref.value("name", std::string()));
@@ -1491,8 +1518,17 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
     erase(rt, ns, name);
     return copy;
   }
-  if (rt.plural == "jobs" || rt.plural == "jobsets" || rt.plural == "cronjobs") {
+  if (rt.plural == "jobs" || rt.plural == "jobsets" || rt.plural == "cronjobs" ||
+      rt.plural == "deployments") {
     auto uid = (*obj)["metadata"]["uid"].get<std::string>();
+    // A Deployment's pods belong to its ReplicaSet, which goes with it (apps/v1 deletes
+    // dependents by default): the fake stores no ReplicaSet, so its pods go here.
+    if (rt.plural == "deployments") {
+      auto rs = deployment_replica_sets.find(uid);
+      const std::string owner = rs == deployment_replica_sets.end() ? uid : rs->second;
+      if (rs != deployment_replica_sets.end()) deployment_replica_sets.erase(rs);
+      uid = owner;
+    }
     std::string policy = propagation;
     if (policy.empty() && rt.plural == "jobs") {
       policy = "Orphan";
@@ -1503,8 +1539,9 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
             "suppress this warning\"";
     }
     if (policy.empty()) policy = "Background";  // batch/v1 CronJobs: DeleteDependents
-    auto& child_type =
-        rt.plural == "jobs" ? *find_type("", "v1", "pods") : *find_type("batch", "v1", "jobs");
+    auto& child_type = rt.plural == "jobs" || rt.plural == "deployments"
+                           ? *find_type("", "v1", "pods")
+                           : *find_type("batch", "v1", "jobs");
     std::vector<std::string> children;
     for (auto* c : list(child_type, ns))
       for (auto& ref : (*c)["metadata"].value("ownerReferences", json::array()))
@@ -2492,6 +2529,27 @@ bool FakeKube::wait_for_object(const std::string& path,
     auto* o = impl_->find(*t, ns, name);
     return pred(o ? *o : json(nullptr));
   });
+}
+
+bool FakeKube::wait_for_pods(const std::string& ns,
+                             const std::function<bool(const std::vector<nlohmann::json>&)>& pred,
+                             int timeout_ms) const {
+  std::unique_lock lock(impl_->mu);
+  return impl_->changed.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    std::vector<json> pods;
+    for (auto* p : impl_->list(*find_type("", "v1", "pods"), ns)) pods.push_back(*p);
+    return pred(pods);
+  });
+}
+
+bool FakeKube::remove(const std::string& path) {
+  auto parsed = parse_object_path(path);
+  if (!parsed) return false;
+  std::lock_guard lock(impl_->mu);
+  auto [t, ns, name] = *parsed;
+  if (!impl_->find(*t, ns, name)) return false;
+  impl_->delete_object(*t, ns, name, "Background", std::nullopt, nullptr);
+  return true;
 }
 
 std::string FakeKube::trigger_cronjob(const std::string& ns, const std::string& name) {

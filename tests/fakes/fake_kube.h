@@ -232,6 +232,14 @@ class FakeKube {
   bool wait_for_object(const std::string& path,
                        const std::function<bool(const nlohmann::json&)>& pred,
                        int timeout_ms) const;
+  // Blocks until PRED holds for the pods of namespace NS (re-checked on every state change, under
+  // the fake's lock as wait_for_object's); false after TIMEOUT_MS.
+  bool wait_for_pods(const std::string& ns,
+                     const std::function<bool(const std::vector<nlohmann::json>&)>& pred,
+                     int timeout_ms) const;
+  // Deletes the object at PATH as a DELETE with propagationPolicy=Background does (a pod after
+  // its grace period); false when it does not exist.
+  bool remove(const std::string& path);
   // Blocks until an event with REASON exists in namespace NS; false after TIMEOUT_MS.
   bool wait_for_event(const std::string& ns, const std::string& reason, int timeout_ms) const;
   // The events whose involvedObject is named NAME in NS, oldest first.

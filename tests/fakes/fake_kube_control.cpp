@@ -404,6 +404,7 @@ std::optional<Steady::time_point> FakeKube::Impl::reconcile() {
   reconcile_cronjobs();
   schedule_pods();
   run_kubelet(next);
+  probe_readiness(next);
   return next;
 }
 
@@ -1066,37 +1067,6 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
 
 // A Deployment becomes available at once, with no pods: the fake runs no controller image (the
 // JobSet controller a release deploys is this fake's own, below).
-void FakeKube::Impl::reconcile_deployments() {
-  for (auto* dp : list(*kube::find_type("apps", "v1", "deployments"), "")) {
-    auto& d = *dp;
-    const long generation = d["metadata"].value("generation", 1L);
-    if (d["status"].is_object() && d["status"].value("observedGeneration", 0L) == generation)
-      continue;
-    const int replicas = d["spec"].value("replicas", 1);
-    const auto now = rfc3339(SysClock::now());
-    d["status"] = {{"observedGeneration", generation},
-                   {"replicas", replicas},
-                   {"updatedReplicas", replicas},
-                   {"readyReplicas", replicas},
-                   {"availableReplicas", replicas},
-                   {"conditions",
-                    {{{"type", "Available"},
-                      {"status", "True"},
-                      {"reason", "MinimumReplicasAvailable"},
-                      {"message", "Deployment has minimum availability."},
-                      {"lastUpdateTime", now},
-                      {"lastTransitionTime", now}},
-                     {{"type", "Progressing"},
-                      {"status", "True"},
-                      {"reason", "NewReplicaSetAvailable"},
-                      {"message", "ReplicaSet \"" + d["metadata"].value("name", std::string()) +
-                                      "\" has successfully progressed."},
-                      {"lastUpdateTime", now},
-                      {"lastTransitionTime", now}}}}};
-    update(*kube::find_type("apps", "v1", "deployments"), d);
-  }
-}
-
 bool FakeKube::Impl::jobset_controller_running() {
   if (!find(*kube::find_type("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "",
             "jobsets.jobset.x-k8s.io"))
@@ -1701,7 +1671,11 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
     cs["containerID"] = container_id;
     cs["imageID"] = cs.value("image", std::string()) + "@sha256:" + hex_id(64);
   }
-  update(pods_t(), pod);
+  // A readiness probe decides when it is Ready (probe_readiness); other pods are at once.
+  if (has_readiness_probe(pod))
+    set_pod_ready(pod, false);
+  else
+    update(pods_t(), pod);
   prt.reaper = std::thread([this, p = &prt] { reap(p); });
 }
 

@@ -422,7 +422,21 @@ struct FakeKube::Impl {
   void apply_job_defaults(json& job);
   void reconcile_jobs(Steady::time_point now, std::optional<Steady::time_point>& next);
   void reconcile_jobsets();
+  // ---- Deployments and readiness probes (fake_kube_deployments.cpp) ----
+  // A pod from each Deployment's template until it has spec.replicas live ones (its
+  // ReplicaSet's work), and status.replicas/readyReplicas/conditions.
   void reconcile_deployments();
+  // A system controller's Deployment (JobSet's): available at once, with no pod.
+  void mark_deployment_available(json& d);
+  void set_deployment_status(json& d, const std::string& replica_set, int replicas, int ready);
+  // The kubelet's prober: a running pod with a tcpSocket readinessProbe is Ready once its port
+  // accepts a connection (tried again every 50 ms until then; NEXT says when).
+  void probe_readiness(std::optional<Steady::time_point>& next);
+  static bool has_readiness_probe(const json& pod);
+  // The pod's Ready and ContainersReady conditions and its containers' ready (caller holds mu).
+  void set_pod_ready(json& pod, bool ready);
+  // Each Deployment's ReplicaSet uid (no ReplicaSet object is stored): its pods' owner.
+  std::map<std::string, std::string> deployment_replica_sets;
   void schedule_pods();
   void run_kubelet(std::optional<Steady::time_point>& next);
   void process_pools();

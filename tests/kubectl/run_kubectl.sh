@@ -414,6 +414,63 @@ wait "$FORWARD_PID" 2>/dev/null || true
 FORWARD_PID=""
 k delete pod web --wait=false >/dev/null
 
+# ---- deployments and services (kinetic serve on gke) ---------------------------------------
+# The fake's Deployment controller makes the pod, its tcpSocket readiness probe makes it Ready
+# once the port accepts, and `rollout status` reads status.updatedReplicas/availableReplicas and
+# observedGeneration as it does on a real cluster.
+serve_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$WORK/serve.yaml" <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: served
+  labels: {app: served}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: served}
+  template:
+    metadata:
+      labels: {app: served}
+    spec:
+      restartPolicy: Always
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: main
+        image: python
+        command: ["python3", "-m", "http.server", "--bind", "127.0.0.1", "$serve_port"]
+        ports: [{containerPort: $serve_port}]
+        readinessProbe:
+          tcpSocket: {port: $serve_port}
+          periodSeconds: 2
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: served
+  labels: {app: served}
+spec:
+  type: ClusterIP
+  selector: {app: served}
+  ports: [{port: $serve_port, targetPort: $serve_port}]
+EOF
+out=$(k create -f "$WORK/serve.yaml")
+contains "create a Deployment" 'deployment.apps/served created' "$out"
+contains "create a Service" 'service/served created' "$out"
+out=$(k rollout status deployment/served --timeout=30s)
+contains "rollout status waits for the ready pod" 'deployment "served" successfully rolled out' "$out"
+out=$(k get deploy,svc -l app=served)
+contains "get deploy lists it ready" "deployment.apps/served" "$out"
+contains "one of one ready" "1/1" "$out"
+contains "get svc lists the Service" "service/served" "$out"
+out=$(k get pods -l app=served -o name)
+contains "the pod is named after the Deployment" "pod/served-" "$out"
+out=$(k delete deployment served)
+contains "delete the Deployment" 'deployment.apps "served" deleted' "$out"
+out=$(k get pods -l app=served 2>&1)
+contains "its pods went with it" "No resources found" "$out"
+k delete service served >/dev/null
+
 # ---- delete ------------------------------------------------------------------------------
 out=$(k delete job fidelity)
 contains "delete job" 'job.batch "fidelity" deleted' "$out"

@@ -174,6 +174,19 @@ TEST(JobSpec, RoundTripsThroughJson) {
   EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00.000Z");
 }
 
+TEST(JobSpec, OnlyAServersRecordHasServe) {
+  JobSpec s;
+  s.id = "job-1a2b3c4d";
+  EXPECT_FALSE(to_json(s).contains("serve"));
+  EXPECT_FALSE(job_spec_from_json(to_json(s)).serve);
+  s.serve = ServeSpec{.port = 8000, .idle_stop_seconds = 1800};
+  EXPECT_EQ(to_json(s)["serve"], (nlohmann::json{{"port", 8000}, {"idle_stop_seconds", 1800}}));
+  const JobSpec t = job_spec_from_json(to_json(s));
+  ASSERT_TRUE(t.serve);
+  EXPECT_EQ(t.serve->port, 8000);
+  EXPECT_EQ(t.serve->idle_stop_seconds, 1800);
+}
+
 TEST(Strings, PercentEncodingRoundTripsAPathSegment) {
   EXPECT_EQ(percent_encode("jobs/job-1 a~b.c_d"), "jobs%2Fjob-1%20a~b.c_d");
   EXPECT_EQ(percent_decode("jobs%2Fjob-1%20a"), "jobs/job-1 a");

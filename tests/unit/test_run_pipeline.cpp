@@ -16,6 +16,7 @@
 #include "core/duration.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "run/serve.h"
 #include "unit/memory_streams.h"
 #include "unit/recording_sink.h"
 
@@ -37,10 +38,11 @@ class FakeBackend : public Backend {
   std::string streamed = "hello from the job\n";
 
   bool copies = false;  // copies_data_dirs(): a local --data directory is staged as a context
+  bool serves = false;  // runs_servers(): `kinetic serve` runs on it
 
   std::string name() const override { return "fake"; }
   BackendCapabilities capabilities() const override {
-    return {.gzip_for_prebuilt_images = true, .copies_data_dirs = copies};
+    return {.gzip_for_prebuilt_images = true, .copies_data_dirs = copies, .runs_servers = serves};
   }
   std::string prepare_image(const ImageRecipe& recipe) override {
     step("prepare_image");
@@ -452,6 +454,42 @@ TEST_F(Pipeline, APreparedStepWhoseCleanFailsWarnsAndKeepsItsVerdict) {
   EXPECT_EQ(run_step(sink).state, kSucceeded);
   EXPECT_NE(io.err().find("could not clean up " + backend.submitted->id), std::string::npos)
       << io.err();
+}
+
+TEST_F(Pipeline, AServerIsRefusedBeforeAnythingWhereTheBackendRunsNone) {
+  ServeRequest serve{.run = request, .port = 8000};
+  RunEnvironment env{settings, vars, io.io, root.path() / "state", project, root.path(), &backend};
+  const Error e = error_of([&] { start_server(serve, env); });
+  EXPECT_EQ(e.code(), Errc::unsupported);
+  EXPECT_EQ(std::string(e.what()),
+            "kinetic serve does not run on the fake backend yet; use a local context, or "
+            "`kinetic run --detach` and `kinetic port-forward` meanwhile");
+  EXPECT_TRUE(backend.calls.empty());
+}
+
+TEST_F(Pipeline, AServerIsSubmittedDetachedWithItsPortAndNoOutputs) {
+  backend.serves = true;
+  ServeRequest serve{.run = request, .port = 8000, .idle_stop_seconds = 600};
+  RunEnvironment env{settings, vars, io.io, root.path() / "state", project, root.path(), &backend};
+  const JobSpec spec = start_server(serve, env);
+  EXPECT_EQ(backend.calls, (std::vector<std::string>{"stage_context", "prepare_image", "submit"}));
+  ASSERT_TRUE(backend.submitted);
+  const JobSpec& s = *backend.submitted;
+  EXPECT_EQ(s.id, spec.id);
+  ASSERT_TRUE(s.serve);
+  EXPECT_EQ(s.serve->port, 8000);
+  EXPECT_EQ(s.serve->idle_stop_seconds, 600);
+  // Nobody follows it and nothing is delivered: it runs until stopped.
+  EXPECT_TRUE(s.detached);
+  EXPECT_EQ(s.follower_timeout_seconds, 0);
+  EXPECT_EQ(s.output_dir, "");
+  EXPECT_NE(std::find(s.env.begin(), s.env.end(),
+                      std::pair<std::string, std::string>{"KINETIC_SERVE_PORT", "8000"}),
+            s.env.end());
+  JobStatus st = initial_status(s);
+  EXPECT_TRUE(is_server(st));
+  EXPECT_EQ(server_port(st), 8000);
+  EXPECT_TRUE(backend.secrets.empty());  // the port is no secret
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "backend/gke/names.h"
 #include "backend/gke/pipeline_runner_job.h"
 #include "backend/gke/pod_port_dialer.h"
+#include "backend/gke/server_state.h"
 #include "backend/gke/slice_host.h"
 #include "backend/notify.h"
 #include "backend/prefixed_log_sink.h"
@@ -279,6 +280,7 @@ void GkeBackend::require_slice_pools(const JobSpec& spec) {
 }
 
 void GkeBackend::submit(const JobSpec& spec, const std::map<std::string, std::string>& secrets) {
+  if (spec.serve) return submit_server(spec, secrets);
   require_slice_pools(spec);
   k8s::Client& k = kube();
   const std::string ns = session_.target.ns;
@@ -449,6 +451,7 @@ JobStatus GkeBackend::cancel(const std::string& id) {
   if (!before) throw Error(Errc::not_found, "no job '" + id + "' in the gke backend");
   // The Secret goes with the Job: its notify URLs are read first.
   const std::string urls = before->terminal() ? "" : notify_urls_of(id);
+  if (is_server_status(*before)) delete_server_objects(id, /*dry_run=*/false);
   delete_runtime_objects(id);
   JobStatus st = *before;
   if (!st.terminal()) {
@@ -510,6 +513,8 @@ int GkeBackend::exec(const ExecRequest& request) {
 }
 
 std::unique_ptr<PortDialer> GkeBackend::port_dialer(const std::string& job, int host) {
+  if (const std::optional<JobSpec> spec = spec_for(job); spec && spec->serve && host == 0)
+    return server_port_dialer(job);
   PodTarget target;
   target.ns = session_.target.ns;
   target.job = job;
@@ -535,6 +540,12 @@ void GkeBackend::request_cancel(const std::string& id) {
   // Background propagation: the pods go too, and each gets SIGTERM, which the bootstrap passes on.
   own.client->remove(k8s::job_path(ns, name));
   own.client->remove(k8s::jobset_path(ns, name));
+  bool server = false;
+  {
+    std::lock_guard lock(cancel_mu_);
+    server = servers_.contains(id);
+  }
+  if (server) own.client->remove(k8s::deployment_path(ns, name));  // its pods go with it
 }
 
 std::optional<JobStatus> GkeBackend::get(const std::string& id) {
@@ -565,6 +576,8 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
     }
     return st;
   }
+  // A server's status is its Deployment's: the records of its pods' runs are not its verdict.
+  if (auto server = server_status(id)) return server;
   return results_status(id);
 }
 
@@ -606,6 +619,8 @@ std::vector<JobStatus> GkeBackend::list() {
       out.push_back(std::move(st));
     }
   }
+  for (const auto& d : list_or_empty(k, k8s::deployments_path(ns), managed_selector()))
+    out.push_back(status_from_deployment(d));
   // Finished jobs whose Job is gone live on in the bucket: the newest kRecordedJobsListed.
   std::set<std::string> known;
   for (const auto& st : out) known.insert(st.id);
@@ -812,6 +827,15 @@ std::vector<CleanupItem> GkeBackend::remove_job(const std::string& id, bool dry_
     items.push_back(
         {path.find("/secrets/") != std::string::npos ? "secret" : "job", name, 0, st->state});
   }
+  const bool server = is_server_status(*st) || [&] {
+    const std::optional<JobSpec> spec = spec_for(id);
+    return spec && spec->serve;
+  }();
+  if (server)
+    for (const std::string& path : delete_server_objects(id, dry_run))
+      items.push_back({path.find("/services/") != std::string::npos ? "service" : "deployment",
+                       name, 0, st->state});
+  if (server && !dry_run) wait_for_server_pods_gone(id);
   gcp::StorageClient& storage = session_.storage();
   const std::string bucket = session_.bucket();
   std::vector<std::string> doomed;

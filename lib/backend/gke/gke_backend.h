@@ -26,8 +26,10 @@ class GkeBackend : public Backend {
 
   std::string name() const override { return "gke"; }
   BackendCapabilities capabilities() const override {
-    return {
-        .gzip_for_prebuilt_images = true, .copies_data_dirs = true, .runs_pipelines_itself = true};
+    return {.gzip_for_prebuilt_images = true,
+            .copies_data_dirs = true,
+            .runs_pipelines_itself = true,
+            .runs_servers = true};
   }
   std::string prepare_image(const ImageRecipe& recipe) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
@@ -81,6 +83,16 @@ class GkeBackend : public Backend {
   nlohmann::json stage(const JobSpec& spec, const std::map<std::string, std::string>& secrets,
                        std::vector<std::string>& posted);
   k8s::Client& kube();
+  // A server's parts (gke_serve.cpp): its Secret, Service and Deployment; its Deployment read
+  // back (nullopt: none); its Deployment and Service deleted (or, DRY_RUN, found), their paths
+  // returned; a dialer to its Ready pod, chosen again for each connection.
+  void submit_server(const JobSpec& spec, const std::map<std::string, std::string>& secrets);
+  std::optional<JobStatus> server_status(const std::string& id);
+  std::vector<std::string> delete_server_objects(const std::string& id, bool dry_run);
+  std::unique_ptr<PortDialer> server_port_dialer(const std::string& job);
+  // A stopped server's pods run the bootstrap, which writes the job's record as SIGTERM ends
+  // it: its record is removed once they are gone (at most their grace period), or it returns.
+  void wait_for_server_pods_gone(const std::string& id);
   // status.json of host HOST (0: the run's own, results/; K > 0: results/workers/K/).
   std::optional<JobStatus> results_status(const std::string& id, int host = 0);
   // A failed slice's verdict (docs/multihost.md): the host that failed first, not one stopped
@@ -151,6 +163,7 @@ class GkeBackend : public Backend {
   std::map<std::string, std::string> notify_;
   std::set<std::string> cancel_requested_;  // written by the interrupt thread
   std::set<std::string> held_;              // failed for good and held (--hold-on-failure)
+  std::set<std::string> servers_;           // servers this process started (under cancel_mu_)
   std::mutex cancel_mu_;
   // The job's notify URLs: this process's, else its Secret's (before the Secret goes).
   std::string notify_urls_of(const std::string& id);

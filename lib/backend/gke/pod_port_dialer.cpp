@@ -35,8 +35,10 @@ class PodPortDialer : public PortDialer {
         read_pod_(std::move(read_pod)) {}
 
   std::unique_ptr<PortStream> dial(int port) override {
+    std::string pod = target_.pod;
+    if (target_.choose_pod) pod = target_.choose_pod();
     return std::make_unique<WebSocketPortStream>(k8s::open_port_forward(
-        target_.server, target_.ca_pem, *credentials_, target_.ns, target_.pod, port, verbosity_));
+        target_.server, target_.ca_pem, *credentials_, target_.ns, pod, port, verbosity_));
   }
 
   std::string wait_for_end(int stop_fd) override {

@@ -21,6 +21,9 @@ struct PodTarget {
   std::string ns;
   std::string pod;
   std::string job;
+  // A server's (docs/serving.md): its Ready pod, chosen again for each new connection, so that
+  // after a pod restart a new connection reaches the new pod. Empty: always POD.
+  std::function<std::string()> choose_pod;
 };
 
 // Why POD (as read now; nullopt: deleted) is no longer one to forward to, for job JOB: "" while

@@ -29,6 +29,7 @@ std::unique_ptr<SubmissionPreview> make_local_submission_preview(fs::path state_
 
 class LocalBackend : public Backend {
  public:
+  BackendCapabilities capabilities() const override { return {.runs_servers = true}; }
   // BASE_ENV is what every job starts from (see local_job_base_env).
   LocalBackend(fs::path state_dir, std::vector<std::pair<std::string, std::string>> base_env,
                int kill_grace_seconds = 10);

@@ -18,6 +18,7 @@
 #include "backend/backend.h"
 #include "backend/failure_cause.h"
 #include "backend/local/job_log.h"
+#include "backend/local/port_activity.h"
 #include "backend/notify.h"
 #include "backend/process_identity.h"
 #include "backend/stopped_verdict.h"
@@ -54,7 +55,7 @@ struct ChildResult {
 
 // What stopped the job, if anything: a cancel, or the deadline, which once passed before the
 // job ended decides over a cancel (as in the bootstrap).
-enum class Stop { none, cancelled, timed_out };
+enum class Stop { none, cancelled, timed_out, idle };
 
 // Runs one process of the job in its own process group, copying its output to the log, until it
 // and its pipes are done. Cancellation (SIGTERM/SIGINT/SIGHUP to the runner) and the deadline
@@ -63,6 +64,10 @@ class ChildRunner {
  public:
   ChildRunner(JobLogWriter& log, int sigfd, int grace, std::optional<double> deadline, Stop& stop)
       : log_(log), sigfd_(sigfd), grace_(grace), deadline_(deadline), stop_(stop) {}
+
+  // A server's --idle-stop (backend/local/port_activity.h): its group is stopped once IDLE says
+  // so, as a cancel stops it.
+  void watch_idle(IdleWatch* idle) { idle_ = idle; }
 
   ChildResult run(const std::vector<std::string>& argv, const std::vector<std::string>& envp,
                   const fs::path& cwd, const std::string& path_var, long* pgid_out,
@@ -166,6 +171,10 @@ class ChildRunner {
         if (stop_ == Stop::none) terminate(pid, now);  // a cancel has stopped it already
         stop_ = Stop::timed_out;
       }
+      if (!reaped && stop_ == Stop::none && idle_ && idle_->idle(now_unix())) {
+        terminate(pid, now);
+        stop_ = Stop::idle;
+      }
       if (kill_at_ && now >= *kill_at_) {
         ::kill(-pid, SIGKILL);
         kill_at_.reset();
@@ -247,6 +256,7 @@ class ChildRunner {
   int grace_;
   std::optional<double> deadline_;
   Stop& stop_;
+  IdleWatch* idle_ = nullptr;
   std::optional<double> kill_at_;  // SIGKILL the group after the grace period
 };
 
@@ -395,6 +405,13 @@ class LocalRun {
       if (spec_.timeout_seconds) deadline = m0_ + static_cast<double>(*spec_.timeout_seconds);
       ChildRunner runner(log_, sigfd_, setup_.kill_grace_seconds, deadline, stop_);
       const std::vector<std::string> argv = command(runner);
+      std::optional<IdleWatch> idle;
+      if (spec_.serve && spec_.serve->idle_stop_seconds > 0) {
+        const int port = spec_.serve->port;
+        idle.emplace(static_cast<double>(spec_.serve->idle_stop_seconds),
+                     [port] { return port_use(port); });
+        runner.watch_idle(&*idle);
+      }
       if (!argv.empty()) attempts(runner, argv);
       stopped_verdict();
     } catch (const std::exception& e) {
@@ -593,8 +610,10 @@ class LocalRun {
   // (backend/stopped_verdict.h), and the stopped attempt's entry says the same.
   void stopped_verdict() {
     if (stop_ == Stop::none) return;
-    const StoppedVerdict v =
-        stop_ == Stop::timed_out ? deadline_verdict(spec_) : cancelled_verdict();
+    const StoppedVerdict v = stop_ == Stop::timed_out ? deadline_verdict(spec_)
+                             : stop_ == Stop::idle
+                                 ? idle_verdict(spec_.serve ? spec_.serve->idle_stop_seconds : 0)
+                                 : cancelled_verdict();
     finish(v.state, v.exit_code, v.error);
     if (!st_.attempt_history.empty() && st_.attempt_history.back().attempt == st_.attempts) {
       AttemptRecord& last = st_.attempt_history.back();

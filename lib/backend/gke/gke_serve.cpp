@@ -1,0 +1,115 @@
+// `kinetic serve` on the gke backend (docs/serving.md "Servers on gke"): a server is its Secret,
+// a Deployment of one replica and a ClusterIP Service (server_manifest.h); its status is the
+// Deployment's (server_state.h); its URL a port-forward to its Ready pod, chosen again for each
+// new connection.
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "backend/gke/cluster_access.h"
+#include "backend/gke/create_or_adopt.h"
+#include "backend/gke/gke_backend.h"
+#include "backend/gke/job_manifest.h"
+#include "backend/gke/names.h"
+#include "backend/gke/pod_port_dialer.h"
+#include "backend/gke/server_manifest.h"
+#include "backend/gke/server_state.h"
+#include "core/backoff.h"
+#include "core/duration.h"
+#include "core/error.h"
+#include "job/manifest.h"
+
+namespace kinetic::gke {
+
+using json = nlohmann::json;
+
+void GkeBackend::submit_server(const JobSpec& spec,
+                               const std::map<std::string, std::string>& secrets) {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(spec.id);
+  const int port = spec.serve->port;
+  std::vector<std::string> posted;  // objects asked for, created or not (the answer may be lost)
+  {
+    std::lock_guard lock(cancel_mu_);  // request_cancel (Ctrl-C) deletes its Deployment too
+    servers_.insert(spec.id);
+  }
+  try {
+    stage(spec, secrets, posted);  // spec.json and the Secret; the Job it returns is not sent
+    const ManifestInput in = manifest_input(spec, session_.bucket(), ns);
+    posted.push_back(k8s::service_path(ns, name));
+    create_or_adopt(k, k8s::services_path(ns), json::parse(build_server_service(in, port).dump()));
+    posted.push_back(k8s::deployment_path(ns, name));
+    create_or_adopt(k, k8s::deployments_path(ns),
+                    json::parse(build_server_deployment(in, port).dump()));
+  } catch (...) {
+    // Nothing half-started stays behind: what exists of ours goes, the Deployment first.
+    for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(k, *it, spec.id);
+    throw;
+  }
+}
+
+std::optional<JobStatus> GkeBackend::server_status(const std::string& id) {
+  auto items = list_or_empty(kube(), k8s::deployments_path(session_.target.ns), job_selector(id));
+  if (items.empty()) return std::nullopt;
+  return status_from_deployment(items.front());
+}
+
+std::vector<std::string> GkeBackend::delete_server_objects(const std::string& id, bool dry_run) {
+  k8s::Client& k = kube();
+  const std::string ns = session_.target.ns;
+  const std::string name = k8s_object_name(id);
+  std::vector<std::string> removed;
+  // The Deployment's pods go with it (propagationPolicy=Background, k8s::Client::remove).
+  for (const std::string& path : {k8s::deployment_path(ns, name), k8s::service_path(ns, name)})
+    if (dry_run ? k.get(path).has_value() : k.remove(path)) removed.push_back(path);
+  return removed;
+}
+
+void GkeBackend::wait_for_server_pods_gone(const std::string& id) {
+  // The pods' 30 s grace period (terminationGracePeriodSeconds), and some.
+  constexpr double kGoneWithinSeconds = 45;
+  constexpr BackoffCurve kLookAgain{std::chrono::milliseconds(100), std::chrono::seconds(1), 2.0};
+  const double deadline = now_unix() + kGoneWithinSeconds;
+  for (int attempt = 1; now_unix() < deadline; ++attempt) {
+    if (list_or_empty(kube(), k8s::pods_path(session_.target.ns), job_selector(id)).empty()) return;
+    std::this_thread::sleep_for(kLookAgain.delay(attempt));
+  }
+}
+
+std::unique_ptr<PortDialer> GkeBackend::server_port_dialer(const std::string& job) {
+  const std::string ns = session_.target.ns;
+  const std::optional<std::string> first =
+      ready_server_pod(kube().list(k8s::pods_path(ns), job_selector(job)).items);
+  if (!first)
+    throw Error(Errc::not_found, job + " has no Ready pod yet: `kinetic serve status " + job +
+                                     "` says why it waits");
+  PodTarget target;
+  target.ns = ns;
+  target.job = job;
+  target.pod = *first;
+  const ClusterAccess access = cluster_access(session_);
+  target.server = access.server;
+  target.ca_pem = access.ca_pem;
+  // Connections are dialled from their own threads: the choice reads the pods on a connection
+  // of its own (kube()'s is not shared between threads), one at a time.
+  auto own = std::make_shared<KubeConnection>(connect_kube(session_, access));
+  auto mu = std::make_shared<std::mutex>();
+  const std::string fallback = *first;
+  target.choose_pod = [own, mu, ns, job, fallback] {
+    std::lock_guard lock(*mu);
+    return ready_server_pod(own->client->list(k8s::pods_path(ns), job_selector(job)).items)
+        .value_or(fallback);
+  };
+  // The forward ends with the Deployment (not with one of its pods), read on that connection
+  // too: a foreground serve streams the log on kube()'s meanwhile.
+  const std::string path = k8s::deployment_path(ns, k8s_object_name(job));
+  return pod_port_dialer(std::move(target), session_.credentials, session_.verbosity,
+                         [own, mu, path] {
+                           std::lock_guard lock(*mu);
+                           return own->client->get(path);
+                         });
+}
+
+}  // namespace kinetic::gke
