@@ -35,19 +35,6 @@ inline std::string debug_job_script() {
          "      'from', __file__, flush=True)\n";
 }
 
-// A port of this machine nobody listens on now (bound, read, closed): the job's debug port.
-inline int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // One DAP message on FD.
 inline bool dap_send(int fd, const nlohmann::json& message) {
   const std::string body = message.dump();

@@ -21,7 +21,7 @@ class DebugLocal : public ::testing::Test {
   Sandbox sb;
   fs::path proj = sb.project("proj");
   fs::path out = sb.root() / "run.out", err = sb.root() / "run.err";
-  int port = free_port();
+  int port = unused_loopback_port();
   const std::string nonce = "nonce-" + std::to_string(::getpid());
 };
 

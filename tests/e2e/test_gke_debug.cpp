@@ -21,7 +21,7 @@ class GkeDebug : public GkeFixture {
     return cloud_->kube().request_counts()["GET /api/v1/namespaces/{ns}/pods/{name}/portforward"];
   }
 
-  int port = free_port();
+  int port = unused_loopback_port();
   const std::string nonce = "nonce-" + std::to_string(::getpid());
 };
 

@@ -23,19 +23,6 @@ const fs::path kServeHttpExample = fs::path(KINETIC_SOURCE_DIR) / "examples" / "
 const std::string kServeNs = "/api/v1/namespaces/default";
 const std::string kServeDeployments = "/apis/apps/v1/namespaces/default/deployments";
 
-// A port of 127.0.0.1 nothing listens on now (the fake's pods share this machine's network).
-int unused_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 class GkeServe : public GkeFixture {
  protected:
   void SetUp() override {

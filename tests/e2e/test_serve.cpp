@@ -17,25 +17,11 @@ namespace {
 constexpr auto npos = std::string::npos;
 const fs::path kServeExample = fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http";
 
-// A port of 127.0.0.1 nothing listens on now, for the server: bound, read and closed. Another
-// process could take it meanwhile; nothing else in these tests listens on a fixed port.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 class ServeLocal : public ::testing::Test {
  protected:
   void SetUp() override {
     fs::copy(kServeExample, app, fs::copy_options::recursive);
-    port = std::to_string(free_port());
+    port = std::to_string(unused_loopback_port());
   }
   // The state directory's jobs: what a stopped server must not leave.
   size_t jobs_in_state() const {
