@@ -8,6 +8,7 @@
 #include "job/budget.h"
 #include "job/data_mount.h"
 #include "job/spec.h"
+#include "job_request_flags.h"
 #include "run/pipeline.h"
 
 namespace kinetic::cli {
@@ -16,28 +17,22 @@ namespace {
 
 struct RunOptions : CommandOptions {
   RunRequest req;
+  JobRequestFlags job;
   std::string timeout;
-  std::string max_cost;
   std::string checkpoint_interval;
   std::string hold_on_failure;
-  std::vector<std::string> data;
-  std::vector<std::string> labels;
 
   void complete(Factory& f) override {
     req.args = f.globals().job_args;
     req.format = f.format({OutputFormat::table, OutputFormat::json, OutputFormat::yaml});
     req.format_given = !f.globals().format.empty();
     if (!timeout.empty()) req.timeout_seconds = parse_duration(timeout, "--timeout");
-    if (!max_cost.empty()) req.max_cost_usd = parse_usd(max_cost, "--max-cost");
+    job.complete(req);
     if (!checkpoint_interval.empty())
       req.checkpoint_interval_seconds =
           parse_duration(checkpoint_interval, "--checkpoint-interval");
     if (!hold_on_failure.empty())
       req.hold_on_failure_seconds = parse_duration(hold_on_failure, "--hold-on-failure");
-    req.data.clear();
-    for (const auto& value : data) req.data.push_back(parse_data_flag(value));
-    req.labels.clear();
-    for (const auto& value : labels) req.labels.push_back(parse_label(value, "--label"));
   }
 
   void validate() const override {
@@ -95,7 +90,7 @@ void add_run_limits(CLI::App* c, RunOptions& o) {
   c->add_option("--timeout-from", o.req.timeout_from,
                 "What --timeout and --max-cost count from: submit (default: a wait for capacity "
                 "counts) or start (the job's first start on a node: it does not)");
-  c->add_option("--max-cost", o.max_cost,
+  c->add_option("--max-cost", o.job.max_cost,
                 "Stop the job once it has cost this many dollars at the accelerator's list "
                 "price, e.g. 5 (it becomes the job's deadline; exit 124)");
   c->add_option("--retries", o.req.retries, "Run again up to N times if the job fails");
@@ -142,7 +137,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   c->add_option("--with", o->req.with,
                 "Also install this requirement in kinetic's own image, e.g. cloudpickle==3.0.0 "
                 "(repeatable; it replaces the project's own line for the same package)");
-  c->add_option("--label", o->labels,
+  c->add_option("--label", o->job.labels,
                 "Mark the job KEY=VALUE (repeatable); `kinetic status -l KEY=VALUE` selects by it");
   c->add_option("--python", o->req.python,
                 "Python version of the built image, e.g. 3.12 (default: requires-python, else "
@@ -162,7 +157,7 @@ void add_run(CLI::App& root, Factory&, Action& action) {
                 "POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or "
                 "Google Chat webhook (repeatable; default: the context's notify setting; kept "
                 "secret like --env values)");
-  c->add_option("--data", o->data,
+  c->add_option("--data", o->job.data,
                 "SRC:DST[:ro|:rw]: show a local directory or gs://BUCKET[/PATH] to the job at DST, "
                 "relative to its working directory or absolute (repeatable; read-only unless :rw, "
                 "which gs:// alone takes; see README \"Data\")");

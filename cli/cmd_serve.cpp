@@ -8,6 +8,7 @@
 #include "job/budget.h"
 #include "job/data_mount.h"
 #include "job/spec.h"
+#include "job_request_flags.h"
 #include "run/serve.h"
 
 namespace kinetic::cli {
@@ -18,24 +19,18 @@ namespace {
 
 struct ServeOptions : CommandOptions {
   ServeRequest req;
-  std::string max_cost;
+  JobRequestFlags job;
   std::string idle_stop;
   std::string ready_timeout;
-  std::vector<std::string> data;
-  std::vector<std::string> labels;
 
   void complete(Factory& f) override {
     req.run.args = f.globals().job_args;
     req.format = f.format({OutputFormat::table, OutputFormat::json});
-    if (!max_cost.empty()) req.run.max_cost_usd = parse_usd(max_cost, "--max-cost");
+    job.complete(req.run);
     if (!idle_stop.empty()) req.idle_stop_seconds = parse_duration(idle_stop, "--idle-stop");
     if (!ready_timeout.empty())
       req.ready_timeout_seconds =
           static_cast<double>(parse_duration(ready_timeout, "--ready-timeout"));
-    req.run.data.clear();
-    for (const auto& value : data) req.run.data.push_back(parse_data_flag(value));
-    req.run.labels.clear();
-    for (const auto& value : labels) req.run.labels.push_back(parse_label(value, "--label"));
   }
 
   void validate() const override {
@@ -84,12 +79,12 @@ void add_job_flags(CLI::App* c, ServeOptions& o) {
                 "Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)");
   c->add_option("--capture-env", o.req.run.capture_env,
                 "Pass your variables matching GLOB (repeatable; as `run`)");
-  c->add_option("--data", o.data,
+  c->add_option("--data", o.job.data,
                 "SRC:DST[:ro|:rw]: a directory or gs:// prefix shown to the server (as `run`)");
   c->add_flag("--grant", o.req.run.grant,
               "Grant the server's pods access to its --data gs:// buckets (as `run`)");
-  c->add_option("--label", o.labels, "Mark the server KEY=VALUE (repeatable)");
-  c->add_option("--max-cost", o.max_cost,
+  c->add_option("--label", o.job.labels, "Mark the server KEY=VALUE (repeatable)");
+  c->add_option("--max-cost", o.job.max_cost,
                 "Stop the server once it has cost this many dollars at list price, e.g. 20");
 }
 
