@@ -18,12 +18,14 @@ from ._data import Data
 from ._errors import (JobCancelledError, JobFailedError, JobLostError, JobStartError,
                       JobTimeoutError, KineticError, RemoteError)
 from ._jobs import JobHandle, JobStatus, attach, list_jobs
+from ._serve import Server, ServerError, attach_server, list_servers, serve
 
 __version__ = "0.1.0"
 
 __all__ = [
     "run", "RemoteCallable", "Data", "JobHandle", "JobStatus", "attach", "list_jobs",
-    "BatchHandle", "BatchError", "attach_batch", "__version__",
+    "BatchHandle", "BatchError", "attach_batch", "serve", "Server", "ServerError",
+    "list_servers", "attach_server", "__version__",
     "KineticError", "JobTimeoutError", "JobStartError", "JobCancelledError", "JobLostError",
     "JobFailedError", "RemoteError",
 ]

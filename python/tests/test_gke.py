@@ -235,3 +235,22 @@ def test_a_python_the_images_lack_is_refused_before_anything_is_submitted(projec
     assert str(info.value).startswith("no kinetic image for this accelerator has Python 3.9")
     assert "Python 3.11" in str(info.value) and "container_image=" in str(info.value)
     assert json.loads(kinetic_cmd("status", "-o", "json").stdout)["jobs"] == before
+
+
+def test_a_server_on_gke_answers_at_its_url_and_the_block_removes_it(project):
+    import shutil
+    import socket
+    import urllib.request
+    shutil.copy(os.path.join(os.path.dirname(kinetic.__file__), "..", "..", "examples",
+                             "serve-http", "server.py"), project / "server.py")
+    with socket.socket() as probe:  # the fake's pods share this machine's network
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with kinetic.serve("server.py", port=port, ready_timeout=READY_LIMIT * 4) as server:
+        with urllib.request.urlopen(server.url + "/", timeout=COMMAND_LIMIT) as answer:
+            assert json.loads(answer.read())["message"] == "hello from kinetic serve"
+        state = server.status()
+        assert state["state"] == "running" and state["backend"] == "gke"
+    listed = kinetic_cmd("serve", "ls", "-o", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["servers"] == []
