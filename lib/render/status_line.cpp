@@ -21,6 +21,17 @@ void StatusLine::update(const std::string& raw, bool transient) {
   last_ = text;
 }
 
+void StatusLine::update_ticking(const std::string& text, const std::string& ticking) {
+  {
+    std::lock_guard lock(mu_);
+    if (!io_.err_tty) {
+      if (text == last_stable_) return;
+      last_stable_ = text;
+    }
+  }
+  update(text + ticking);
+}
+
 void StatusLine::clear() {
   std::lock_guard lock(mu_);
   clear_locked();
@@ -38,6 +49,7 @@ void StatusLine::finish(const std::string& text) {
   std::lock_guard lock(mu_);
   clear_locked();
   last_.clear();
+  last_stable_.clear();
   io_.info(text);
 }
 

@@ -22,6 +22,10 @@ class StatusLine {
   // it is printed when it differs from the last line printed, unless TRANSIENT (byte counts
   // and other ticking values that would flood a log).
   void update(const std::string& text, bool transient = false);
+  // Shows TEXT followed by TICKING (an elapsed time, "(42s)"). On a terminal both, rewritten as
+  // either changes; otherwise the line is printed only when TEXT changes, with the TICKING of
+  // that moment, so a wait of an hour is one line in a log, not one a poll.
+  void update_ticking(const std::string& text, const std::string& ticking);
   // Removes the line from a terminal (nothing to do elsewhere).
   void clear();
   // Clears, then prints TEXT as a permanent line (unless --quiet).
@@ -33,6 +37,7 @@ class StatusLine {
   const IOStreams& io_;
   std::mutex mu_;
   std::string last_;
+  std::string last_stable_;  // TEXT of the last two-part update printed without a terminal
   bool shown_ = false;
 };
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 
 from ._errors import KineticError, last_error_line
 
@@ -247,6 +247,75 @@ def backend_of(flags: GlobalFlags) -> str:
                 pass
         _backends[key] = backend
     return _backends[key]
+
+
+class ReadyChild:
+    """A kinetic child whose first stdout line is a JSON document saying it is ready (a
+    foreground ``kinetic serve -o json``: the ``Server`` document once the server answers).
+    Its progress (stderr) is shown until then; after that its output (the server's log) and
+    warnings are kept (the last lines) rather than written into whatever cell or output runs
+    next, unless ``stream_logs``."""
+
+    def __init__(self, argv: List[str], stream_logs: bool):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=child_environment(),
+                                     start_new_session=True)
+        self.stream_logs = stream_logs
+        self.ready = threading.Event()
+        self.stderr_tail: collections.deque = collections.deque(maxlen=STDERR_LINES_KEPT)
+        self.log_tail: collections.deque = collections.deque(maxlen=1000)
+        self._stderr = threading.Thread(target=self._pump_stderr, daemon=True)
+        self._stderr.start()
+        self._stdout: Optional[threading.Thread] = None
+
+    def _shown(self) -> bool:
+        return not self.ready.is_set() or self.stream_logs
+
+    def _pump_stderr(self) -> None:
+        with self.proc.stderr:
+            for raw in iter(self.proc.stderr.readline, b""):
+                line = raw.decode("utf-8", "replace")
+                self.stderr_tail.append(line)
+                if self._shown():
+                    sys.stderr.write(line)
+                    sys.stderr.flush()
+
+    def _pump_log(self) -> None:
+        with self.proc.stdout:
+            for raw in iter(self.proc.stdout.readline, b""):
+                line = raw.decode("utf-8", "replace")
+                self.log_tail.append(line)
+                if self.stream_logs:
+                    sys.stdout.write(line)
+                    sys.stdout.flush()
+
+    def read_ready_document(self) -> Optional[Dict[str, Any]]:
+        """The ``Server`` document once the server answers; None when kinetic ended first."""
+        line = self.proc.stdout.readline()
+        if not line:
+            return None
+        self.ready.set()
+        self._stdout = threading.Thread(target=self._pump_log, daemon=True)
+        self._stdout.start()
+        return json.loads(line)
+
+    def interrupt_and_wait(self, timeout: Optional[float]) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        return self.wait(timeout)
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        code = self.proc.wait(timeout)
+        self._stderr.join()
+        if self._stdout is not None:
+            self._stdout.join()
+        else:
+            self.proc.stdout.close()
+        return code
+
 
 
 # ---- a port-forward while a with-block runs (JobHandle.port_forward, docs/serving.md) ----

@@ -11,12 +11,8 @@ the server outlives this process, and ``port_forward()`` reaches it.
 from __future__ import annotations
 
 import atexit
-import collections
 import json
-import signal
-import subprocess
 import sys
-import threading
 import weakref
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -119,73 +115,6 @@ def serve_argv(flags: _engine.GlobalFlags, file: Optional[str], *, port: int, ac
     return argv + (["--", *args] if args else [])
 
 
-class _ServeChild:
-    """The foreground ``kinetic serve`` child. Its progress (stderr) is shown until the server
-    answers; after that its log and warnings are kept (the last lines) rather than written into
-    whatever cell or output runs next, unless ``stream_logs``."""
-
-    def __init__(self, argv: List[str], stream_logs: bool):
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=_engine.child_environment(),
-                                     start_new_session=True)
-        self.stream_logs = stream_logs
-        self.ready = threading.Event()
-        self.stderr_tail: collections.deque = collections.deque(maxlen=_engine.STDERR_LINES_KEPT)
-        self.log_tail: collections.deque = collections.deque(maxlen=1000)
-        self._stderr = threading.Thread(target=self._pump_stderr, daemon=True)
-        self._stderr.start()
-        self._stdout: Optional[threading.Thread] = None
-
-    def _shown(self) -> bool:
-        return not self.ready.is_set() or self.stream_logs
-
-    def _pump_stderr(self) -> None:
-        with self.proc.stderr:
-            for raw in iter(self.proc.stderr.readline, b""):
-                line = raw.decode("utf-8", "replace")
-                self.stderr_tail.append(line)
-                if self._shown():
-                    sys.stderr.write(line)
-                    sys.stderr.flush()
-
-    def _pump_log(self) -> None:
-        with self.proc.stdout:
-            for raw in iter(self.proc.stdout.readline, b""):
-                line = raw.decode("utf-8", "replace")
-                self.log_tail.append(line)
-                if self.stream_logs:
-                    sys.stdout.write(line)
-                    sys.stdout.flush()
-
-    def read_ready_document(self) -> Optional[Dict[str, Any]]:
-        """The ``Server`` document once the server answers; None when kinetic ended first."""
-        line = self.proc.stdout.readline()
-        if not line:
-            return None
-        self.ready.set()
-        self._stdout = threading.Thread(target=self._pump_log, daemon=True)
-        self._stdout.start()
-        return json.loads(line)
-
-    def interrupt_and_wait(self, timeout: Optional[float]) -> int:
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(signal.SIGINT)
-            except ProcessLookupError:
-                pass
-        return self.wait(timeout)
-
-    def wait(self, timeout: Optional[float] = None) -> int:
-        code = self.proc.wait(timeout)
-        self._stderr.join()
-        if self._stdout is not None:
-            self._stdout.join()
-        else:
-            self.proc.stdout.close()
-        return code
-
-
-
 class Server:
     """A server ``kinetic.serve`` started (or ``attach_server`` found).
 
@@ -196,7 +125,7 @@ class Server:
 
     def __init__(self, server_id: str, port: int, flags: _engine.GlobalFlags, *,
                  url: Optional[str] = None, local_port: Optional[int] = None,
-                 child: Optional[_ServeChild] = None):
+                 child: Optional[_engine.ReadyChild] = None):
         self.id = server_id
         self.port = port
         self.url = url
@@ -283,7 +212,7 @@ def _startup_error(stderr_lines: Sequence[str], code: int) -> KineticError:
 
 def _start_foreground(argv: List[str], flags: _engine.GlobalFlags, port: int,
                       stream_logs: bool) -> Server:
-    child = _ServeChild(argv, stream_logs)
+    child = _engine.ReadyChild(argv, stream_logs)
     try:
         doc = child.read_ready_document()
     except KeyboardInterrupt:

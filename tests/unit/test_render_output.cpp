@@ -53,5 +53,45 @@ TEST(MessageLines, InfoWarnAndTheStatusLineEscapeControls) {
   EXPECT_NE(err.find("warning: boom\\x1B]0;x\\x07\\rfaked\n"), std::string::npos) << err;
 }
 
+// A wait polled every second must not print a line a second into a CI log: the ticking part
+// rides along only when the reason itself changes.
+TEST(StatusLineTicking, WithoutATerminalALineIsPrintedOnlyWhenTheReasonChanges) {
+  test::CapturedIO captured;
+  {
+    StatusLine line(captured.io);
+    line.update_ticking("waiting for a node", " (1s)");
+    line.update_ticking("waiting for a node", " (2s)");
+    line.update_ticking("waiting for a node", " (3s)");
+    line.update_ticking("pulling the image", " (4s)");
+    line.update_ticking("waiting for a node", " (5s)");
+  }
+  EXPECT_EQ(captured.err(),
+            "waiting for a node (1s)\npulling the image (4s)\nwaiting for a node (5s)\n");
+}
+
+TEST(StatusLineTicking, OnATerminalTheTickingPartIsRewrittenInPlace) {
+  test::CapturedIO captured;
+  captured.io.err_tty = true;
+  {
+    StatusLine line(captured.io);
+    line.update_ticking("waiting for a node", " (1s)");
+    line.update_ticking("waiting for a node", " (2s)");
+  }
+  const std::string err = captured.err();
+  EXPECT_NE(err.find("\r\033[Kwaiting for a node (1s)\r\033[Kwaiting for a node (2s)"),
+            std::string::npos)
+      << err;
+}
+
+TEST(StatusLineTicking, QuietPrintsNothing) {
+  test::CapturedIO captured;
+  captured.io.quiet = true;
+  {
+    StatusLine line(captured.io);
+    line.update_ticking("waiting for a node", " (1s)");
+  }
+  EXPECT_EQ(captured.err(), "");
+}
+
 }  // namespace
 }  // namespace kinetic

@@ -93,8 +93,8 @@ std::string ensure_image(const Session& session, const ImageRecipe& recipe, bool
   poll.max = std::max(poll.max, poll.initial);
   poll.deadline = std::chrono::seconds(kBuildTimeoutSeconds + 600);
   build = builds.wait(t.project, t.region, build.id, poll, [&](const gcp::BuildInfo& b) {
-    line.update("building image " + recipe.tag + ": " + b.status + " (" +
-                format_elapsed(now_unix() - start) + ")");
+    line.update_ticking("building image " + recipe.tag + ": " + b.status,
+                        " (" + format_elapsed(now_unix() - start) + ")");
   });
   line.clear();
   if (build.succeeded()) {

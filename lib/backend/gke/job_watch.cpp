@@ -247,7 +247,7 @@ class LeadPodWait {
       line_.update(why.message + ": queued " + queued_for(pod), false);
     } else if (!why.message.empty()) {
       const long waited = static_cast<long>(now_unix() - start_);
-      line_.update(why.message + " (" + std::to_string(waited) + "s)", false);
+      line_.update_ticking(why.message, " (" + std::to_string(waited) + "s)");
     }
   }
 

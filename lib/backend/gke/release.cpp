@@ -117,9 +117,9 @@ void wait_for_controller(const Release& release, const Session& session, k8s::Cl
     if (deployment && controller_available(*deployment)) break;
     const std::string waited = format_elapsed(now_unix() - started);
     if (session.progress)
-      session.progress->update(
-          release.name + " " + release.version + ": waiting for its controller (" + waited + ")",
-          true);
+      session.progress->update_ticking(
+          release.name + " " + release.version + ": waiting for its controller",
+          " (" + waited + ")");
     if (!backoff.wait())
       throw Error(Errc::api, "the " + release.name + " controller (" + release.ns + "/" +
                                  release.deployment + ") is not available after " + waited +

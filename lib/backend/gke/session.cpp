@@ -35,7 +35,7 @@ void show_operation(StatusLine& progress, const nlohmann::json& operation, doubl
   if (what.empty()) what = "operation";
   std::string state = operation.value("status", "");
   if (state.empty()) state = operation.value("done", false) ? "DONE" : "RUNNING";
-  progress.update(what + ": " + state + " (" + format_elapsed(now_unix() - started) + ")", true);
+  progress.update_ticking(what + ": " + state, " (" + format_elapsed(now_unix() - started) + ")");
 }
 
 void require_target(const Target& target, const std::string& command) {
