@@ -121,49 +121,18 @@ void add_run(CLI::App& root, Factory&, Action& action) {
   c->add_option("--function", o->req.function,
                 "Run a pickled Python call instead of FILE (written by the Python package's "
                 "@kinetic.run; see docs/python.md)");
-  c->add_option("-a,--accelerator", o->req.accelerator,
-                "Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic "
-                "accelerators`)");
-  c->add_flag("--spot", o->req.spot, "Run on Spot capacity (same as the :spot suffix)");
+  add_job_request_options(c, o->req, o->job, "job");
   c->add_flag("--flex-start", o->req.flex_start,
               "Run on flex-start capacity, which GKE provides when it has it, without a "
               "reservation; the job waits for it (same as the :flex-start suffix; needs a "
               "`pool add --flex-start` pool; see docs/capacity.md)");
-  c->add_option("--requirements", o->req.requirements,
-                "requirements.txt or pyproject.toml (default: found next to FILE)");
-  c->add_option(
-      "--image", o->req.image,
-      "Run in this prebuilt image (used as is; it needs python3) instead of building one");
   c->add_option("--with", o->req.with,
                 "Also install this requirement in kinetic's own image, e.g. cloudpickle==3.0.0 "
                 "(repeatable; it replaces the project's own line for the same package)");
-  c->add_option("--label", o->job.labels,
-                "Mark the job KEY=VALUE (repeatable); `kinetic status -l KEY=VALUE` selects by it");
-  c->add_option("--python", o->req.python,
-                "Python version of the built image, e.g. 3.12 (default: requires-python, else "
-                "the accelerator's default)");
-  c->add_option("--context-dir", o->req.context_dir,
-                "Directory shipped with the job (default: nearest ancestor of FILE with .git, "
-                "requirements.txt or pyproject.toml)");
-  c->add_option("-e,--env", o->req.env,
-                "Set K from your environment (preferred: the value never shows in `ps`), or K=V "
-                "(repeatable; sent as a secret, cleared from kinetic's own arguments)");
-  c->add_option("--capture-env", o->req.capture_env,
-                "Pass your variables matching GLOB, e.g. 'KAGGLE_*' (repeatable; never host "
-                "variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, "
-                "GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or "
-                "PYTHONHOME unless named exactly)");
   c->add_option("--notify", o->req.notify,
                 "POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or "
                 "Google Chat webhook (repeatable; default: the context's notify setting; kept "
                 "secret like --env values)");
-  c->add_option("--data", o->job.data,
-                "SRC:DST[:ro|:rw]: show a local directory or gs://BUCKET[/PATH] to the job at DST, "
-                "relative to its working directory or absolute (repeatable; read-only unless :rw, "
-                "which gs:// alone takes; see README \"Data\")");
-  c->add_flag("--grant", o->req.grant,
-              "Grant the job's pods read access (read-write with :rw) to the --data gs:// "
-              "buckets that are not the jobs bucket (default: say how)");
   c->add_option("--output", o->req.output, "Where outputs go (default ./kinetic-out/JOB)");
   c->add_flag("-d,--detach", o->req.detach, "Print the job id and leave the job running");
   c->add_flag("--debug", o->req.debug,

@@ -64,26 +64,7 @@ struct ServeOptions : CommandOptions {
 void add_job_flags(CLI::App* c, ServeOptions& o) {
   c->add_option("file", o.req.run.file,
                 "The server: a .py, .sh, .cpp/.cc file or an executable (or --image)");
-  c->add_option("-a,--accelerator", o.req.run.accelerator,
-                "Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)");
-  c->add_flag("--spot", o.req.run.spot, "Run on Spot capacity (same as the :spot suffix)");
-  c->add_option("--image", o.req.run.image,
-                "Run in this prebuilt image (used as is; it needs python3) instead of building "
-                "one");
-  c->add_option("--requirements", o.req.run.requirements,
-                "requirements.txt or pyproject.toml (default: found next to FILE)");
-  c->add_option("--context-dir", o.req.run.context_dir,
-                "Directory shipped with the server (default: as `kinetic run`)");
-  c->add_option("--python", o.req.run.python, "Python version of the built image, e.g. 3.12");
-  c->add_option("-e,--env", o.req.run.env,
-                "Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)");
-  c->add_option("--capture-env", o.req.run.capture_env,
-                "Pass your variables matching GLOB (repeatable; as `run`)");
-  c->add_option("--data", o.job.data,
-                "SRC:DST[:ro|:rw]: a directory or gs:// prefix shown to the server (as `run`)");
-  c->add_flag("--grant", o.req.run.grant,
-              "Grant the server's pods access to its --data gs:// buckets (as `run`)");
-  c->add_option("--label", o.job.labels, "Mark the server KEY=VALUE (repeatable)");
+  add_job_request_options(c, o.req.run, o.job, "server");
   c->add_option("--max-cost", o.job.max_cost,
                 "Stop the server once it has cost this many dollars at list price, e.g. 20");
 }

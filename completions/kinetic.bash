@@ -34,8 +34,8 @@ _kinetic_command() {
       ;;
     'run')
       _kinetic_subs=''
-      _kinetic_flags='--function -a --accelerator --spot --flex-start --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --grant --output -d --detach --debug --debug-port --slices --all-hosts --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='--function -a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --flex-start --with --notify --output -d --detach --debug --debug-port --slices --all-hosts --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --keep --dry-run --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--function -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --with --notify --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --output=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='files'
       ;;
@@ -104,36 +104,36 @@ _kinetic_command() {
       ;;
     'serve')
       _kinetic_subs='ls status logs stop'
-      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='none'
       ;;
     'serve ls')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args=''
       ;;
     'serve status')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='none'
       ;;
     'serve logs')
       _kinetic_subs=''
-      _kinetic_flags='-f --follow --tail -a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='--tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-f --follow --tail -a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='--tail -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='none'
       ;;
     'serve stop')
       _kinetic_subs=''
-      _kinetic_flags='-a --accelerator --spot --image --requirements --context-dir --python -e --env --capture-env --data --grant --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
-      _kinetic_value_flags='-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
+      _kinetic_flags='-a --accelerator --spot --requirements --image --label --python --context-dir -e --env --capture-env --data --grant --max-cost -p --port --local-port --from --idle-stop --ready-timeout -d --detach --context --project --zone --region --cluster --namespace -o --format -q --quiet -v --verbosity --no-color --access-token-file'
+      _kinetic_value_flags='-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file'
       _kinetic_flag_sources='-a=accelerators --accelerator=accelerators --requirements=files --context-dir=dirs --context=contexts -o=formats --format=formats'
       _kinetic_args='none...'
       ;;

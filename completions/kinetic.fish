@@ -32,7 +32,7 @@ function __kinetic_value_flags
         case 'down'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'run'
-            printf '%s\n' --function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --function -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --with --notify --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'pipeline run'
@@ -52,15 +52,15 @@ function __kinetic_value_flags
         case 'debug'
             printf '%s\n' --port --address --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'serve'
-            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'serve ls'
-            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'serve status'
-            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'serve logs'
-            printf '%s\n' --tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' --tail -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'serve stop'
-            printf '%s\n' -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
+            printf '%s\n' -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cancel'
             printf '%s\n' --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file
         case 'cleanup'
@@ -243,18 +243,18 @@ complete -c kinetic -n "__kinetic_in 'down'" -l keep-images -d 'Keep the image r
 complete -c kinetic -n "__kinetic_in 'run'" -l function -x -d 'Run a pickled Python call instead of FILE (written by the Python package\'s @kinetic.run; see docs/python.md)'
 complete -c kinetic -n "__kinetic_in 'run'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)'
 complete -c kinetic -n "__kinetic_in 'run'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
-complete -c kinetic -n "__kinetic_in 'run'" -l flex-start -d 'Run on flex-start capacity, which GKE provides when it has it, without a reservation'
 complete -c kinetic -n "__kinetic_in 'run'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
 complete -c kinetic -n "__kinetic_in 'run'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
-complete -c kinetic -n "__kinetic_in 'run'" -l with -x -d 'Also install this requirement in kinetic\'s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project\'s own line for the same package)'
 complete -c kinetic -n "__kinetic_in 'run'" -l label -x -d 'Mark the job KEY=VALUE (repeatable)'
 complete -c kinetic -n "__kinetic_in 'run'" -l python -x -d 'Python version of the built image, e.g. 3.12 (default: requires-python, else the accelerator\'s default)'
 complete -c kinetic -n "__kinetic_in 'run'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the job (default: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)'
 complete -c kinetic -n "__kinetic_in 'run'" -s e -l env -x -d 'Set K from your environment (preferred: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic\'s own arguments)'
 complete -c kinetic -n "__kinetic_in 'run'" -l capture-env -x -d 'Pass your variables matching GLOB, e.g. \'KAGGLE_*\' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)'
-complete -c kinetic -n "__kinetic_in 'run'" -l notify -x -d 'POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default: the context\'s notify setting; kept secret like --env values)'
 complete -c kinetic -n "__kinetic_in 'run'" -l data -x -d 'SRC:DST[:ro|:rw]'
 complete -c kinetic -n "__kinetic_in 'run'" -l grant -d 'Grant the job\'s pods read access (read-write with :rw) to the --data gs:// buckets that are not the jobs bucket (default: say how)'
+complete -c kinetic -n "__kinetic_in 'run'" -l flex-start -d 'Run on flex-start capacity, which GKE provides when it has it, without a reservation'
+complete -c kinetic -n "__kinetic_in 'run'" -l with -x -d 'Also install this requirement in kinetic\'s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project\'s own line for the same package)'
+complete -c kinetic -n "__kinetic_in 'run'" -l notify -x -d 'POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default: the context\'s notify setting; kept secret like --env values)'
 complete -c kinetic -n "__kinetic_in 'run'" -l output -x -a '(__fish_complete_directories (commandline -ct))' -d 'Where outputs go (default ./kinetic-out/JOB)'
 complete -c kinetic -n "__kinetic_in 'run'" -s d -l detach -d 'Print the job id and leave the job running'
 complete -c kinetic -n "__kinetic_in 'run'" -l debug -d 'Start the job\'s Python under debugpy, waiting up to 10m for a debugger'
@@ -322,17 +322,17 @@ complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'ls' -d 'List the servers, wi
 complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'status' -d 'One server'
 complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'logs' -d 'A server\'s log'
 complete -c kinetic -n "__kinetic_at 'serve' 0" -a 'stop' -d 'Stop servers and remove everything kinetic made for them, their records too'
-complete -c kinetic -n "__kinetic_in 'serve'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -s a -l accelerator -x -a '(__kinetic_values accelerators)' -d 'Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)'
 complete -c kinetic -n "__kinetic_in 'serve'" -l spot -d 'Run on Spot capacity (same as the :spot suffix)'
-complete -c kinetic -n "__kinetic_in 'serve'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
 complete -c kinetic -n "__kinetic_in 'serve'" -l requirements -r -F -d 'requirements.txt or pyproject.toml (default: found next to FILE)'
-complete -c kinetic -n "__kinetic_in 'serve'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the server (default: as `kinetic run`)'
-complete -c kinetic -n "__kinetic_in 'serve'" -l python -x -d 'Python version of the built image, e.g. 3.12'
-complete -c kinetic -n "__kinetic_in 'serve'" -s e -l env -x -d 'Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)'
-complete -c kinetic -n "__kinetic_in 'serve'" -l capture-env -x -d 'Pass your variables matching GLOB (repeatable; as `run`)'
-complete -c kinetic -n "__kinetic_in 'serve'" -l data -x -d 'SRC:DST[:ro|:rw]'
-complete -c kinetic -n "__kinetic_in 'serve'" -l grant -d 'Grant the server\'s pods access to its --data gs:// buckets (as `run`)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l image -x -d 'Run in this prebuilt image (used as is; it needs python3) instead of building one'
 complete -c kinetic -n "__kinetic_in 'serve'" -l label -x -d 'Mark the server KEY=VALUE (repeatable)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l python -x -d 'Python version of the built image, e.g. 3.12 (default: requires-python, else the accelerator\'s default)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l context-dir -x -a '(__fish_complete_directories (commandline -ct))' -d 'Directory shipped with the server (default: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)'
+complete -c kinetic -n "__kinetic_in 'serve'" -s e -l env -x -d 'Set K from your environment (preferred: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic\'s own arguments)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l capture-env -x -d 'Pass your variables matching GLOB, e.g. \'KAGGLE_*\' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)'
+complete -c kinetic -n "__kinetic_in 'serve'" -l data -x -d 'SRC:DST[:ro|:rw]'
+complete -c kinetic -n "__kinetic_in 'serve'" -l grant -d 'Grant the server\'s pods read access (read-write with :rw) to the --data gs:// buckets that are not the jobs bucket (default: say how)'
 complete -c kinetic -n "__kinetic_in 'serve'" -l max-cost -x -d 'Stop the server once it has cost this many dollars at list price, e.g. 20'
 complete -c kinetic -n "__kinetic_in 'serve'" -s p -l port -x -d 'The port the server listens on, in the job (also $KINETIC_SERVE_PORT)'
 complete -c kinetic -n "__kinetic_in 'serve'" -l local-port -x -d 'Where the local URL is (default: any free port, printed)'

@@ -23,7 +23,7 @@ _kinetic_tree() {
       ;;
     'run')
       _kinetic_subs=()
-      _kinetic_value_flags=(--function -a --accelerator --requirements --image --with --label --python --context-dir -e --env --capture-env --notify --data --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--function -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --with --notify --output --debug-port --slices --timeout --timeout-from --max-cost --retries --max-preemptions --checkpoint-interval --hold-on-failure --priority --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'pipeline')
       _kinetic_subs=(run)
@@ -63,23 +63,23 @@ _kinetic_tree() {
       ;;
     'serve')
       _kinetic_subs=(ls status logs stop)
-      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'serve ls')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'serve status')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'serve logs')
       _kinetic_subs=()
-      _kinetic_value_flags=(--tail -a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(--tail -a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'serve stop')
       _kinetic_subs=()
-      _kinetic_value_flags=(-a --accelerator --image --requirements --context-dir --python -e --env --capture-env --data --label --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
+      _kinetic_value_flags=(-a --accelerator --requirements --image --label --python --context-dir -e --env --capture-env --data --max-cost -p --port --local-port --from --idle-stop --ready-timeout --context --project --zone --region --cluster --namespace -o --format -v --verbosity --access-token-file)
       ;;
     'cancel')
       _kinetic_subs=()
@@ -370,19 +370,19 @@ _kinetic() {
         '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--flex-start[Run on flex-start capacity, which GKE provides when it has it, without a reservation]' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
         '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
-        '*--with=[Also install this requirement in kinetic'\''s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project'\''s own line for the same package)]:with: ' \
         '*--label=[Mark the job KEY=VALUE (repeatable)]:label: ' \
         '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
         '--context-dir=[Directory shipped with the job (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
         '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
         '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
-        '*--notify=[POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default\: the context'\''s notify setting; kept secret like --env values)]:notify: ' \
         '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
         '--grant[Grant the job'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
+        '--flex-start[Run on flex-start capacity, which GKE provides when it has it, without a reservation]' \
+        '*--with=[Also install this requirement in kinetic'\''s own image, e.g. cloudpickle==3.0.0 (repeatable; it replaces the project'\''s own line for the same package)]:with: ' \
+        '*--notify=[POST a JSON summary of the job to this https URL when it ends, e.g. a Slack or Google Chat webhook (repeatable; default\: the context'\''s notify setting; kept secret like --env values)]:notify: ' \
         '--output=[Where outputs go (default ./kinetic-out/JOB)]:output:_kinetic_values dirs' \
         '(-d --detach)-d[Print the job id and leave the job running]' \
         '(-d --detach)--detach[Print the job id and leave the job running]' \
@@ -608,19 +608,19 @@ _kinetic() {
       ;;
     'serve')
       _arguments -s -S : \
-        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
-        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
-        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
-        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
-        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
-        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
-        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
+        '--context-dir=[Directory shipped with the server (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
         '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
         '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
@@ -649,19 +649,19 @@ _kinetic() {
       ;;
     'serve ls')
       _arguments -s -S : \
-        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
-        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
-        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
-        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
-        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
-        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
-        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
+        '--context-dir=[Directory shipped with the server (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
         '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
         '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
@@ -688,19 +688,19 @@ _kinetic() {
       ;;
     'serve status')
       _arguments -s -S : \
-        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
-        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
-        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
-        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
-        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
-        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
-        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
+        '--context-dir=[Directory shipped with the server (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
         '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
         '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
@@ -731,19 +731,19 @@ _kinetic() {
         '(-f --follow)-f[Keep streaming until the server stops]' \
         '(-f --follow)--follow[Keep streaming until the server stops]' \
         '--tail=[Only the last N lines (then, with -f, what comes after)]:tail: ' \
-        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
-        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
-        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
-        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
-        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
-        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
-        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
+        '--context-dir=[Directory shipped with the server (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
         '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
         '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
@@ -771,19 +771,19 @@ _kinetic() {
       ;;
     'serve stop')
       _arguments -s -S : \
-        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
-        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-4, l4 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)-a+[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
+        '(-a --accelerator)--accelerator=[Accelerator, e.g. v5litepod-1, v6e-8, l4, a100x8 (default cpu; see `kinetic accelerators`)]:accelerator:_kinetic_values accelerators' \
         '--spot[Run on Spot capacity (same as the \:spot suffix)]' \
-        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '--requirements=[requirements.txt or pyproject.toml (default\: found next to FILE)]:requirements:_kinetic_values files' \
-        '--context-dir=[Directory shipped with the server (default\: as `kinetic run`)]:context-dir:_kinetic_values dirs' \
-        '--python=[Python version of the built image, e.g. 3.12]:python: ' \
-        '*-e+[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--env=[Set K from your environment, or K=V (repeatable; sent as a secret, as `run`)]:env: ' \
-        '*--capture-env=[Pass your variables matching GLOB (repeatable; as `run`)]:capture-env: ' \
-        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
-        '--grant[Grant the server'\''s pods access to its --data gs\:// buckets (as `run`)]' \
+        '--image=[Run in this prebuilt image (used as is; it needs python3) instead of building one]:image: ' \
         '*--label=[Mark the server KEY=VALUE (repeatable)]:label: ' \
+        '--python=[Python version of the built image, e.g. 3.12 (default\: requires-python, else the accelerator'\''s default)]:python: ' \
+        '--context-dir=[Directory shipped with the server (default\: nearest ancestor of FILE with .git, requirements.txt or pyproject.toml)]:context-dir:_kinetic_values dirs' \
+        '*-e+[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--env=[Set K from your environment (preferred\: the value never shows in `ps`), or K=V (repeatable; sent as a secret, cleared from kinetic'\''s own arguments)]:env: ' \
+        '*--capture-env=[Pass your variables matching GLOB, e.g. '\''KAGGLE_*'\'' (repeatable; never host variables such as PATH, nor CLOUDSDK_*, STORAGE_EMULATOR_HOST, GCE_METADATA_*, GOOGLE_APPLICATION_CREDENTIALS, proxy (*_PROXY) and CA bundle variables or PYTHONHOME unless named exactly)]:capture-env: ' \
+        '*--data=[SRC\:DST\[\:ro|\:rw\]]:data: ' \
+        '--grant[Grant the server'\''s pods read access (read-write with \:rw) to the --data gs\:// buckets that are not the jobs bucket (default\: say how)]' \
         '--max-cost=[Stop the server once it has cost this many dollars at list price, e.g. 20]:max-cost: ' \
         '(-p --port)-p+[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
         '(-p --port)--port=[The port the server listens on, in the job (also $KINETIC_SERVE_PORT)]:port: ' \
