@@ -139,10 +139,14 @@ TEST_F(GkeServe, DetachedItIsRunningAndSurvivesItsPodsDeletion) {
   expect_nothing_left(id);
 }
 
-TEST_F(GkeServe, IdleStopIsRefusedBeforeAnythingStarts) {
+// Without the auto-down controller nothing would delete the idle server, which holds its node
+// (docs/decisions.md): refused, naming the fix.
+TEST_F(GkeServe, IdleStopWithoutAutoDownIsRefusedBeforeAnythingStarts) {
   auto r = kin({"serve", "server.py", "-p", port, "--idle-stop", "10m"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("--idle-stop is not applied on gke yet"), kNpos) << r.err;
+  EXPECT_NE(r.err.find("--idle-stop on gke needs the cluster's auto-down controller"), kNpos)
+      << r.err;
+  EXPECT_NE(r.err.find("`kinetic up --auto-down 1h`"), kNpos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.out, "");
 }

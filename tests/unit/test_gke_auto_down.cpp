@@ -66,13 +66,19 @@ TEST(AutoDownManifests, TheScriptsImageIsPinnedByDigest) {
   EXPECT_TRUE(std::regex_match(std::string(kScriptImage), pinned)) << kScriptImage;
 }
 
-// It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log, no write)
-// and reads and patches its own ConfigMap (a Role in its namespace).
-TEST(AutoDownManifests, ItMayListWorkloadsClusterWideAndPatchOnlyItsRecord) {
+// It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log), deletes
+// Deployments (an idle-stopped server's, in whichever namespace it runs) and nothing else, and
+// reads and patches its own ConfigMap (a Role in its namespace).
+TEST(AutoDownManifests, ItMayListWorkloadsClusterWideDeleteDeploymentsAndPatchOnlyItsRecord) {
   auto docs = auto_down_manifests(target(), 600);
   for (const auto& d : docs) {
     if (d["kind"] == "ClusterRole") {
       for (const auto& rule : d["rules"]) {
+        if (rule["verbs"] == nlohmann::ordered_json({"delete"})) {
+          EXPECT_EQ(rule["apiGroups"], nlohmann::ordered_json({"apps"})) << rule.dump();
+          EXPECT_EQ(rule["resources"], nlohmann::ordered_json({"deployments"})) << rule.dump();
+          continue;
+        }
         EXPECT_EQ(rule["verbs"], nlohmann::ordered_json({"list"})) << rule.dump();
         for (const auto& r : rule["resources"]) EXPECT_NE(r, "secrets");
       }
