@@ -843,10 +843,10 @@ def wait_to_be_deleted():
     # A restarted container of a server stopped for idleness: the server stays stopped until
     # the auto-down controller (or `serve stop`) deletes the Deployment; the record is the
     # idle-stopped pod's and stays as it is.
+    process["phase"] = 2  # a signal ends the wait (on_signal), not a job
+    write_termination_message(IDLE_STOP_MESSAGE)
     say("%s was stopped by --idle-stop; waiting to be deleted (`kinetic serve stop %s`)"
         % (job_id, job_id))
-    write_termination_message(IDLE_STOP_MESSAGE)
-    process["phase"] = 2  # a signal ends the wait (on_signal), not a job
     hold_over.wait()
     shutil.rmtree(work, ignore_errors=True)
     sys.exit(0)
@@ -1376,6 +1376,10 @@ def how_stopped():
 
 job_ran = process["phase"] == 1
 process["phase"] = 2
+if is_server() and process["signal"] and not attempt["number"]:
+    # A server's pod stopped before it had an attempt (its Deployment deleted as it started, an
+    # idle-stopped one's restart among them): the record is the earlier pods', left as it is.
+    sys.exit(128 + process["signal"])
 stop_all_workers()
 process["stop"] = how_stopped()
 if process["timed_out"] or process["abandoned"] or process["idle"]:
