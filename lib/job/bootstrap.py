@@ -1376,9 +1376,10 @@ def how_stopped():
 
 job_ran = process["phase"] == 1
 process["phase"] = 2
-if is_server() and process["signal"] and not attempt["number"]:
+if process["signal"] and not attempt["number"] and (is_server() or was_idle_stopped()):
     # A server's pod stopped before it had an attempt (its Deployment deleted as it started, an
-    # idle-stopped one's restart among them): the record is the earlier pods', left as it is.
+    # idle-stopped one's restart among them, maybe before its spec was read): the record is the
+    # earlier pods', left as it is.
     sys.exit(128 + process["signal"])
 stop_all_workers()
 process["stop"] = how_stopped()
