@@ -67,6 +67,32 @@ class GkeAutoDown : public GkeFixture {
       if (b.value("role", "") == kRole) return true;
     return false;
   }
+  // Waits until a pod of server ID has ended with the bootstrap's idle-stop message.
+  bool wait_for_idle_stop(const std::string& id) {
+    return cloud_->kube().wait_for_pods(
+        "default",
+        [&](const std::vector<nlohmann::json>& pods) {
+          for (const auto& p : pods)
+            if (p["metadata"]["labels"].value("kinetic.dev/job", "") == id)
+              for (const auto& c : p["status"].value("containerStatuses", nlohmann::json::array()))
+                if (c["state"].contains("terminated") &&
+                    c["state"]["terminated"].value("message", "") == "kinetic: idle-stop")
+                  return true;
+          return false;
+        },
+        60000);
+  }
+  // Takes `delete` on deployments (the ClusterRole's last rule) from auto-down's account.
+  void revoke_deployment_deletes() {
+    const std::string path =
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/" + std::string(kCronJob);
+    auto role = cloud_->kube().object(path);
+    ASSERT_TRUE(role.has_value());
+    auto rules = (*role)["rules"];
+    ASSERT_EQ(rules.back()["verbs"], nlohmann::json({"delete"})) << rules.dump();
+    rules.erase(rules.size() - 1);
+    ASSERT_TRUE(cloud_->kube().merge_patch(path, {{"rules", rules}}));
+  }
   bool cluster_up() const {
     auto c = cloud_->gcp().cluster("acme-ml", "us-central1-a", "kinetic");
     return c && (*c).value("status", "") == "RUNNING";
@@ -164,19 +190,7 @@ TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
             owner["uid"]);
 
   // The server idles out: its pod's container ends with kinetic's message.
-  ASSERT_TRUE(cloud_->kube().wait_for_pods(
-      "default",
-      [&](const std::vector<nlohmann::json>& pods) {
-        for (const auto& p : pods)
-          if (p["metadata"]["labels"].value("kinetic.dev/job", "") == id)
-            for (const auto& c : p["status"].value("containerStatuses", nlohmann::json::array()))
-              if (c["state"].contains("terminated") &&
-                  c["state"]["terminated"].value("message", "") == "kinetic: idle-stop")
-                return true;
-        return false;
-      },
-      60000))
-      << "the server was never stopped for --idle-stop";
+  ASSERT_TRUE(wait_for_idle_stop(id)) << "the server was never stopped for --idle-stop";
   // The Deployment's status may lag its pod's end by a pass of the fake's controller.
   nlohmann::json st;
   EXPECT_TRUE(eventually([&] {
@@ -187,14 +201,7 @@ TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
   EXPECT_EQ(st["error"], "stopped after 5.0s without a request (--idle-stop)") << st.dump();
 
   // Without `delete` on deployments the check fails, and says how to grant it.
-  auto role = cloud_->kube().object("/apis/rbac.authorization.k8s.io/v1/clusterroles/" +
-                                    std::string(kCronJob));
-  ASSERT_TRUE(role.has_value());
-  auto rules = (*role)["rules"];
-  rules.erase(rules.size() - 1);
-  ASSERT_TRUE(cloud_->kube().merge_patch(
-      "/apis/rbac.authorization.k8s.io/v1/clusterroles/" + std::string(kCronJob),
-      {{"rules", rules}}));
+  ASSERT_NO_FATAL_FAILURE(revoke_deployment_deletes());
   check(/*succeeded=*/false);
   EXPECT_TRUE(cloud_->kube().object(deployment).has_value());
   EXPECT_NE(
