@@ -212,6 +212,10 @@ TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
   EXPECT_NE(recorded()["message"].get<std::string>().find("run `kinetic up --auto-down D` again"),
             std::string::npos)
       << recorded().dump();
+  const std::string said = kin({"status"}).err;
+  EXPECT_NE(said.find("its last check: cannot delete the idle-stopped server's Deployment"),
+            std::string::npos)
+      << said;
 
   // `up --auto-down` gives the right back; the check deletes the Deployment, and the waiting pod
   // does not keep the cluster.

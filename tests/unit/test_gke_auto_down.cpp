@@ -135,6 +135,18 @@ TEST(AutoDownText, SaysWhenTheClusterGoesAndSinceWhenItIsIdle) {
   EXPECT_EQ(text.find("last check"), std::string::npos) << text;
 }
 
+// A check that decided but could not delete an idle-stopped server's Deployment says why.
+TEST(AutoDownText, WhatTheLastCheckCouldNotDoFollowsItsDecision) {
+  AutoDownState s;
+  s.idle_seconds = 7200;
+  s.state = "active";
+  s.checked_at = kNow - 60;
+  s.message = "cannot delete the idle-stopped server's Deployment default/kinetic-job-1: HTTP 403";
+  EXPECT_EQ(auto_down_text(s, kNow),
+            "auto-down after 2h idle (a job is pending or running); its last check: cannot delete "
+            "the idle-stopped server's Deployment default/kinetic-job-1: HTTP 403");
+}
+
 TEST(AutoDownText, ActiveUncheckedDeletingFailedAndStale) {
   AutoDownState s;
   s.idle_seconds = 7200;
