@@ -60,6 +60,9 @@ std::string auto_down_text(const AutoDownState& s, double now) {
   } else {
     text = "auto-down after " + period + " idle (first check within 5 minutes)";
   }
+  // What its last check could not do besides (an idle-stopped server's Deployment it may not
+  // delete, auto_down.py): the decision stands, the line says so.
+  if (s.state != "error" && !s.message.empty()) text += "; its last check: " + s.message;
   // A CronJob that stopped running would never delete anything: say so.
   if (s.checked_at && now - *s.checked_at > 15 * 60)
     text +=

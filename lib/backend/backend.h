@@ -224,6 +224,9 @@ class JobRunner {
   virtual ~JobRunner() = default;
   virtual std::string name() const = 0;
   virtual BackendCapabilities capabilities() const { return {}; }
+  // Refuses (Error, one line naming the fix) a server SERVE this backend cannot run as asked,
+  // before anything is packaged or staged (gke: --idle-stop without the auto-down controller).
+  virtual void check_server(const ServeSpec& serve) { (void)serve; }
 
   // Step 3: makes sure the image exists (building it if needed) and returns its reference. The
   // local backend runs on the host's own tools and returns the tag.

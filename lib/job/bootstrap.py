@@ -21,6 +21,8 @@
 #   https://storage.googleapis.com. Authenticated calls carry a metadata-server token
 #   (GCE_METADATA_HOST), cached until 225 s before it expires and dropped on a 401.
 #   KINETIC_OUTPUT_DIR / KINETIC_CHECKPOINT_DIR, when already set, are used as they are.
+#   KINETIC_TERMINATION_LOG: where the container's termination message goes, else Kubernetes'
+#   default /dev/termination-log (set by the fake kubelet, which cannot mount that path).
 #
 # What it does:
 #   1. Makes a fresh working area (mkdtemp under TMPDIR) and removes it at the end.
@@ -45,6 +47,9 @@
 #   5. Whatever happened: uploads the checkpoints, the outputs (unsafe symlinks left out with a
 #      warning), the attempt's last log part and record, and status.json with the attempt
 #      history, all at once (status.json again if one of the others failed, with its error).
+#   A server's pod (spec.serve, `kinetic serve`): no start is refused for the preemption cap, no
+#      end is the run's verdict but an --idle-stop's, after which the restarted container waits
+#      to be deleted (watch_idle, wait_to_be_deleted).
 #   6. Last, one line on stdout and one on stderr: "kinetic: end of the log on STREAM, exit CODE,
 #      spec SHA256" (CODE: the exit code below; SHA256: KINETIC_SPEC_SHA256). A follower that has
 #      read both knows the log complete and the uploads over (lib/backend/gke/log_end.h).
@@ -286,10 +291,13 @@ def deadline_error(spec):
 
 def stopped_verdict(stop, spec):
     # (state, exit code, error) of a job STOP ended: "deadline" (--timeout, --max-cost),
-    # "abandoned" (nobody followed a foreground run), else the name of the signal the runner got:
+    # "abandoned" (nobody followed a foreground run), "idle" (a server's --idle-stop), else the name of the signal the runner got:
     # a cancel (in a pod also a Job deleted or a node drained), whichever signal it was.
     if stop == "deadline":
         return "timeout", EXIT_TIMEOUT, deadline_error(spec)
+    if stop == "idle":
+        return ("cancelled", EXIT_INTERRUPTED, "stopped after %s without a request (--idle-stop)"
+                % format_duration(float(spec["serve"]["idle_stop_seconds"])))
     if stop == "abandoned":
         return ("cancelled", EXIT_INTERRUPTED,
                 "abandoned: nobody followed this run for %ds (the kinetic that started it "
@@ -335,10 +343,11 @@ spec = {}
 attempt = {"number": 0}
 # phase 0 before the job, 1 running, 2 after; run_over: no further attempt (EXIT_RUN_OVER);
 # abandoned: nobody follows this foreground run any more.
-# timed_out: the run's deadline passed (deadline_passed); stop: what stopped the attempt
+# timed_out: the run's deadline passed (deadline_passed); idle: a server's --idle-stop stopped
+# it (idle_passed); stop: what stopped the attempt
 # (how_stopped).
 process = {"child": None, "signal": 0, "phase": 0, "run_over": False, "abandoned": False,
-           "timed_out": False, "stop": None}
+           "timed_out": False, "idle": False, "stop": None}
 uploaded_checkpoints = {}  # relative path -> (size, mtime_ns) as last uploaded or downloaded
 checkpoint_lock = threading.Lock()
 sync_checkpoints_now = threading.Event()
@@ -743,6 +752,104 @@ def watch_deadline(history):
     timer = threading.Timer(left, deadline_passed)
     timer.daemon = True
     timer.start()
+
+
+# ---- a server (`kinetic serve`, docs/serving.md "Servers on gke") --------------------------
+# Each pod of a server's Deployment runs this bootstrap; the Deployment, not kinetic, restarts
+# it, so a pod start is an attempt (its log and record) that never counts against
+# max_preemptions and never ends the run. With --idle-stop D the bootstrap watches the server's
+# port as the local supervisor does (backend/local/port_activity.h): an ESTABLISHED connection
+# with the port as its local port, in this pod's own /proc/net/tcp and tcp6, is activity; the
+# quiet time counts from the port's first LISTEN. After D quiet it stops the server as the
+# deadline does, records the idle-stop verdict and leaves IDLE_STOP_MESSAGE as the container's
+# termination message, which the auto-down controller reads to delete the Deployment (the pod's
+# identity may not). The container the Deployment restarts then finds that verdict in the
+# record and waits to be deleted without starting the server again.
+IDLE_STOP_MESSAGE = "kinetic: idle-stop"
+TCP_ESTABLISHED, TCP_LISTEN = "01", "0A"  # the kernel's include/net/tcp_states.h, in hex
+
+
+def is_server():
+    return bool(spec.get("serve"))
+
+
+def port_use(port):
+    # (listening, connections) of PORT in this network namespace's TCP tables.
+    listening, connections = False, 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue  # no IPv6 here: its table is absent
+        for line in lines:
+            fields = line.split()
+            if len(fields) < 4 or int(fields[1].rpartition(":")[2], 16) != port:
+                continue
+            listening = listening or fields[3] == TCP_LISTEN
+            connections += fields[3] == TCP_ESTABLISHED
+    return listening, connections
+
+
+def watch_idle():
+    idle_after = float((spec.get("serve") or {}).get("idle_stop_seconds") or 0)
+    if idle_after <= 0:
+        return
+    port, last_active = int(spec["serve"]["port"]), [None]
+
+    def look():
+        listening, connections = port_use(port)
+        now = time.time()
+        if (listening and last_active[0] is None) or connections:
+            last_active[0] = now
+        if last_active[0] is not None and now - last_active[0] >= idle_after:
+            idle_passed(idle_after)
+
+    every(1.0, look)
+
+
+def idle_passed(idle_after):
+    if process["phase"] > 1 or process["idle"]:
+        return
+    process["idle"] = True
+    say("no request for %s; stopping the server (--idle-stop)" % format_duration(idle_after))
+    if process["child"]:
+        signal_group(signal.SIGTERM)
+        child = process["child"]
+        threading.Timer(DEADLINE_GRACE_SECONDS,
+                        lambda: process["child"] is child and signal_group(signal.SIGKILL)).start()
+
+
+def write_termination_message(message):
+    # Kubernetes reads the container's terminationMessagePath (default /dev/termination-log)
+    # into its status when it terminates; KINETIC_TERMINATION_LOG is where the fake kubelet,
+    # which cannot mount that path, has it (docs/fakes.md).
+    try:
+        with open(env.get("KINETIC_TERMINATION_LOG") or "/dev/termination-log", "w") as f:
+            f.write(message)
+    except OSError as e:
+        say("could not write the termination message: %s" % e.strerror)
+
+
+def was_idle_stopped():
+    try:
+        record = json.loads(storage.read(results + "status.json"))
+    except Exception:
+        return False
+    return record.get("state") == "cancelled" and record.get("error", "").endswith("(--idle-stop)")
+
+
+def wait_to_be_deleted():
+    # A restarted container of a server stopped for idleness: the server stays stopped until
+    # the auto-down controller (or `serve stop`) deletes the Deployment; the record is the
+    # idle-stopped pod's and stays as it is.
+    process["phase"] = 2  # a signal ends the wait (on_signal), not a job
+    write_termination_message(IDLE_STOP_MESSAGE)
+    say("%s was stopped by --idle-stop; waiting to be deleted (`kinetic serve stop %s`)"
+        % (job_id, job_id))
+    hold_over.wait()
+    shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0)
 
 
 # ---- context ------------------------------------------------------------------------------
@@ -1165,6 +1272,8 @@ def run_job():
         env.setdefault(variable["name"], variable["value"])
 
     history = []
+    if not first["claimed"] and is_server() and was_idle_stopped():
+        wait_to_be_deleted()
     if not first["claimed"]:
         history = earlier_attempts()
         claim_attempt(history)
@@ -1173,7 +1282,7 @@ def run_job():
     watch_deadline(history)
     limit = int(spec.get("max_preemptions", 10))
     times = sum(1 for r in history if preempted(r))
-    if times > limit:
+    if times > limit and not is_server():
         process["run_over"] = True
         raise Failure(EXIT_RUN_OVER, "preempted %d time%s (--max-preemptions %d)"
                       % (times, "" if times == 1 else "s", limit))
@@ -1206,6 +1315,7 @@ def run_job():
     follower_timeout = float(spec.get("follower_timeout_seconds", 0))
     if follower_timeout > 0:
         every(min(30.0, follower_timeout / 3), check_follower)
+    watch_idle()
     command = {"python": ["python3", "-u", job_file], "shell": ["bash", job_file]}.get(
         kind, [job_file])
     if function_command:
@@ -1254,6 +1364,8 @@ def how_stopped():
         return "deadline"
     if process["abandoned"]:
         return "abandoned"
+    if process["idle"]:
+        return "idle"
     if process["signal"]:
         deadline = process["deadline"] if "deadline" in process else run_deadline()
         if deadline is not None and time.time() >= deadline - 5:
@@ -1264,9 +1376,14 @@ def how_stopped():
 
 job_ran = process["phase"] == 1
 process["phase"] = 2
+if process["signal"] and not attempt["number"] and (is_server() or was_idle_stopped()):
+    # A server's pod stopped before it had an attempt (its Deployment deleted as it started, an
+    # idle-stopped one's restart among them, maybe before its spec was read): the record is the
+    # earlier pods', left as it is.
+    sys.exit(128 + process["signal"])
 stop_all_workers()
 process["stop"] = how_stopped()
-if process["timed_out"] or process["abandoned"]:
+if process["timed_out"] or process["abandoned"] or process["idle"]:
     process["run_over"] = True  # no further attempt
 if process["stop"]:
     status.update(zip(("state", "exit_code", "error"), stopped_verdict(process["stop"], spec)))
@@ -1324,7 +1441,9 @@ def final_verdict():
     # SIGTERM, so a signal counts only at the deadline (how_stopped; kinetic itself tells the
     # hooks of a cancel); a failure only with no retry left.
     state, exit_code, error = status["state"], status["exit_code"], status["error"]
-    if process["stop"] not in (None, "deadline", "abandoned") and not process["run_over"]:
+    if is_server() and process["stop"] != "idle":
+        return None  # the Deployment restarts a server's pod whatever ended it
+    if process["stop"] not in (None, "deadline", "abandoned", "idle") and not process["run_over"]:
         return None
     if state == "failed" and not process["run_over"]:
         failures = sum(1 for r in status.get("attempt_history", []) if r.get("state") == "failed")
@@ -1443,6 +1562,8 @@ elif process["signal"]:
 else:
     code = status["exit_code"]
     code = 1 if code == EXIT_RUN_OVER and not process["run_over"] else code
+if process["idle"]:
+    write_termination_message(IDLE_STOP_MESSAGE)
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in
 # order, so a follower that has read both lines has read everything, and the uploads are over.
 # It need not ask the cluster whether the container ended, nor read the log once more (issue

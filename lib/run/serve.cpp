@@ -167,12 +167,8 @@ JobSpec start_server(const ServeRequest& req, const RunEnvironment& env) {
     throw Error(Errc::unsupported, "kinetic serve does not run on the " + env.backend->name() +
                                        " backend yet; use a local context, or `kinetic run "
                                        "--detach` and `kinetic port-forward` meanwhile");
-  // gke has no idle rule in its pods yet (docs/serving.md "Servers on gke"): refused rather
-  // than a server that would never stop by itself.
-  if (req.idle_stop_seconds > 0 && env.backend->name() == "gke")
-    throw Error(Errc::usage,
-                "--idle-stop is not applied on gke yet; leave it out and stop the server with "
-                "`kinetic serve stop ID` (auto-down counts its pod as activity)");
+  env.backend->check_server(
+      ServeSpec{.port = req.port, .idle_stop_seconds = req.idle_stop_seconds});
   RunRequest run = req.run;
   run.detach = false;  // prepare_job's shape; the spec is made detached below
   run.dry_run = false;

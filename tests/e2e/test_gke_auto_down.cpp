@@ -67,6 +67,32 @@ class GkeAutoDown : public GkeFixture {
       if (b.value("role", "") == kRole) return true;
     return false;
   }
+  // Waits until a pod of server ID has ended with the bootstrap's idle-stop message.
+  bool wait_for_idle_stop(const std::string& id) {
+    return cloud_->kube().wait_for_pods(
+        "default",
+        [&](const std::vector<nlohmann::json>& pods) {
+          for (const auto& p : pods)
+            if (p["metadata"]["labels"].value("kinetic.dev/job", "") == id)
+              for (const auto& c : p["status"].value("containerStatuses", nlohmann::json::array()))
+                if (c["state"].contains("terminated") &&
+                    c["state"]["terminated"].value("message", "") == "kinetic: idle-stop")
+                  return true;
+          return false;
+        },
+        60000);
+  }
+  // Takes `delete` on deployments (the ClusterRole's last rule) from auto-down's account.
+  void revoke_deployment_deletes() {
+    const std::string path =
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles/" + std::string(kCronJob);
+    auto role = cloud_->kube().object(path);
+    ASSERT_TRUE(role.has_value());
+    auto rules = (*role)["rules"];
+    ASSERT_EQ(rules.back()["verbs"], nlohmann::json({"delete"})) << rules.dump();
+    rules.erase(rules.size() - 1);
+    ASSERT_TRUE(cloud_->kube().merge_patch(path, {{"rules", rules}}));
+  }
   bool cluster_up() const {
     auto c = cloud_->gcp().cluster("acme-ml", "us-central1-a", "kinetic");
     return c && (*c).value("status", "") == "RUNNING";
@@ -131,6 +157,92 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
   ASSERT_EQ(down.exit_code, 0) << down.err;
   EXPECT_NE(down.err.find("auto-down access"), std::string::npos) << down.err;
   EXPECT_FALSE(granted());
+}
+
+// `serve --idle-stop` on gke (docs/serving.md "Idle stop"): the server's bootstrap stops it once
+// nobody has connected for D and says so in its container's termination message; the next
+// check, which no longer counts its pods, deletes its Deployment (the Service and the Secret go
+// with it: owned by it), not without the right to (the fake's RBAC), and its record says why.
+// The order is the test's: it waits on the pod's message, then triggers the check.
+TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  fs::copy_file(fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http" / "server.py",
+                proj / "server.py");
+  const std::string port = std::to_string(unused_loopback_port());
+  // 5 s leaves `serve --detach` time to see it answer first (a try every 2 s at most).
+  auto r =
+      kin({"serve", "server.py", "-p", port, "-e", "GREETING=hi", "--idle-stop", "5s", "--detach"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string id = first_line(r.out);
+  const std::string name = "kinetic-" + id;
+  const std::string deployment = "/apis/apps/v1/namespaces/default/deployments/" + name;
+  const std::string service = "/api/v1/namespaces/default/services/" + name;
+  const std::string secret = "/api/v1/namespaces/default/secrets/" + name;
+  auto svc = cloud_->kube().object(service);
+  ASSERT_TRUE(svc.has_value());
+  const auto owner = (*svc)["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["kind"], "Deployment");
+  EXPECT_EQ(owner["name"], name);
+  EXPECT_EQ(owner["uid"], (*cloud_->kube().object(deployment))["metadata"]["uid"]);
+  EXPECT_EQ((*cloud_->kube().object(secret))["metadata"]["ownerReferences"][0]["uid"],
+            owner["uid"]);
+
+  // The server idles out: its pod's container ends with kinetic's message.
+  ASSERT_TRUE(wait_for_idle_stop(id)) << "the server was never stopped for --idle-stop";
+  // The Deployment's status may lag its pod's end by a pass of the fake's controller.
+  nlohmann::json st;
+  EXPECT_TRUE(eventually([&] {
+    st = nlohmann::json::parse(kin({"status", id, "-o", "json"}).out);
+    return st["state"] != "running";
+  }));
+  EXPECT_EQ(st["state"], "cancelled") << st.dump();
+  EXPECT_EQ(st["error"], "stopped after 5.0s without a request (--idle-stop)") << st.dump();
+
+  // Without `delete` on deployments the check fails, and says how to grant it.
+  ASSERT_NO_FATAL_FAILURE(revoke_deployment_deletes());
+  check(/*succeeded=*/false);
+  EXPECT_TRUE(cloud_->kube().object(deployment).has_value());
+  EXPECT_NE(
+      recorded()["message"].get<std::string>().find(
+          "cannot delete the idle-stopped server's Deployment default/" + name + ": HTTP 403"),
+      std::string::npos)
+      << recorded().dump();
+  EXPECT_NE(recorded()["message"].get<std::string>().find("run `kinetic up --auto-down D` again"),
+            std::string::npos)
+      << recorded().dump();
+  const std::string said = kin({"status"}).err;
+  EXPECT_NE(said.find("its last check: cannot delete the idle-stopped server's Deployment"),
+            std::string::npos)
+      << said;
+
+  // `up --auto-down` gives the right back; the check deletes the Deployment, and the waiting pod
+  // does not keep the cluster.
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  check();
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+  EXPECT_FALSE(cloud_->kube().object(deployment).has_value());
+  EXPECT_FALSE(cloud_->kube().object(service).has_value());
+  EXPECT_FALSE(cloud_->kube().object(secret).has_value());
+  r = kin({"serve", "ls", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto servers = nlohmann::json::parse(r.out)["servers"];
+  ASSERT_EQ(servers.size(), 1u) << r.out;
+  EXPECT_EQ(servers[0]["state"], "cancelled") << r.out;
+  r = kin({"serve", "logs", id});
+  EXPECT_NE(r.out.find("serving on port " + port), std::string::npos) << r.out << r.err;
+  r = kin({"serve", "stop", id});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(kin({"status", id}).exit_code, 1);
+
+  // Nothing else runs: the cluster stays idle, its clock counting from the server pods' last
+  // events (as any job's), and goes once the period has passed.
+  check();
+  EXPECT_EQ(recorded()["state"], "idle") << recorded().dump();
+  EXPECT_TRUE(cluster_up());
 }
 
 // A DELETE that fails (GKE unavailable) is recorded as "error" and retried at the very next

@@ -1521,6 +1521,7 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
   if (rt.plural == "jobs" || rt.plural == "jobsets" || rt.plural == "cronjobs" ||
       rt.plural == "deployments") {
     auto uid = (*obj)["metadata"]["uid"].get<std::string>();
+    const std::string own_uid = uid;
     // A Deployment's pods belong to its ReplicaSet, which goes with it (apps/v1 deletes
     // dependents by default): the fake stores no ReplicaSet, so its pods go here.
     if (rt.plural == "deployments") {
@@ -1563,6 +1564,10 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
         delete_object(child_type, ns, child, "Background", std::nullopt, nullptr);
       }
     }
+    // The garbage collector's work for what a Deployment owns besides its ReplicaSet (a
+    // server's Service and Secret): deleted with it unless the deletion orphans them.
+    if (rt.plural == "deployments" && policy != "Orphan")
+      delete_owned(own_uid, ns, {"services", "secrets"});
     if (rt.plural == "jobsets") {  // the headless Service it owns
       auto& svc = *find_type("", "v1", "services");
       std::vector<std::string> owned;
@@ -1588,6 +1593,18 @@ json FakeKube::Impl::delete_object(const ResourceType& rt, const std::string& ns
   erase(rt, ns, name);
   return rt.plural == "events" || rt.plural == "secrets" || rt.plural == "services" ? success
                                                                                     : copy;
+}
+
+void FakeKube::Impl::delete_owned(const std::string& owner_uid, const std::string& ns,
+                                  const std::vector<std::string>& plurals) {
+  for (const std::string& plural : plurals) {
+    const ResourceType& type = *find_type("", "v1", plural);
+    std::vector<std::string> owned;
+    for (auto* o : list(type, ns))
+      for (const auto& ref : (*o)["metadata"].value("ownerReferences", json::array()))
+        if (ref.value("uid", "") == owner_uid) owned.push_back((*o)["metadata"]["name"]);
+    for (const auto& name : owned) erase(type, ns, name);
+  }
 }
 
 // ---- request handling ------------------------------------------------------------------------

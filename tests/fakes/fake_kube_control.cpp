@@ -56,6 +56,23 @@ const ResourceType& serviceaccounts_t() {
   return *t;
 }
 
+// Where a container's termination message is written (its terminationMessagePath, which the
+// fake cannot mount at /dev/termination-log): under the pod's own directory, named to the
+// container in KINETIC_TERMINATION_LOG.
+std::string termination_log_path(const std::string& pod_dir) {
+  return pod_dir + "/termination-log";
+}
+
+// What the container left at its termination message path, "" when nothing.
+std::string termination_message(const std::string& pod_dir) {
+  std::FILE* f = std::fopen(termination_log_path(pod_dir).c_str(), "rb");
+  if (!f) return "";
+  char buf[4096];  // the kubelet reads at most 4096 bytes of it
+  const size_t n = std::fread(buf, 1, sizeof buf, f);
+  std::fclose(f);
+  return std::string(buf, n);
+}
+
 // Where the kubelet mounts a pod's service-account token, under the pod's own directory: a
 // process of this machine cannot see /var/run/secrets/kubernetes.io/serviceaccount, so the
 // container is told the place in KINETIC_SERVICEACCOUNT_DIR.
@@ -1495,6 +1512,9 @@ void FakeKube::Impl::start_container(json& pod, kube::PodRuntime& prt) {
   put("KUBERNETES_SERVICE_PORT", std::to_string(port));
   put("KUBERNETES_SERVICE_PORT_HTTPS", std::to_string(port));
   if (automount) put("KINETIC_SERVICEACCOUNT_DIR", serviceaccount_dir(prt.dir));
+  // The container's terminationMessagePath, which a process of this machine cannot be given at
+  // /dev/termination-log: the bootstrap writes where this says (docs/fakes.md).
+  put("KINETIC_TERMINATION_LOG", termination_log_path(prt.dir));
   // Where the fake mounted /mnt/kinetic-data (the bootstrap reads it there unless told).
   if (!data_mount_root.empty()) put("KINETIC_DATA_MOUNT_ROOT", data_mount_root);
   // The size of the pod's /dev/shm, which its processes cannot be given (docs/fakes.md).
@@ -1783,6 +1803,10 @@ void FakeKube::Impl::on_exit(kube::PodRuntime& prt) {
                  {"startedAt", rfc3339(prt.started_at)},
                  {"finishedAt", finished},
                  {"containerID", cs.value("containerID", std::string())}};
+    // The kubelet reads the file at terminationMessagePath into the terminated state's
+    // message (the Pod API's terminationMessagePath).
+    if (const std::string message = termination_message(prt.dir); first && !message.empty())
+      term["message"] = message;
     cs["state"] = {{"terminated", term}};
     cs["ready"] = false;
     cs["started"] = false;

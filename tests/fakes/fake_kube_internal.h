@@ -374,6 +374,10 @@ struct FakeKube::Impl {
   json delete_object(const ResourceType& rt, const std::string& ns, const std::string& name,
                      const std::string& propagation, std::optional<int> grace,
                      std::map<std::string, std::string>* headers);
+  // The garbage collector for the core/v1 PLURALS of NS whose ownerReferences name OWNER_UID
+  // (an owner just deleted, background propagation): they are deleted.
+  void delete_owned(const std::string& owner_uid, const std::string& ns,
+                    const std::vector<std::string>& plurals);
 
   // ---- authentication, RBAC, service-account tokens (fake_kube_auth.cpp; caller holds mu) ----
   // The caller of TOKEN; nullopt: 401. A minted token that no longer holds is refused even when

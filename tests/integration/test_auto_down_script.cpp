@@ -261,6 +261,36 @@ TEST(AutoDownActivity, WhatRunsInAnyNamespaceButTheIgnoredOnesKeepsTheCluster) {
                   "kinetic-system"}));
 }
 
+// A server stopped by --idle-stop (its bootstrap's termination message, on the container's
+// last run or its current one) waits to be deleted: none of its pods is activity, and its
+// Deployment is one to delete. A server still serving is activity, as any pod.
+TEST(AutoDownActivity, AnIdleStoppedServersPodsAreNotActivity) {
+  auto server_pod = [](const std::string& ns, const std::string& job, const std::string& phase,
+                       const json& container) {
+    return json{{"metadata",
+                 {{"name", "kinetic-" + job + "-7c9d8-x2k4p"},
+                  {"namespace", ns},
+                  {"labels", {{"kinetic.dev/job", job}, {"kinetic.dev/serve", "8000"}}}}},
+                {"status", {{"phase", phase}, {"containerStatuses", {container}}}}};
+  };
+  const json stopped = {{"terminated", {{"exitCode", 130}, {"message", "kinetic: idle-stop"}}}};
+  json pods = {
+      // restarted in place (Kubernetes): the last run's message, the container running again
+      server_pod("default", "job-1a2b3c4d", "Running",
+                 {{"state", {{"running", json::object()}}}, {"lastState", stopped}}),
+      // replaced (the fake's kubelet): the old pod ended with it, the new one waits
+      server_pod("team-b", "job-5e6f7a8b", "Failed", {{"state", stopped}}),
+      server_pod("team-b", "job-5e6f7a8b", "Running", {{"state", {{"running", json::object()}}}}),
+      // serving: activity
+      server_pod("default", "job-9c0d1e2f", "Running", {{"state", {{"running", json::object()}}}}),
+  };
+  pods[2]["metadata"]["name"] = "kinetic-job-5e6f7a8b-7c9d8-q9z8y";
+  json seen = python("activity([], [], args[0])", json::array({pods}));
+  EXPECT_EQ(seen["active"], json({"pod/kinetic-job-9c0d1e2f-7c9d8-x2k4p"}));
+  EXPECT_EQ(seen["idle_servers"], json::array({json::array({"default", "kinetic-job-1a2b3c4d"}),
+                                               json::array({"team-b", "kinetic-job-5e6f7a8b"})}));
+}
+
 TEST(AutoDownActivity, NothingListedIsNoActivityAndNoEnd) {
   json seen =
       python("activity(args[0], args[1], args[2])", {json::array(), json::array(), json::array()});

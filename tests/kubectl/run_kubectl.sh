@@ -465,11 +465,27 @@ contains "one of one ready" "1/1" "$out"
 contains "get svc lists the Service" "service/served" "$out"
 out=$(k get pods -l app=served -o name)
 contains "the pod is named after the Deployment" "pod/served-" "$out"
+# A server's Service and Secret are owned by its Deployment (metadata.ownerReferences with its
+# uid), so the garbage collector deletes them with it.
+uid=$(k get deployment served -o jsonpath='{.metadata.uid}')
+k create secret generic served --from-literal=GREETING=hi >/dev/null
+owner="{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"served\",\"uid\":\"$uid\",\"controller\":true}]}}"
+out=$(k patch service served --type=merge -p "$owner")
+contains "the Service is given its owner" 'service/served patched' "$out"
+out=$(k patch secret served --type=merge -p "$owner")
+contains "the Secret is given its owner" 'secret/served patched' "$out"
 out=$(k delete deployment served)
 contains "delete the Deployment" 'deployment.apps "served" deleted' "$out"
 out=$(k get pods -l app=served 2>&1)
 contains "its pods went with it" "No resources found" "$out"
-k delete service served >/dev/null
+if out=$(k get service served 2>&1); then
+  fail "the Service its Deployment owned outlived it: $out"
+fi
+contains "the Service went with its owner" 'services "served" not found' "$out"
+if out=$(k get secret served 2>&1); then
+  fail "the Secret its Deployment owned outlived it: $out"
+fi
+contains "the Secret went with its owner" 'secrets "served" not found' "$out"
 
 # ---- delete ------------------------------------------------------------------------------
 out=$(k delete job fidelity)

@@ -66,13 +66,19 @@ TEST(AutoDownManifests, TheScriptsImageIsPinnedByDigest) {
   EXPECT_TRUE(std::regex_match(std::string(kScriptImage), pinned)) << kScriptImage;
 }
 
-// It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log, no write)
-// and reads and patches its own ConfigMap (a Role in its namespace).
-TEST(AutoDownManifests, ItMayListWorkloadsClusterWideAndPatchOnlyItsRecord) {
+// It lists workloads in every namespace (a ClusterRole, list only: no Secret, no log), deletes
+// Deployments (an idle-stopped server's, in whichever namespace it runs) and nothing else, and
+// reads and patches its own ConfigMap (a Role in its namespace).
+TEST(AutoDownManifests, ItMayListWorkloadsClusterWideDeleteDeploymentsAndPatchOnlyItsRecord) {
   auto docs = auto_down_manifests(target(), 600);
   for (const auto& d : docs) {
     if (d["kind"] == "ClusterRole") {
       for (const auto& rule : d["rules"]) {
+        if (rule["verbs"] == nlohmann::ordered_json({"delete"})) {
+          EXPECT_EQ(rule["apiGroups"], nlohmann::ordered_json({"apps"})) << rule.dump();
+          EXPECT_EQ(rule["resources"], nlohmann::ordered_json({"deployments"})) << rule.dump();
+          continue;
+        }
         EXPECT_EQ(rule["verbs"], nlohmann::ordered_json({"list"})) << rule.dump();
         for (const auto& r : rule["resources"]) EXPECT_NE(r, "secrets");
       }
@@ -127,6 +133,18 @@ TEST(AutoDownText, SaysWhenTheClusterGoesAndSinceWhenItIsIdle) {
   const std::string text = auto_down_text(s, kNow);
   EXPECT_EQ(text.rfind("auto-down in 1h12m (idle since ", 0), 0u) << text;
   EXPECT_EQ(text.find("last check"), std::string::npos) << text;
+}
+
+// A check that decided but could not delete an idle-stopped server's Deployment says why.
+TEST(AutoDownText, WhatTheLastCheckCouldNotDoFollowsItsDecision) {
+  AutoDownState s;
+  s.idle_seconds = 7200;
+  s.state = "active";
+  s.checked_at = kNow - 60;
+  s.message = "cannot delete the idle-stopped server's Deployment default/kinetic-job-1: HTTP 403";
+  EXPECT_EQ(auto_down_text(s, kNow),
+            "auto-down after 2h idle (a job is pending or running); its last check: cannot delete "
+            "the idle-stopped server's Deployment default/kinetic-job-1: HTTP 403");
 }
 
 TEST(AutoDownText, ActiveUncheckedDeletingFailedAndStale) {

@@ -113,7 +113,9 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
                  {"kind", "ServiceAccount"},
                  {"metadata", kAutoDownObjects.metadata(sa, ns)}});
   // What runs anywhere in the cluster (another context's jobs, anything else) keeps it: list
-  // workloads in every namespace, never read a Secret or a log.
+  // workloads in every namespace, never read a Secret or a log. Its one write: delete the
+  // Deployment of a server stopped by --idle-stop, in whichever namespace the server runs
+  // (docs/security.md "What auto-down may do").
   out.push_back(
       {{"apiVersion", "rbac.authorization.k8s.io/v1"},
        {"kind", "ClusterRole"},
@@ -122,7 +124,8 @@ std::vector<ojson> auto_down_manifests(const Target& t, long idle_seconds) {
         ojson::array(
             {{{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", {"list"}}},
              {{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"list"}}},
-             {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}}})}});
+             {{"apiGroups", {""}}, {"resources", {"pods", "events"}}, {"verbs", {"list"}}},
+             {{"apiGroups", {"apps"}}, {"resources", {"deployments"}}, {"verbs", {"delete"}}}})}});
   out.push_back({{"apiVersion", "rbac.authorization.k8s.io/v1"},
                  {"kind", "ClusterRoleBinding"},
                  {"metadata", {{"name", kAutoDownName}, {"labels", kAutoDownObjects.labels()}}},

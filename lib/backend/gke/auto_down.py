@@ -12,6 +12,9 @@
 #      patch one ConfigMap). Any workload counts, kinetic's or not, whichever context submitted
 #      it: deleting the cluster deletes them all. Events outlive the objects they are about (an
 #      hour by default), so a job that ran and was cleaned up between two checks still counts;
+#   1b. deletes the Deployment of each server its bootstrap stopped for --idle-stop (its pod's
+#      termination message says so; idle_servers()): RBAC `delete` on deployments, the
+#      ClusterRole's one write, since servers live in any jobs' namespace;
 #   2. decides (decide(), a pure function of the clock, what it saw and what it recorded last
 #      time: the only place the idle rule lives; `kinetic status` only reads what it recorded);
 #   3. records the decision in the ConfigMap (state, idle_since, deletes_at, checked_at, active);
@@ -36,6 +39,13 @@ import urllib.request
 
 # The kinds whose events say a workload was there (a Node's events, in "default", do not).
 WORKLOAD_KINDS = ("Job", "JobSet", "Pod")
+# A server's pod (`kinetic serve`, labelled SERVE_LABEL) whose container left IDLE_STOP_MESSAGE
+# as its termination message was stopped by its bootstrap for --idle-stop (lib/job/bootstrap.py):
+# its pods are no longer activity, and its Deployment (kinetic-JOB) is deleted here, since the
+# pod's own identity may not (docs/serving.md "Idle stop").
+SERVE_LABEL = "kinetic.dev/serve"
+JOB_LABEL = "kinetic.dev/job"
+IDLE_STOP_MESSAGE = "kinetic: idle-stop"
 
 
 def parse_time(text):
@@ -76,11 +86,42 @@ def counted(objects, ignored, namespace_of=lambda o: (o.get("metadata") or {}).g
     return [o for o in objects if not ignored_namespace(namespace_of(o) or "", ignored)]
 
 
+def idle_stopped(pod):
+    # Whether POD is a server's whose container (this run of it or the last) was idle-stopped.
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if SERVE_LABEL not in labels or not labels.get(JOB_LABEL):
+        return False
+    for c in (pod.get("status") or {}).get("containerStatuses") or []:
+        for state in (c.get("state") or {}, c.get("lastState") or {}):
+            if (state.get("terminated") or {}).get("message") == IDLE_STOP_MESSAGE:
+                return True
+    return False
+
+
+def idle_servers(pods):
+    # The (namespace, Deployment name) of each server one of whose pods was idle-stopped.
+    found = set()
+    for pod in pods:
+        if idle_stopped(pod):
+            md = pod.get("metadata") or {}
+            found.add((md.get("namespace", ""), "kinetic-" + md["labels"][JOB_LABEL]))
+    return sorted(found)
+
+
+def server_of(pod):
+    md = pod.get("metadata") or {}
+    labels = md.get("labels") or {}
+    if SERVE_LABEL not in labels:
+        return None
+    return (md.get("namespace", ""), "kinetic-" + labels.get(JOB_LABEL, ""))
+
+
 def activity(jobs, jobsets, pods, events=(), ignored=()):
     # What counts as activity: workloads not finished (pending on a scale-up, running, detached
     # or not) in a namespace not IGNORED, and the latest time one finished or had an event (a job
-    # cleaned up since the last check is gone, but its events are not). Pure: lists of API
-    # objects in, a dict out ({"active": [names], "last_end": epoch or None}).
+    # cleaned up since the last check is gone, but its events are not). An idle-stopped server's
+    # pods are not activity: they wait to be deleted. Pure: lists of API objects in, a dict out
+    # ({"active": [names], "last_end": epoch or None, "idle_servers": [(namespace, name)]}).
     active = []
     ends = []
     jobs, jobsets, pods = counted(jobs, ignored), counted(jobsets, ignored), counted(pods, ignored)
@@ -101,8 +142,11 @@ def activity(jobs, jobsets, pods, events=(), ignored=()):
             ends.append(parse_time((done or {}).get("lastTransitionTime")))
         else:
             active.append("jobset/" + name)
+    stopped = idle_servers(pods)
     for pod in pods:
         phase = (pod.get("status") or {}).get("phase", "Pending")
+        if server_of(pod) in stopped:
+            continue
         if phase not in ("Succeeded", "Failed"):
             active.append("pod/" + pod.get("metadata", {}).get("name", "?"))
     for event in events:
@@ -111,7 +155,7 @@ def activity(jobs, jobsets, pods, events=(), ignored=()):
                         parse_time(event.get("eventTime")) or
                         parse_time((event.get("metadata") or {}).get("creationTimestamp")))
     ends = [e for e in ends if e is not None]
-    return {"active": active, "last_end": max(ends) if ends else None}
+    return {"active": active, "last_end": max(ends) if ends else None, "idle_servers": stopped}
 
 
 def decide(now, seen, state, idle_seconds):
@@ -165,6 +209,26 @@ def look(kube, ignored):
                     items(kube, "/api/v1/events"), ignored)
 
 
+def delete_idle_servers(kube, servers):
+    # Deletes each idle-stopped server's Deployment; its pods go with it (Background), its
+    # Service and Secret too (their ownerReferences name it). The errors, one line each.
+    errors = []
+    for ns, name in servers:
+        code, answer = kube.call("DELETE", "/apis/apps/v1/namespaces/%s/deployments/%s" % (ns, name),
+                                 {"kind": "DeleteOptions", "apiVersion": "v1",
+                                  "propagationPolicy": "Background"})
+        if code == 404:
+            continue  # deleted meanwhile (`serve stop`)
+        if code >= 400:
+            errors.append("cannot delete the idle-stopped server's Deployment %s/%s: HTTP %d: %s%s"
+                          % (ns, name, code, answer["message"],
+                             "; run `kinetic up --auto-down D` again to grant auto-down `delete` "
+                             "on deployments" if code == 403 else ""))
+        else:
+            print("kinetic auto-down: deleted the idle-stopped server %s/%s" % (ns, name))
+    return errors
+
+
 def delete_cluster(env):
     # DELETE the cluster through the GKE API as this pod's Workload Identity principal.
     token, _ = metadata_token(env)
@@ -194,11 +258,15 @@ def main(env):
         print("kinetic auto-down: %s has no idle_after; nothing to do" % state_path)
         return 0
     ignored = ignored_namespaces(env)
-    record, delete = decide(time.time(), look(kube, ignored), state, idle_seconds)
+    seen = look(kube, ignored)
+    errors = delete_idle_servers(kube, seen["idle_servers"])
+    for e in errors:
+        print("kinetic auto-down: %s" % e, file=sys.stderr)
+    record, delete = decide(time.time(), seen, state, idle_seconds)
     if delete:
         # A job submitted since the first look keeps the cluster: look once more, just before.
         record, delete = decide(time.time(), look(kube, ignored), state, idle_seconds)
-    record["message"] = ""
+    record["message"] = "; ".join(errors)
     patch = "application/merge-patch+json"
     kube.checked_call("PATCH", state_path, {"data": record}, patch)
     if not delete:
@@ -208,7 +276,7 @@ def main(env):
         else:
             print("kinetic auto-down: idle since %s; the cluster is deleted at %s" %
                   (record["idle_since"], record["deletes_at"]))
-        return 0
+        return 1 if errors else 0
     try:
         operation = delete_cluster(env)
     except (RuntimeError, OSError, ValueError, KeyError) as e:

@@ -619,8 +619,15 @@ std::vector<JobStatus> GkeBackend::list() {
       out.push_back(std::move(st));
     }
   }
-  for (const auto& d : list_or_empty(k, k8s::deployments_path(ns), managed_selector()))
-    out.push_back(status_from_deployment(d));
+  for (const auto& d : list_or_empty(k, k8s::deployments_path(ns), managed_selector())) {
+    JobStatus st = status_from_deployment(d);
+    // A server not answering may have been stopped for --idle-stop: its record says so.
+    if (st.state != kRunning)
+      if (auto reported = results_status(st.id);
+          reported && reported->final && reported->terminal())
+        st = *reported;
+    out.push_back(std::move(st));
+  }
   // Finished jobs whose Job is gone live on in the bucket: the newest kRecordedJobsListed.
   std::set<std::string> known;
   for (const auto& st : out) known.insert(st.id);

@@ -31,6 +31,7 @@ class GkeBackend : public Backend {
             .runs_pipelines_itself = true,
             .runs_servers = true};
   }
+  void check_server(const ServeSpec& serve) override;
   std::string prepare_image(const ImageRecipe& recipe) override;
   std::string stage_context(const fs::path& archive, const std::string& sha256,
                             Compression compression, bool* uploaded) override;

@@ -1,12 +1,15 @@
 // `kinetic serve` on the gke backend (docs/serving.md "Servers on gke"): a server is its Secret,
-// a Deployment of one replica and a ClusterIP Service (server_manifest.h); its status is the
-// Deployment's (server_state.h); its URL a port-forward to its Ready pod, chosen again for each
-// new connection.
+// a Deployment of one replica and a ClusterIP Service (server_manifest.h), the last two owned by
+// the Deployment so that deleting it (the auto-down controller after --idle-stop) deletes them;
+// its status is the Deployment's (server_state.h) until its record holds a verdict; its URL a
+// port-forward to its Ready pod, chosen again for each new connection.
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <thread>
 
+#include "backend/gke/auto_down.h"
 #include "backend/gke/cluster_access.h"
 #include "backend/gke/create_or_adopt.h"
 #include "backend/gke/gke_backend.h"
@@ -23,6 +26,39 @@
 namespace kinetic::gke {
 
 using json = nlohmann::json;
+
+namespace {
+
+// Makes the Deployment the owner of the object at PATH (kind KIND), so that Kubernetes' garbage
+// collector deletes it with the Deployment (metadata.ownerReferences; gke-conformance.md).
+// blockOwnerDeletion is left unset: it matters only to a foreground deletion, and setting it
+// needs `update` on the Deployment's finalizers, a right kinetic does not ask for.
+void owned_by_deployment(k8s::Client& k, const std::string& path, const std::string& kind,
+                         const json& deployment) {
+  const json& md = deployment["metadata"];
+  const json owner = {{"apiVersion", "apps/v1"},
+                      {"kind", "Deployment"},
+                      {"name", md.value("name", "")},
+                      {"uid", md.value("uid", "")},
+                      {"controller", true}};
+  k.apply(path,
+          {{"apiVersion", "v1"},
+           {"kind", kind},
+           {"metadata", {{"name", md.value("name", "")}, {"ownerReferences", {owner}}}}},
+          "kinetic");
+}
+
+}  // namespace
+
+void GkeBackend::check_server(const ServeSpec& serve) {
+  // An idle-stopped server still holds its node until its Deployment is deleted, which only
+  // the auto-down controller does (docs/decisions.md): without it --idle-stop would save
+  // nothing.
+  if (serve.idle_stop_seconds > 0 && !read_auto_down(kube(), session_.target.ns))
+    throw Error(Errc::usage,
+                "--idle-stop on gke needs the cluster's auto-down controller, which deletes the "
+                "idle server: run `kinetic up --auto-down 1h` first, or leave --idle-stop out");
+}
 
 void GkeBackend::submit_server(const JobSpec& spec,
                                const std::map<std::string, std::string>& secrets) {
@@ -41,8 +77,12 @@ void GkeBackend::submit_server(const JobSpec& spec,
     posted.push_back(k8s::service_path(ns, name));
     create_or_adopt(k, k8s::services_path(ns), json::parse(build_server_service(in, port).dump()));
     posted.push_back(k8s::deployment_path(ns, name));
-    create_or_adopt(k, k8s::deployments_path(ns),
-                    json::parse(build_server_deployment(in, port).dump()));
+    const json deployment = create_or_adopt(k, k8s::deployments_path(ns),
+                                            json::parse(build_server_deployment(in, port).dump()));
+    owned_by_deployment(k, k8s::service_path(ns, name), "Service", deployment);
+    // stage() made a Secret only for --env values (manifest.h build_secret).
+    if (std::find(posted.begin(), posted.end(), k8s::secret_path(ns, name)) != posted.end())
+      owned_by_deployment(k, k8s::secret_path(ns, name), "Secret", deployment);
   } catch (...) {
     // Nothing half-started stays behind: what exists of ours goes, the Deployment first.
     for (auto it = posted.rbegin(); it != posted.rend(); ++it) remove_if_ours(k, *it, spec.id);
@@ -53,7 +93,12 @@ void GkeBackend::submit_server(const JobSpec& spec,
 std::optional<JobStatus> GkeBackend::server_status(const std::string& id) {
   auto items = list_or_empty(kube(), k8s::deployments_path(session_.target.ns), job_selector(id));
   if (items.empty()) return std::nullopt;
-  return status_from_deployment(items.front());
+  JobStatus st = status_from_deployment(items.front());
+  // Stopped for --idle-stop, its pod waits to be deleted: the record has its verdict.
+  if (st.state != kRunning)
+    if (auto reported = results_status(id); reported && reported->final && reported->terminal())
+      return reported;
+  return st;
 }
 
 std::vector<std::string> GkeBackend::delete_server_objects(const std::string& id, bool dry_run) {
