@@ -99,7 +99,9 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
   gated("first.py", go);
   gated("high.py", go_high);
   sb.write("proj/normal.py", "print('normal ran')\n");
-  auto first = kin({"run", "first.py", "--accelerator", "v5litepod-4", "--detach"});
+  // The running job is high too: a lower one would be evicted for the high one (the test below).
+  auto first = kin(
+      {"run", "first.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string first_id = first_line(first.out);
   ASSERT_TRUE(cloud_->kube().wait_for_object(
@@ -133,6 +135,81 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
   sb.write("go-high", "");
   EXPECT_EQ(kin({"wait", normal_id}).exit_code, 0);
   EXPECT_EQ(kin({"wait", high_id, first_id}).exit_code, 0);
+}
+
+// A higher-priority job takes the queue's only room from a running one (withinClusterQueue:
+// LowerPriority): Kueue evicts the running job (its Job suspended again, its pod stopped), runs
+// the higher one, then admits the evicted one again. The evicted run is a preemption, not a
+// failure: its foreground run waits in the queue, its second attempt resumes from the first's
+// checkpoint, and it ends with the job's own exit code, both attempts' logs kept.
+TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                          {"contexts.acme.project", "acme-ml"},
+                                          {"contexts.acme.zone", "us-central1-a"},
+                                          {"current-context", "acme"}})
+    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+  // The first attempt saves a checkpoint and runs until it is stopped; the second finds it.
+  sb.write("proj/train.py",
+           "import os, time\n"
+           "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+           "if os.path.exists(ck):\n"
+           "    print('resumed from step', open(ck).read(), flush=True)\n"
+           "else:\n"
+           "    open(ck, 'w').write('7')\n"
+           "    print('first attempt', flush=True)\n"
+           "    while True:\n"
+           "        time.sleep(0.05)\n");
+  const fs::path go_high = sb.root() / "go-high";
+  sb.write("proj/urgent.py", "import os, time\nwhile not os.path.exists('" + go_high.string() +
+                                 "'):\n    time.sleep(0.05)\nprint('urgent ran')\n");
+  const int a_pid = spawn_until_output({"run", "train.py", "-a", "v5litepod-4"}, "first attempt");
+  ASSERT_GT(a_pid, 0);
+  auto listed = kin({"status", "-o", "json"});
+  const auto a_jobs = nlohmann::json::parse(listed.out)["jobs"];
+  ASSERT_EQ(a_jobs.size(), 1u) << listed.out;
+  const std::string a_id = a_jobs[0].value("id", "");
+
+  auto b = kin_b({"run", "urgent.py", "-a", "v5litepod-4", "--priority", "high", "--detach"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string b_id = first_line(b.out);
+  ASSERT_TRUE(cloud_->kube().wait_for_object(
+      job_path(b_id),
+      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+      30000))
+      << slurp(err);
+  // A waits in the queue again, said to be preempted: its Job suspended, no pod of it left.
+  EXPECT_TRUE((*cloud_->kube().object(job_path(a_id)))["spec"].value("suspend", false));
+  ASSERT_TRUE(eventually([&] {
+    return kin({"status"}).out.find(
+               a_id + "\tpending (queued: preempted by a higher-priority job; 1st in line in "
+                      "kinetic-v5litepod-4)") != std::string::npos;
+  })) << kin({"status"}).out;
+  // A's foreground run says so too, before B ends (its line is what orders the test).
+  ASSERT_TRUE(eventually([&] {
+    return slurp(err).find("queued: preempted by a higher-priority job; 1st in line in "
+                           "kinetic-v5litepod-4") != std::string::npos;
+  })) << slurp(err);
+
+  // B ends; A is admitted again, resumes from its checkpoint and succeeds.
+  sb.write("go-high", "");
+  EXPECT_EQ(kin_b({"wait", b_id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(a_pid), 0) << slurp(err);
+  const std::string a_out = slurp(out), a_err = slurp(err);
+  EXPECT_NE(a_out.find("first attempt"), std::string::npos) << a_out;
+  EXPECT_NE(a_out.find("resumed from step 7"), std::string::npos) << a_out << a_err;
+  EXPECT_NE(a_err.find("preempted by a higher-priority job; attempt 2 now that the queue "
+                       "admitted it again, resuming from the checkpoint"),
+            std::string::npos)
+      << a_err;
+  auto logs = kin({"logs", a_id});
+  EXPECT_NE(logs.out.find("first attempt"), std::string::npos) << logs.out << logs.err;
+  EXPECT_NE(logs.out.find("resumed from step 7"), std::string::npos) << logs.out;
+  auto st = nlohmann::json::parse(kin({"status", a_id, "-o", "json"}).out);
+  EXPECT_EQ(st.value("state", ""), "succeeded") << st.dump();
+  ASSERT_EQ(st["attempt_history"].size(), 2u) << st.dump();
+  EXPECT_TRUE(st["attempt_history"][0].value("preempted", false)) << st.dump();
 }
 
 // A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod

@@ -1,5 +1,6 @@
 #include "backend/gke/kueue.h"
 
+#include <algorithm>
 #include <map>
 
 #include "backend/gke/names.h"
@@ -212,15 +213,40 @@ std::map<std::string, int> queue_positions(k8s::Client& kube, const std::string&
   return positions;
 }
 
-std::string queued_text(const std::string& queue, int position) {
-  if (position <= 0) return "queued in " + queue;
+int preemption_evictions(const std::vector<json>& events) {
+  int evictions = 0;
+  for (const auto& e : events)
+    if (e.value("reason", "") == "Stopped" &&
+        e.value("message", "").rfind("Preempted to accommodate", 0) == 0)
+      evictions += std::max(1, e.value("count", 1));
+  return evictions;
+}
+
+bool requeued_after_preemption(k8s::Client& kube, const std::string& ns, const json& workload) {
+  return preemption_evictions(kube, ns, workload) > 0;
+}
+
+int preemption_evictions(k8s::Client& kube, const std::string& ns, const json& workload) {
+  // A list's items carry no kind: a JobSet is told by its replicatedJobs.
+  const bool jobset = workload.value("spec", json::object()).contains("replicatedJobs");
+  const std::string name = workload.value("metadata", json::object()).value("name", "");
+  return preemption_evictions(
+      kube.list(k8s::events_path(ns), {},
+                std::string("involvedObject.kind=") + (jobset ? "JobSet" : "Job") +
+                    ",involvedObject.name=" + name)
+          .items);
+}
+
+std::string queued_text(const std::string& queue, int position, bool preempted) {
+  const std::string why = preempted ? "preempted by a higher-priority job; " : "";
+  if (position <= 0) return preempted ? "queued: " + why + "waiting in " + queue : "queued in " + queue;
   const int tens = position % 100;
   const char* suffix = tens >= 11 && tens <= 13 ? "th"
                        : position % 10 == 1     ? "st"
                        : position % 10 == 2     ? "nd"
                        : position % 10 == 3     ? "rd"
                                                 : "th";
-  return "queued: " + std::to_string(position) + suffix + " in line in " + queue;
+  return "queued: " + why + std::to_string(position) + suffix + " in line in " + queue;
 }
 
 }  // namespace kinetic::gke

@@ -83,7 +83,23 @@ std::string waiting_queue(const nlohmann::json& workload);
 std::map<std::string, int> queue_positions(k8s::Client& kube, const std::string& ns,
                                            const std::string& local_queue);
 
+// How many times EVENTS (those of a Job or JobSet) say Kueue stopped it to admit a higher-priority
+// workload: the job reconciler's "Stopped" events whose message is the eviction's ("Preempted to
+// accommodate a workload ...", preemption.go preemptionMessage), each by its count. Pure.
+int preemption_evictions(const std::vector<nlohmann::json>& events);
+
+// preemption_evictions of WORKLOAD (a Job or JobSet, as listed) from one list of its events.
+// Kubernetes keeps events an hour by default: an older eviction is not counted.
+int preemption_evictions(k8s::Client& kube, const std::string& ns, const nlohmann::json& workload);
+
+// Whether WORKLOAD, waiting in a queue, waits again after Kueue evicted it for a higher-priority
+// one (after an hour, it is said to be queued as any other).
+bool requeued_after_preemption(k8s::Client& kube, const std::string& ns,
+                               const nlohmann::json& workload);
+
 // "queued: 2nd in line in kinetic-v5litepod-1"; POSITION 0 (unknown): "queued in kinetic-...".
-std::string queued_text(const std::string& queue, int position);
+// PREEMPTED (evicted for a higher-priority job, now waiting again): "queued: preempted by a
+// higher-priority job; 1st in line in kinetic-...".
+std::string queued_text(const std::string& queue, int position, bool preempted = false);
 
 }  // namespace kinetic::gke
