@@ -40,7 +40,8 @@ bool is_terminal_state(std::string_view state);
 // preemption each make one.
 // The error of an attempt that Kueue stopped to admit a higher-priority job (backend/gke/kueue.h):
 // a preemption, after which the job waits in its queue to be admitted again.
-inline constexpr std::string_view kEvictedError = "evicted from its queue for a higher-priority job";
+inline constexpr std::string_view kEvictedError =
+    "evicted from its queue for a higher-priority job";
 
 struct AttemptRecord {
   int attempt = 0;  // from 1

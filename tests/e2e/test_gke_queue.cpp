@@ -100,8 +100,8 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
   gated("high.py", go_high);
   sb.write("proj/normal.py", "print('normal ran')\n");
   // The running job is high too: a lower one would be evicted for the high one (the test below).
-  auto first = kin(
-      {"run", "first.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
+  auto first =
+      kin({"run", "first.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string first_id = first_line(first.out);
   ASSERT_TRUE(cloud_->kube().wait_for_object(
@@ -182,14 +182,16 @@ TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
   // A waits in the queue again, said to be preempted: its Job suspended, no pod of it left.
   EXPECT_TRUE((*cloud_->kube().object(job_path(a_id)))["spec"].value("suspend", false));
   ASSERT_TRUE(eventually([&] {
-    return kin({"status"}).out.find(
-               a_id + "\tpending (queued: preempted by a higher-priority job; 1st in line in "
-                      "kinetic-v5litepod-4)") != std::string::npos;
+    return kin({"status"})
+               .out.find(a_id +
+                         "\tpending (queued: preempted by a higher-priority job; 1st in line in "
+                         "kinetic-v5litepod-4)") != std::string::npos;
   })) << kin({"status"}).out;
   // A's foreground run says so too, before B ends (its line is what orders the test).
   ASSERT_TRUE(eventually([&] {
-    return slurp(err).find("queued: preempted by a higher-priority job; 1st in line in "
-                           "kinetic-v5litepod-4") != std::string::npos;
+    return slurp(err).find(
+               "queued: preempted by a higher-priority job; 1st in line in "
+               "kinetic-v5litepod-4") != std::string::npos;
   })) << slurp(err);
 
   // B ends; A is admitted again, resumes from its checkpoint and succeeds.

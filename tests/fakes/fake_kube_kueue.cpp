@@ -431,7 +431,9 @@ void FakeKube::Impl::kueue_publish_counts(
 
 namespace {
 
-long kueue_priority(const json& wl) { return wl["spec"].value("priority", 0L); }
+long kueue_priority(const json& wl) {
+  return wl["spec"].value("priority", 0L);
+}
 
 std::string kueue_reserved_at(const json& wl) {
   for (const auto& c : wl["status"].value("conditions", json::array()))
@@ -511,9 +513,9 @@ void FakeKube::Impl::kueue_evict(json& wl, const json& preemptor, const json& cq
   if (json* owner = kueue_owner_of(wl); owner && !(*owner)["spec"].value("suspend", false)) {
     (*owner)["spec"]["suspend"] = true;
     update(*kueue_owner_type(wl), *owner);
-    new_event(*owner, "Normal", "Stopped", message,
-              owner->value("kind", "") == "JobSet" ? "jobset-kueue-controller"
-                                                   : "job-kueue-controller");
+    new_event(
+        *owner, "Normal", "Stopped", message,
+        owner->value("kind", "") == "JobSet" ? "jobset-kueue-controller" : "job-kueue-controller");
   }
 }
 
@@ -558,8 +560,8 @@ bool FakeKube::Impl::kueue_owner_active(const json& wl) {
   if (!owner) return false;
   if (owner->value("kind", "") == "Job") return (*owner)["status"].value("active", 0) > 0;
   const std::string uid = (*owner)["metadata"].value("uid", "");
-  for (auto* job : list(*kube::find_type("batch", "v1", "jobs"),
-                        (*owner)["metadata"].value("namespace", "")))
+  for (auto* job :
+       list(*kube::find_type("batch", "v1", "jobs"), (*owner)["metadata"].value("namespace", "")))
     for (const auto& ref : (*job)["metadata"].value("ownerReferences", json::array()))
       if (ref.value("uid", "") == uid && (*job)["status"].value("active", 0) > 0) return true;
   return false;

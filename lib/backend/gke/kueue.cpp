@@ -230,16 +230,17 @@ int preemption_evictions(k8s::Client& kube, const std::string& ns, const json& w
   // A list's items carry no kind: a JobSet is told by its replicatedJobs.
   const bool jobset = workload.value("spec", json::object()).contains("replicatedJobs");
   const std::string name = workload.value("metadata", json::object()).value("name", "");
-  return preemption_evictions(
-      kube.list(k8s::events_path(ns), {},
-                std::string("involvedObject.kind=") + (jobset ? "JobSet" : "Job") +
-                    ",involvedObject.name=" + name)
-          .items);
+  return preemption_evictions(kube.list(k8s::events_path(ns), {},
+                                        std::string("involvedObject.kind=") +
+                                            (jobset ? "JobSet" : "Job") +
+                                            ",involvedObject.name=" + name)
+                                  .items);
 }
 
 std::string queued_text(const std::string& queue, int position, bool preempted) {
   const std::string why = preempted ? "preempted by a higher-priority job; " : "";
-  if (position <= 0) return preempted ? "queued: " + why + "waiting in " + queue : "queued in " + queue;
+  if (position <= 0)
+    return preempted ? "queued: " + why + "waiting in " + queue : "queued in " + queue;
   const int tens = position % 100;
   const char* suffix = tens >= 11 && tens <= 13 ? "th"
                        : position % 10 == 1     ? "st"
