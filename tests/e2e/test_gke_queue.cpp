@@ -251,6 +251,69 @@ TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
 }
 
+// Quotas follow the pools: `pool add` and `pool remove` on a cluster whose queues are on change
+// its ClusterQueues (a new accelerator's queue made, a gone one's deleted) without another
+// `up --queue on`.
+TEST_F(GkeQueue, PoolAddAndRemoveChangeTheQueuesWithoutUpAgain) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  const std::string api = "/apis/kueue.x-k8s.io/v1beta2";
+  auto quota = [&](const std::string& accelerator) {
+    auto cq = cloud_->kube().object(api + "/clusterqueues/kinetic-" + accelerator);
+    return cq ? (*cq)["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].value(
+                    "nominalQuota", "")
+              : "";
+  };
+  auto spot = kin({"pool", "add", "--accelerator", "v5litepod-4", "--spot", "--max-nodes", "2"});
+  ASSERT_EQ(spot.exit_code, 0) << spot.err;
+  EXPECT_NE(spot.err.find("ClusterQueue kinetic-v5litepod-4 (12 google.com/tpu): updated"),
+            std::string::npos)
+      << spot.err;
+  EXPECT_EQ(quota("v5litepod-4"), "12");
+
+  auto l4 = kin({"pool", "add", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(l4.exit_code, 0) << l4.err;
+  EXPECT_NE(l4.err.find("ClusterQueue kinetic-l4 (2 nvidia.com/gpu): created"), std::string::npos)
+      << l4.err;
+  EXPECT_NE(l4.err.find("LocalQueue kinetic-l4 (namespace default): created"), std::string::npos)
+      << l4.err;
+  EXPECT_EQ(l4.err.find("kinetic-v5litepod-4"), std::string::npos) << "unchanged: " << l4.err;
+
+  auto gone = kin({"pool", "remove", "l4"});
+  ASSERT_EQ(gone.exit_code, 0) << gone.err;
+  EXPECT_NE(gone.err.find("ClusterQueue kinetic-l4: deleted"), std::string::npos) << gone.err;
+  EXPECT_EQ(quota("l4"), "");
+  EXPECT_FALSE(cloud_->kube().object(api + "/namespaces/default/localqueues/kinetic-l4"));
+  EXPECT_FALSE(cloud_->kube().object(api + "/resourceflavors/kinetic-l4"));
+
+  auto back = kin({"pool", "remove", "v5litepod-4-spot"});
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_NE(back.err.find("ClusterQueue kinetic-v5litepod-4 (4 google.com/tpu): updated"),
+            std::string::npos)
+      << back.err;
+  EXPECT_EQ(quota("v5litepod-4"), "4");
+}
+
+// `up` adding a pool to a cluster whose queues are on gives its accelerator a queue, as `pool add`
+// does, without --queue.
+TEST_F(GkeQueue, UpAddingAPoolGivesItsAcceleratorAQueue) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  auto up = kin({"up", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("ClusterQueue kinetic-l4 (2 nvidia.com/gpu): created"), std::string::npos)
+      << up.err;
+  EXPECT_EQ(up.err.find("ClusterQueue kinetic-v5litepod-4"), std::string::npos) << up.err;
+}
+
+// A cluster whose queues are off gets none from `pool add`.
+TEST_F(GkeQueue, PoolAddMakesNoQueuesWhenTheyAreOff) {
+  ASSERT_EQ(kin({"up", "--accelerator", "v5litepod-4", "--max-nodes", "1"}).exit_code, 0);
+  auto l4 = kin({"pool", "add", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(l4.exit_code, 0) << l4.err;
+  EXPECT_EQ(l4.err.find("Queue"), std::string::npos) << l4.err;
+  EXPECT_FALSE(
+      cloud_->kube().object("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/kinetic-l4").has_value());
+}
+
 // The Kueue release is read as JobSet's is (release.h): a copy that is not there is one line
 // naming it and the flag, and nothing of Kueue reaches the cluster.
 TEST_F(GkeQueue, AMissingReleaseCopyIsOneLineNamingTheFlag) {

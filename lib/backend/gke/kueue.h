@@ -57,6 +57,14 @@ void ensure_queues(const Session& session, k8s::Client& kube, const std::string&
                    const std::vector<PoolRow>& pools, const std::string& ns,
                    const std::function<void(ClusterChange)>& report);
 
+// After the pools changed (`pool add`, `pool remove`, `up` adding pools) on a cluster whose
+// queues are on (a ClusterQueue kinetic wrote exists; otherwise nothing is asked beyond that
+// list): each accelerator's ClusterQueue quota becomes its pools' size again, a new
+// accelerator gets its ResourceFlavor, ClusterQueue and LocalQueue in NS, and one with no pool
+// left loses them. Only what changes is reported. Kueue itself is not installed here.
+void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const std::string& ns,
+                  const std::function<void(ClusterChange)>& report);
+
 // `up --queue off`: deletes the queue objects kinetic wrote (Kueue itself stays: other tools may
 // use it; `down` deletes it with the cluster).
 void remove_queues(k8s::Client& kube, const std::string& ns,
