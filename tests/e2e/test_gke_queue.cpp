@@ -25,6 +25,51 @@ class GkeQueue : public GkeFixture {
   std::string job_path(const std::string& id) const {
     return "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
   }
+  // What the eviction tests share: on a queue with room for one v5litepod-4, this user's
+  // foreground `run train.py A_ARGS` (a first attempt that saves a checkpoint and runs until
+  // stopped; a second that finds it and ends) is running when the second user submits a high
+  // priority job gated on the file go-high, which is running once this returns.
+  struct Eviction {
+    int a_pid = -1;
+    std::string a_id, b_id;
+  };
+  Eviction evict_a_running_job(const std::vector<std::string>& a_args) {
+    Eviction e;
+    EXPECT_EQ(kin(kQueueUp).exit_code, 0);
+    for (const auto& [key, value] :
+         std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                            {"contexts.acme.project", "acme-ml"},
+                                            {"contexts.acme.zone", "us-central1-a"},
+                                            {"current-context", "acme"}})
+      EXPECT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+    sb.write("proj/train.py",
+             "import os, time\n"
+             "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+             "if os.path.exists(ck):\n"
+             "    print('resumed from step', open(ck).read(), flush=True)\n"
+             "else:\n"
+             "    open(ck, 'w').write('7')\n"
+             "    print('first attempt', flush=True)\n"
+             "    while True:\n"
+             "        time.sleep(0.05)\n");
+    const fs::path go_high = sb.root() / "go-high";
+    sb.write("proj/urgent.py", "import os, time\nwhile not os.path.exists('" + go_high.string() +
+                                   "'):\n    time.sleep(0.05)\nprint('urgent ran')\n");
+    std::vector<std::string> a_run = {"run", "train.py", "-a", "v5litepod-4"};
+    a_run.insert(a_run.end(), a_args.begin(), a_args.end());
+    e.a_pid = spawn_until_output(a_run, "first attempt");
+    const auto a_jobs = nlohmann::json::parse(kin({"status", "-o", "json"}).out)["jobs"];
+    if (a_jobs.size() == 1) e.a_id = a_jobs[0].value("id", "");
+    auto b = kin_b({"run", "urgent.py", "-a", "v5litepod-4", "--priority", "high", "--detach"});
+    EXPECT_EQ(b.exit_code, 0) << b.err;
+    e.b_id = first_line(b.out);
+    EXPECT_TRUE(cloud_->kube().wait_for_object(
+        job_path(e.b_id),
+        [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+        30000))
+        << slurp(err);
+    return e;
+  }
 };
 
 TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
@@ -143,42 +188,11 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
 // failure: its foreground run waits in the queue, its second attempt resumes from the first's
 // checkpoint, and it ends with the job's own exit code, both attempts' logs kept.
 TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
-  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
-  for (const auto& [key, value] :
-       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
-                                          {"contexts.acme.project", "acme-ml"},
-                                          {"contexts.acme.zone", "us-central1-a"},
-                                          {"current-context", "acme"}})
-    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
-  // The first attempt saves a checkpoint and runs until it is stopped; the second finds it.
-  sb.write("proj/train.py",
-           "import os, time\n"
-           "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
-           "if os.path.exists(ck):\n"
-           "    print('resumed from step', open(ck).read(), flush=True)\n"
-           "else:\n"
-           "    open(ck, 'w').write('7')\n"
-           "    print('first attempt', flush=True)\n"
-           "    while True:\n"
-           "        time.sleep(0.05)\n");
-  const fs::path go_high = sb.root() / "go-high";
-  sb.write("proj/urgent.py", "import os, time\nwhile not os.path.exists('" + go_high.string() +
-                                 "'):\n    time.sleep(0.05)\nprint('urgent ran')\n");
-  const int a_pid = spawn_until_output({"run", "train.py", "-a", "v5litepod-4"}, "first attempt");
-  ASSERT_GT(a_pid, 0);
-  auto listed = kin({"status", "-o", "json"});
-  const auto a_jobs = nlohmann::json::parse(listed.out)["jobs"];
-  ASSERT_EQ(a_jobs.size(), 1u) << listed.out;
-  const std::string a_id = a_jobs[0].value("id", "");
-
-  auto b = kin_b({"run", "urgent.py", "-a", "v5litepod-4", "--priority", "high", "--detach"});
-  ASSERT_EQ(b.exit_code, 0) << b.err;
-  const std::string b_id = first_line(b.out);
-  ASSERT_TRUE(cloud_->kube().wait_for_object(
-      job_path(b_id),
-      [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
-      30000))
-      << slurp(err);
+  const Eviction run = evict_a_running_job({});
+  ASSERT_GT(run.a_pid, 0);
+  ASSERT_FALSE(HasFailure());
+  const std::string a_id = run.a_id, b_id = run.b_id;
+  const int a_pid = run.a_pid;
   // A waits in the queue again, said to be preempted: its Job suspended, no pod of it left.
   EXPECT_TRUE((*cloud_->kube().object(job_path(a_id)))["spec"].value("suspend", false));
   ASSERT_TRUE(eventually([&] {
@@ -212,6 +226,23 @@ TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
   EXPECT_EQ(st.value("state", ""), "succeeded") << st.dump();
   ASSERT_EQ(st["attempt_history"].size(), 2u) << st.dump();
   EXPECT_TRUE(st["attempt_history"][0].value("preempted", false)) << st.dump();
+}
+
+// An eviction counts toward --max-preemptions, as a node reclaim does: with none allowed, the
+// evicted run gives up once it is admitted again, with the cap's 197 and its line.
+TEST_F(GkeQueue, AnEvictionCountsTowardMaxPreemptions) {
+  const Eviction run = evict_a_running_job({"--max-preemptions", "0"});
+  ASSERT_GT(run.a_pid, 0);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] {
+    return slurp(err).find("queued: preempted by a higher-priority job") != std::string::npos;
+  })) << slurp(err);
+  sb.write("go-high", "");
+  EXPECT_EQ(kin_b({"wait", run.b_id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(run.a_pid), 197) << slurp(err);
+  EXPECT_NE(slurp(err).find("preempted 1 time (--max-preemptions 0)"), std::string::npos)
+      << slurp(err);
+  EXPECT_EQ(slurp(out), "first attempt\n") << "the job ran once: " << slurp(err);
 }
 
 // A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod
