@@ -5,7 +5,10 @@
 // whole when its ClusterQueue's nominal quota has room: highest priority first, then the oldest
 // (BestEffortFIFO: one that does not fit does not hold back a smaller one behind it). Admission
 // unsuspends it with the flavor's nodeLabels in its pods' nodeSelector; its quota is released
-// when it finishes or is deleted. The visibility API answers each pending Workload's position.
+// when it finishes or is deleted. A higher-priority Workload that does not fit evicts admitted
+// lower-priority ones of its ClusterQueue (withinClusterQueue: LowerPriority): they are suspended
+// again, and requeued with their quota released once their pods are gone. The visibility API
+// answers each pending Workload's position.
 #include <openssl/evp.h>
 
 #include <algorithm>

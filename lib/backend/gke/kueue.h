@@ -4,7 +4,9 @@
 // each accelerator the cluster has pools of, a ResourceFlavor (the accelerator's node labels), a
 // ClusterQueue whose quota is what those pools can hold at most, and a LocalQueue in the jobs'
 // namespace. `run` on such a cluster labels its Job or JobSet with the LocalQueue and creates it
-// suspended; Kueue admits it whole when the quota has room and unsuspends it.
+// suspended; Kueue admits it whole when the quota has room and unsuspends it, and may suspend it
+// again to admit a higher-priority one (an eviction, which kinetic counts as a preemption). The
+// quotas follow `pool add` and `pool remove` (follow_pools).
 // The fields are Kueue v0.17.1's kueue.x-k8s.io/v1beta2 (docs/gke-conformance.md "Kueue").
 #pragma once
 
