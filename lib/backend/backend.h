@@ -38,6 +38,11 @@ bool is_terminal_state(std::string_view state);
 
 // One attempt of a job (docs/run-record.md): a retry after a failure or a restart after a
 // preemption each make one.
+// The error of an attempt that Kueue stopped to admit a higher-priority job (backend/gke/kueue.h):
+// a preemption, after which the job waits in its queue to be admitted again.
+inline constexpr std::string_view kEvictedError =
+    "evicted from its queue for a higher-priority job";
+
 struct AttemptRecord {
   int attempt = 0;  // from 1
   std::string state;
@@ -107,7 +112,8 @@ nlohmann::json to_json(const JobStatus& s);
 nlohmann::json to_json(const AttemptRecord& a);
 
 // The kinetic line that announces attempt NEXT after PREVIOUS ended, on every backend:
-// "preempted: node reclaimed; attempt 3 on a new node, ..." or "attempt 2/3: previous attempt
+// "preempted: node reclaimed; attempt 3 on a new node, ...", "preempted by a higher-priority
+// job; attempt 2 now that the queue admitted it again, ..." or "attempt 2/3: previous attempt
 // exited 1; resuming from the checkpoint". MAX_ATTEMPTS counts --retries + 1 plus the
 // preemptions so far.
 std::string attempt_line(const AttemptRecord& previous, int next, int max_attempts,

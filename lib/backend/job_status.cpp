@@ -55,6 +55,9 @@ std::string attempt_line(const AttemptRecord& previous, int next, int max_attemp
                          bool has_checkpoint) {
   const std::string resume =
       has_checkpoint ? "resuming from the checkpoint" : "starting again (no checkpoint saved)";
+  if (previous.preempted && previous.error == kEvictedError)
+    return "preempted by a higher-priority job; attempt " + std::to_string(next) +
+           " now that the queue admitted it again, " + resume;
   if (previous.preempted)
     return "preempted: node reclaimed; attempt " + std::to_string(next) + " on a new node, " +
            resume;

@@ -54,11 +54,12 @@
 #      spec SHA256" (CODE: the exit code below; SHA256: KINETIC_SPEC_SHA256). A follower that has
 #      read both knows the log complete and the uploads over (lib/backend/gke/log_end.h).
 #
-# Exit code: the job's own (128+N when killed by signal N), except 197 which becomes 1; 126 the
-#   job could not start; 127 the job file, its directory or its interpreter is missing; 197 the
-#   run is over (preemption cap; the run's deadline, when status.json says 124; nobody following
-#   a foreground run). SIGTERM/SIGINT are passed on to the job's process group (a second one sends
-#   SIGKILL) and the container exits 128+signal; the attempt is recorded as stopped_verdict()
+# Exit code: the job's own (128+N when killed by signal N), except 197 and 143 which become 1;
+#   126 the job could not start; 127 the job file, its directory or its interpreter is missing;
+#   197 the run is over (preemption cap; the run's deadline, when status.json says 124; nobody
+#   following a foreground run). SIGTERM/SIGINT are passed on to the job's process group (a second
+#   one sends SIGKILL) and the container exits 128+signal (143: stopped from outside, which a
+#   single-host Job's podFailurePolicy ignores); the attempt is recorded as stopped_verdict()
 #   says: "cancelled", exit 130, error "cancelled" (tests/golden/stopped_verdicts.json).
 
 import datetime
@@ -1553,8 +1554,10 @@ if hold > 0:
 # The container's exit code, which the Job and the JobSet act on (docs/run-record.md), is not
 # always the record's. A run past its deadline, or that nobody follows, is over: status.json
 # says timeout (124) or cancelled (130), the container exits EXIT_RUN_OVER so that neither the Job
-# nor the JobSet starts another attempt. A signal ends it as the signal's (128+N). 197 is
-# kinetic's "the run is over" (no further attempt): a job's own 197 must not mean that.
+# nor the JobSet starts another attempt. A signal ends it as the signal's (128+N): SIGTERM's,
+# EXIT_STOPPED, is a stop from outside (a Kueue eviction suspends the Job and deletes its pod),
+# which a single-host Job's podFailurePolicy ignores. 197 is kinetic's "the run is over" (no
+# further attempt) and 143 "stopped from outside": a job's own 197 or 143 must not mean either.
 if process["timed_out"] or process["abandoned"]:
     code = EXIT_RUN_OVER
 elif process["signal"]:
@@ -1562,6 +1565,7 @@ elif process["signal"]:
 else:
     code = status["exit_code"]
     code = 1 if code == EXIT_RUN_OVER and not process["run_over"] else code
+    code = 1 if code == EXIT_STOPPED else code
 if process["idle"]:
     write_termination_message(IDLE_STOP_MESSAGE)
 # The log's last line on each stream says the log is complete: each stream is a pipe, read in

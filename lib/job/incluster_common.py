@@ -34,6 +34,9 @@ EXIT_INTERRUPTED = 130
 # The run is over: no further attempt (a Job's podFailurePolicy and a JobSet's failure policy
 # match it).
 EXIT_RUN_OVER = 197
+# A signal from outside stopped the attempt (128 + SIGTERM: a Kueue eviction suspended the Job, the
+# pod was deleted); a Job's podFailurePolicy ignores it.
+EXIT_STOPPED = 143
 
 RETRY_CODES = (408, 429, 500, 502, 503, 504)
 NETWORK_ERRORS = (OSError, http.client.HTTPException)

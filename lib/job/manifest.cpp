@@ -289,7 +289,11 @@ json slice_failure_policy(int retries, bool deadline) {
 //   and the JobSet's failure policy restarts the whole slice, telling this rule's message from
 //   the next one's.
 // Either way the bootstrap's exit code kRunOverExitCode (the preemption cap was reached, or
-// nobody follows the run) ends the Job at once.
+// nobody follows the run) ends the Job at once. A single-host Job also ignores kStoppedExitCode:
+// a pod that a signal from outside stopped (Kueue suspended the Job to admit a higher-priority
+// one: its pods are deleted, and the Job controller counts each as failed, as it would a crash)
+// is a preemption too, and the Job waits to be resumed instead of failing. A slice's Job does not:
+// its JobSet decides (docs/capacity.md says what is not yet done for slices).
 json pod_failure_policy(const char* on_disruption) {
   json disrupted = json::object();
   disrupted["action"] = on_disruption;
@@ -301,6 +305,14 @@ json pod_failure_policy(const char* on_disruption) {
   over["onExitCodes"]["values"] = json::array({kRunOverExitCode});
   json policy = json::object();
   policy["rules"] = json::array({disrupted, over});
+  if (std::string(on_disruption) == "Ignore") {
+    json stopped = json::object();
+    stopped["action"] = "Ignore";
+    stopped["onExitCodes"]["containerName"] = "main";
+    stopped["onExitCodes"]["operator"] = "In";
+    stopped["onExitCodes"]["values"] = json::array({kStoppedExitCode});
+    policy["rules"].push_back(stopped);
+  }
   return policy;
 }
 

@@ -45,6 +45,14 @@ struct ManifestInput {
 // (lib/job/incluster_common.py); tests/golden/exit_codes.json holds both to the same value.
 inline constexpr int kRunOverExitCode = 197;
 
+// The bootstrap's exit code when a signal from outside stopped the attempt (128 + SIGTERM): its
+// Job was suspended by Kueue (an eviction, docs/capacity.md), its pod deleted or its node
+// reclaimed. The Job's podFailurePolicy ignores it: such a pod is not a failure, does not count
+// against --retries, and the bootstrap's --max-preemptions caps how often it happens. A job's own
+// exit code 143, with no signal to the bootstrap, is passed to Kubernetes as 1 (status.json keeps
+// 143). The bootstrap's copy is EXIT_STOPPED (lib/job/incluster_common.py).
+inline constexpr int kStoppedExitCode = 143;
+
 // "kinetic-" + job id: the name of the Job (or JobSet) and of its Secret.
 std::string k8s_object_name(const std::string& job_id);
 

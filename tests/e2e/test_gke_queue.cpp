@@ -25,6 +25,51 @@ class GkeQueue : public GkeFixture {
   std::string job_path(const std::string& id) const {
     return "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
   }
+  // What the eviction tests share: on a queue with room for one v5litepod-4, this user's
+  // foreground `run train.py A_ARGS` (a first attempt that saves a checkpoint and runs until
+  // stopped; a second that finds it and ends) is running when the second user submits a high
+  // priority job gated on the file go-high, which is running once this returns.
+  struct Eviction {
+    int a_pid = -1;
+    std::string a_id, b_id;
+  };
+  Eviction evict_a_running_job(const std::vector<std::string>& a_args) {
+    Eviction e;
+    EXPECT_EQ(kin(kQueueUp).exit_code, 0);
+    for (const auto& [key, value] :
+         std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                            {"contexts.acme.project", "acme-ml"},
+                                            {"contexts.acme.zone", "us-central1-a"},
+                                            {"current-context", "acme"}})
+      EXPECT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+    sb.write("proj/train.py",
+             "import os, time\n"
+             "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
+             "if os.path.exists(ck):\n"
+             "    print('resumed from step', open(ck).read(), flush=True)\n"
+             "else:\n"
+             "    open(ck, 'w').write('7')\n"
+             "    print('first attempt', flush=True)\n"
+             "    while True:\n"
+             "        time.sleep(0.05)\n");
+    const fs::path go_high = sb.root() / "go-high";
+    sb.write("proj/urgent.py", "import os, time\nwhile not os.path.exists('" + go_high.string() +
+                                   "'):\n    time.sleep(0.05)\nprint('urgent ran')\n");
+    std::vector<std::string> a_run = {"run", "train.py", "-a", "v5litepod-4"};
+    a_run.insert(a_run.end(), a_args.begin(), a_args.end());
+    e.a_pid = spawn_until_output(a_run, "first attempt");
+    const auto a_jobs = nlohmann::json::parse(kin({"status", "-o", "json"}).out)["jobs"];
+    if (a_jobs.size() == 1) e.a_id = a_jobs[0].value("id", "");
+    auto b = kin_b({"run", "urgent.py", "-a", "v5litepod-4", "--priority", "high", "--detach"});
+    EXPECT_EQ(b.exit_code, 0) << b.err;
+    e.b_id = first_line(b.out);
+    EXPECT_TRUE(cloud_->kube().wait_for_object(
+        job_path(e.b_id),
+        [](const nlohmann::json& j) { return j.is_object() && j["status"].value("ready", 0) > 0; },
+        30000))
+        << slurp(err);
+    return e;
+  }
 };
 
 TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
@@ -99,7 +144,9 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
   gated("first.py", go);
   gated("high.py", go_high);
   sb.write("proj/normal.py", "print('normal ran')\n");
-  auto first = kin({"run", "first.py", "--accelerator", "v5litepod-4", "--detach"});
+  // The running job is high too: a lower one would be evicted for the high one (the test below).
+  auto first =
+      kin({"run", "first.py", "--accelerator", "v5litepod-4", "--priority", "high", "--detach"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const std::string first_id = first_line(first.out);
   ASSERT_TRUE(cloud_->kube().wait_for_object(
@@ -133,6 +180,69 @@ TEST_F(GkeQueue, AHighPriorityJobGoesAheadOfAnOlderNormalOne) {
   sb.write("go-high", "");
   EXPECT_EQ(kin({"wait", normal_id}).exit_code, 0);
   EXPECT_EQ(kin({"wait", high_id, first_id}).exit_code, 0);
+}
+
+// A higher-priority job takes the queue's only room from a running one (withinClusterQueue:
+// LowerPriority): Kueue evicts the running job (its Job suspended again, its pod stopped), runs
+// the higher one, then admits the evicted one again. The evicted run is a preemption, not a
+// failure: its foreground run waits in the queue, its second attempt resumes from the first's
+// checkpoint, and it ends with the job's own exit code, both attempts' logs kept.
+TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
+  const Eviction run = evict_a_running_job({});
+  ASSERT_GT(run.a_pid, 0);
+  ASSERT_FALSE(HasFailure());
+  const std::string a_id = run.a_id, b_id = run.b_id;
+  const int a_pid = run.a_pid;
+  // A waits in the queue again, said to be preempted: its Job suspended, no pod of it left.
+  EXPECT_TRUE((*cloud_->kube().object(job_path(a_id)))["spec"].value("suspend", false));
+  ASSERT_TRUE(eventually([&] {
+    return kin({"status"})
+               .out.find(a_id +
+                         "\tpending (queued: preempted by a higher-priority job; 1st in line in "
+                         "kinetic-v5litepod-4)") != std::string::npos;
+  })) << kin({"status"}).out;
+  // A's foreground run says so too, before B ends (its line is what orders the test).
+  ASSERT_TRUE(eventually([&] {
+    return slurp(err).find(
+               "queued: preempted by a higher-priority job; 1st in line in "
+               "kinetic-v5litepod-4") != std::string::npos;
+  })) << slurp(err);
+
+  // B ends; A is admitted again, resumes from its checkpoint and succeeds.
+  sb.write("go-high", "");
+  EXPECT_EQ(kin_b({"wait", b_id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(a_pid), 0) << slurp(err);
+  const std::string a_out = slurp(out), a_err = slurp(err);
+  EXPECT_NE(a_out.find("first attempt"), std::string::npos) << a_out;
+  EXPECT_NE(a_out.find("resumed from step 7"), std::string::npos) << a_out << a_err;
+  EXPECT_NE(a_err.find("preempted by a higher-priority job; attempt 2 now that the queue "
+                       "admitted it again, resuming from the checkpoint"),
+            std::string::npos)
+      << a_err;
+  auto logs = kin({"logs", a_id});
+  EXPECT_NE(logs.out.find("first attempt"), std::string::npos) << logs.out << logs.err;
+  EXPECT_NE(logs.out.find("resumed from step 7"), std::string::npos) << logs.out;
+  auto st = nlohmann::json::parse(kin({"status", a_id, "-o", "json"}).out);
+  EXPECT_EQ(st.value("state", ""), "succeeded") << st.dump();
+  ASSERT_EQ(st["attempt_history"].size(), 2u) << st.dump();
+  EXPECT_TRUE(st["attempt_history"][0].value("preempted", false)) << st.dump();
+}
+
+// An eviction counts toward --max-preemptions, as a node reclaim does: with none allowed, the
+// evicted run gives up once it is admitted again, with the cap's 197 and its line.
+TEST_F(GkeQueue, AnEvictionCountsTowardMaxPreemptions) {
+  const Eviction run = evict_a_running_job({"--max-preemptions", "0"});
+  ASSERT_GT(run.a_pid, 0);
+  ASSERT_FALSE(HasFailure());
+  ASSERT_TRUE(eventually([&] {
+    return slurp(err).find("queued: preempted by a higher-priority job") != std::string::npos;
+  })) << slurp(err);
+  sb.write("go-high", "");
+  EXPECT_EQ(kin_b({"wait", run.b_id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(run.a_pid), 197) << slurp(err);
+  EXPECT_NE(slurp(err).find("preempted 1 time (--max-preemptions 0)"), std::string::npos)
+      << slurp(err);
+  EXPECT_EQ(slurp(out), "first attempt\n") << "the job ran once: " << slurp(err);
 }
 
 // A slice is admitted whole: the second slice's JobSet and its Jobs wait suspended, with no pod
@@ -170,6 +280,69 @@ TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
   EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
   EXPECT_NE(kin({"logs", b_id}).out.find("second slice ran"), std::string::npos);
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
+}
+
+// Quotas follow the pools: `pool add` and `pool remove` on a cluster whose queues are on change
+// its ClusterQueues (a new accelerator's queue made, a gone one's deleted) without another
+// `up --queue on`.
+TEST_F(GkeQueue, PoolAddAndRemoveChangeTheQueuesWithoutUpAgain) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  const std::string api = "/apis/kueue.x-k8s.io/v1beta2";
+  auto quota = [&](const std::string& accelerator) {
+    auto cq = cloud_->kube().object(api + "/clusterqueues/kinetic-" + accelerator);
+    return cq ? (*cq)["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0].value(
+                    "nominalQuota", "")
+              : "";
+  };
+  auto spot = kin({"pool", "add", "--accelerator", "v5litepod-4", "--spot", "--max-nodes", "2"});
+  ASSERT_EQ(spot.exit_code, 0) << spot.err;
+  EXPECT_NE(spot.err.find("ClusterQueue kinetic-v5litepod-4 (12 google.com/tpu): updated"),
+            std::string::npos)
+      << spot.err;
+  EXPECT_EQ(quota("v5litepod-4"), "12");
+
+  auto l4 = kin({"pool", "add", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(l4.exit_code, 0) << l4.err;
+  EXPECT_NE(l4.err.find("ClusterQueue kinetic-l4 (2 nvidia.com/gpu): created"), std::string::npos)
+      << l4.err;
+  EXPECT_NE(l4.err.find("LocalQueue kinetic-l4 (namespace default): created"), std::string::npos)
+      << l4.err;
+  EXPECT_EQ(l4.err.find("kinetic-v5litepod-4"), std::string::npos) << "unchanged: " << l4.err;
+
+  auto gone = kin({"pool", "remove", "l4"});
+  ASSERT_EQ(gone.exit_code, 0) << gone.err;
+  EXPECT_NE(gone.err.find("ClusterQueue kinetic-l4: deleted"), std::string::npos) << gone.err;
+  EXPECT_EQ(quota("l4"), "");
+  EXPECT_FALSE(cloud_->kube().object(api + "/namespaces/default/localqueues/kinetic-l4"));
+  EXPECT_FALSE(cloud_->kube().object(api + "/resourceflavors/kinetic-l4"));
+
+  auto back = kin({"pool", "remove", "v5litepod-4-spot"});
+  ASSERT_EQ(back.exit_code, 0) << back.err;
+  EXPECT_NE(back.err.find("ClusterQueue kinetic-v5litepod-4 (4 google.com/tpu): updated"),
+            std::string::npos)
+      << back.err;
+  EXPECT_EQ(quota("v5litepod-4"), "4");
+}
+
+// `up` adding a pool to a cluster whose queues are on gives its accelerator a queue, as `pool add`
+// does, without --queue.
+TEST_F(GkeQueue, UpAddingAPoolGivesItsAcceleratorAQueue) {
+  ASSERT_EQ(kin(kQueueUp).exit_code, 0);
+  auto up = kin({"up", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_NE(up.err.find("ClusterQueue kinetic-l4 (2 nvidia.com/gpu): created"), std::string::npos)
+      << up.err;
+  EXPECT_EQ(up.err.find("ClusterQueue kinetic-v5litepod-4"), std::string::npos) << up.err;
+}
+
+// A cluster whose queues are off gets none from `pool add`.
+TEST_F(GkeQueue, PoolAddMakesNoQueuesWhenTheyAreOff) {
+  ASSERT_EQ(kin({"up", "--accelerator", "v5litepod-4", "--max-nodes", "1"}).exit_code, 0);
+  auto l4 = kin({"pool", "add", "--accelerator", "l4", "--max-nodes", "2"});
+  ASSERT_EQ(l4.exit_code, 0) << l4.err;
+  EXPECT_EQ(l4.err.find("Queue"), std::string::npos) << l4.err;
+  EXPECT_FALSE(
+      cloud_->kube().object("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/kinetic-l4").has_value());
 }
 
 // The Kueue release is read as JobSet's is (release.h): a copy that is not there is one line

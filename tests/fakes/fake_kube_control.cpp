@@ -826,6 +826,26 @@ void FakeKube::Impl::pod_terminal(const json& pod) {
   }
 }
 
+// The Job's Suspended condition and its events (syncJob: "JobSuspended" / "JobResumed"); a
+// resumed Job's startTime is reset, as its activeDeadlineSeconds counts from the resume.
+// Returns whether the Job was resumed just now.
+bool FakeKube::Impl::job_suspension(json& job, json& status, bool suspended,
+                                    SysClock::time_point now) {
+  bool was_suspended = false;
+  for (const auto& c : status.value("conditions", json::array()))
+    if (c.value("type", "") == "Suspended") was_suspended = c.value("status", "") == "True";
+  if (suspended && !was_suspended) {
+    set_condition(status, "Suspended", "True", "JobSuspended", "Job suspended", true);
+    new_event(job, "Normal", "Suspended", "Job suspended", "job-controller");
+  } else if (!suspended && was_suspended) {
+    set_condition(status, "Suspended", "False", "JobResumed", "Job resumed", true);
+    new_event(job, "Normal", "Resumed", "Job resumed", "job-controller");
+    status["startTime"] = rfc3339(now);
+    return true;
+  }
+  return false;
+}
+
 void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
                                     std::optional<Steady::time_point>& next) {
   auto now = SysClock::now();
@@ -870,6 +890,21 @@ void FakeKube::Impl::reconcile_jobs(Steady::time_point now_steady,
             std::atoi(ann["batch.kubernetes.io/job-completion-index"].get<std::string>().c_str()));
     }
     bool suspended = spec.value("suspend", false);
+    if (!finished && job_suspension(job, status, suspended, now)) tr.start = now;
+    if (!finished && suspended && !active_pods.empty()) {
+      // manageJob of a suspended Job: "Deleting all active pods in suspended job". Each is
+      // terminating until its container exits, then counted as any deleted pod that failed is
+      // (isPodFailed), by the podFailurePolicy when the Job has one.
+      for (auto* p : active_pods) {
+        auto pname = (*p)["metadata"]["name"].get<std::string>();
+        new_event(job, "Normal", "SuccessfulDelete", "Deleted pod: " + pname, "job-controller");
+        delete_object(pods_t(), ns, pname, "Background", std::nullopt, nullptr);
+      }
+      terminating += active;
+      active = 0;
+      ready = 0;
+      active_pods.clear();
+    }
     if (!finished && !suspended && !status.contains("startTime")) {
       tr.start = now;
       status["startTime"] = rfc3339(now);
@@ -1261,6 +1296,12 @@ void FakeKube::Impl::reconcile_jobsets() {
           (*child)["spec"]["template"]["spec"]["nodeSelector"] =
               rj["template"]["spec"]["template"]["spec"].value("nodeSelector", json::object());
           (*child)["spec"]["suspend"] = false;
+          update(jobs_t(), *child);
+        }
+        // Suspended again (Kueue evicted it): so are its Jobs, whose pods go (suspendJobs).
+        if (!(*child)["spec"].value("suspend", false) && spec.value("suspend", false) &&
+            !has_condition(*child, "Complete") && !job_failure(*child)) {
+          (*child)["spec"]["suspend"] = true;
           update(jobs_t(), *child);
         }
         if (has_condition(*child, "Complete")) {

@@ -413,6 +413,13 @@ struct FakeKube::Impl {
   void kueue_reserve(json& wl, const std::string& cq_name, const std::string& flavor_name);
   void kueue_publish_counts(std::map<std::string, std::map<std::string, int>>& counts);
   void kueue_start_owner(const json& wl, const json& flavor, const std::string& cluster_queue);
+  int kueue_preempt(const json& preemptor, const json& cq, const std::vector<json*>& admitted,
+                    const std::map<std::string, long>& used);
+  void kueue_evict(json& wl, const json& preemptor, const json& cq);
+  void kueue_requeue_evicted();
+  const ResourceType* kueue_owner_type(const json& wl);
+  json* kueue_owner_of(const json& wl);
+  bool kueue_owner_active(const json& wl);
   void reconcile_kueue();
   // The visibility API's PendingWorkloadsSummary of LOCAL_QUEUE in NS, or of CLUSTER_QUEUE when
   // LOCAL_QUEUE is empty (takes mu).
@@ -425,6 +432,7 @@ struct FakeKube::Impl {
   std::optional<Steady::time_point> reconcile();
   void apply_job_defaults(json& job);
   void reconcile_jobs(Steady::time_point now, std::optional<Steady::time_point>& next);
+  bool job_suspension(json& job, json& status, bool suspended, SysClock::time_point now);
   void reconcile_jobsets();
   // ---- Deployments and readiness probes (fake_kube_deployments.cpp) ----
   // A pod from each Deployment's template until it has spec.replicas live ones (its

@@ -5,7 +5,10 @@
 // whole when its ClusterQueue's nominal quota has room: highest priority first, then the oldest
 // (BestEffortFIFO: one that does not fit does not hold back a smaller one behind it). Admission
 // unsuspends it with the flavor's nodeLabels in its pods' nodeSelector; its quota is released
-// when it finishes or is deleted. The visibility API answers each pending Workload's position.
+// when it finishes or is deleted. A higher-priority Workload that does not fit evicts admitted
+// lower-priority ones of its ClusterQueue (withinClusterQueue: LowerPriority): they are suspended
+// again, and requeued with their quota released once their pods are gone. The visibility API
+// answers each pending Workload's position.
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -306,6 +309,8 @@ void FakeKube::Impl::kueue_admit() {
   std::map<std::string, std::vector<json*>> pending;         // by ClusterQueue
   std::map<std::string, std::map<std::string, long>> used;   // by ClusterQueue
   std::map<std::string, std::map<std::string, int>> counts;  // "pending", "admitted" by CQ
+  std::map<std::string, std::vector<json*>> admitted;        // by ClusterQueue
+  kueue_requeue_evicted();
   for (auto* wp : list(wl_t, "")) {
     json& wl = *wp;
     const std::string ns = wl["metadata"].value("namespace", "");
@@ -315,6 +320,7 @@ void FakeKube::Impl::kueue_admit() {
       const std::string cq = wl["status"]["admission"].value("clusterQueue", "");
       for (auto& [k, v] : kueue_workload_requests(wl)) used[cq][k] += v;
       ++counts[cq]["admitted"];
+      admitted[cq].push_back(&wl);
       continue;
     }
     if (!lq) {
@@ -345,9 +351,14 @@ void FakeKube::Impl::kueue_admit() {
       if (why.empty() && !flavor) why = "flavor " + flavor_name + " not found";
       if (!why.empty()) {
         ++counts[cq_name]["pending"];
-        const std::string message = "couldn't assign flavors to pod set " +
-                                    wl["spec"]["podSets"][0].value("name", std::string("main")) +
-                                    ": " + why;
+        std::string message = "couldn't assign flavors to pod set " +
+                              wl["spec"]["podSets"][0].value("name", std::string("main")) + ": " +
+                              why;
+        // It would fit in the nominal quota but for lower-priority workloads admitted before it:
+        // they are evicted, and it waits for their quota to come back (scheduler.go).
+        if (cq && why.rfind("insufficient unused quota", 0) == 0)
+          if (const int preempted = kueue_preempt(wl, *cq, admitted[cq_name], used[cq_name]))
+            message += ". Pending the preemption of " + std::to_string(preempted) + " workload(s)";
         kueue_set_condition(status, "QuotaReserved", "False", "Pending", message);
         if (status != wl["status"]) {
           wl["status"] = status;
@@ -387,6 +398,12 @@ void FakeKube::Impl::kueue_reserve(json& wl, const std::string& cq_name,
   kueue_set_condition(status, "QuotaReserved", "True", "QuotaReserved",
                       "Quota reserved in ClusterQueue " + cq_name);
   kueue_set_condition(status, "Admitted", "True", "Admitted", "The workload is admitted");
+  // An eviction is over once readmitted (SetQuotaReservation resetActiveCondition).
+  for (const char* type : {"Evicted", "Preempted"})
+    for (const auto& c : wl["status"].value("conditions", json::array()))
+      if (c.value("type", "") == type && c.value("status", "") == "True")
+        kueue_set_condition(status, type, "False", "QuotaReserved",
+                            "Previously: " + c.value("message", ""));
   wl["status"] = status;
   update(kueue_type("workloads"), wl);
   new_event(wl, "Normal", "QuotaReserved",
@@ -413,6 +430,144 @@ void FakeKube::Impl::kueue_publish_counts(
       update(kueue_type("clusterqueues"), cq);
     }
   }
+}
+
+namespace {
+
+long kueue_priority(const json& wl) {
+  return wl["spec"].value("priority", 0L);
+}
+
+std::string kueue_reserved_at(const json& wl) {
+  for (const auto& c : wl["status"].value("conditions", json::array()))
+    if (c.value("type", "") == "QuotaReserved") return c.value("lastTransitionTime", "");
+  return "";
+}
+
+// Preemption's candidate order (preemption/common/ordering.go CandidatesOrdering, within one
+// ClusterQueue): those already evicted first, then the lowest priority, then the most recently
+// admitted.
+bool kueue_evict_before(const json* a, const json* b) {
+  const bool ea = kueue_has_condition(*a, "Evicted"), eb = kueue_has_condition(*b, "Evicted");
+  if (ea != eb) return ea;
+  if (kueue_priority(*a) != kueue_priority(*b)) return kueue_priority(*a) < kueue_priority(*b);
+  if (kueue_reserved_at(*a) != kueue_reserved_at(*b))
+    return kueue_reserved_at(*a) > kueue_reserved_at(*b);
+  return (*a)["metadata"].value("uid", "") < (*b)["metadata"].value("uid", "");
+}
+
+}  // namespace
+
+// withinClusterQueue: LowerPriority (preemption.go classicalPreemptions, simplified to a greedy
+// pick): the candidates, in their order, are taken until PREEMPTOR fits CQ's nominal quota;
+// each not yet evicted is evicted. Returns how many it waits for (0: no preemption helps).
+int FakeKube::Impl::kueue_preempt(const json& preemptor, const json& cq,
+                                  const std::vector<json*>& admitted,
+                                  const std::map<std::string, long>& used) {
+  if (cq["spec"].value("preemption", json::object()).value("withinClusterQueue", "Never") !=
+      "LowerPriority")
+    return 0;
+  std::vector<json*> candidates;
+  for (json* wl : admitted)
+    if (kueue_priority(*wl) < kueue_priority(preemptor)) candidates.push_back(wl);
+  std::sort(candidates.begin(), candidates.end(), kueue_evict_before);
+  const auto request = kueue_workload_requests(preemptor);
+  std::map<std::string, long> left = used;
+  std::vector<json*> targets;
+  std::string flavor;
+  for (json* wl : candidates) {
+    for (const auto& [k, v] : kueue_workload_requests(*wl)) left[k] -= v;
+    targets.push_back(wl);
+    if (!kueue_no_fit(request, cq, left, &flavor).empty()) continue;
+    for (json* target : targets)
+      if (!kueue_has_condition(*target, "Evicted")) kueue_evict(*target, preemptor, cq);
+    return static_cast<int>(targets.size());
+  }
+  return 0;
+}
+
+// workload.Evict with SetPreemptedCondition (preemption.go IssuePreemptions), then the job
+// reconciler's stopJob: the owner is suspended again, and the Job controller deletes its pods.
+void FakeKube::Impl::kueue_evict(json& wl, const json& preemptor, const json& cq) {
+  const std::string cq_name = cq["metadata"].value("name", "");
+  const std::string message =
+      "Preempted to accommodate a workload (UID: " + preemptor["metadata"].value("uid", "") +
+      ", JobUID: " +
+      preemptor["metadata"]["labels"].value("kueue.x-k8s.io/job-uid", std::string("UNKNOWN")) +
+      ") due to prioritization in the ClusterQueue; preemptor path: /" + cq_name +
+      "; preemptee path: /" + cq_name;
+  json status = wl["status"];
+  kueue_set_condition(status, "Evicted", "True", "Preempted", message);
+  kueue_set_condition(status, "Preempted", "True", "InClusterQueue", message);
+  wl["status"] = status;
+  update(kueue_type("workloads"), wl);
+  new_event(wl, "Normal", "EvictedDueToPreempted", message, "kueue-admission");
+  const std::string priorities =
+      "; preemptor effective priority: " + std::to_string(kueue_priority(preemptor)) +
+      " (base: " + std::to_string(kueue_priority(preemptor)) +
+      ", boost: 0); preemptee effective priority: " + std::to_string(kueue_priority(wl)) +
+      " (base: " + std::to_string(kueue_priority(wl)) + ", boost: 0)";
+  new_event(wl, "Normal", "Preempted", message + priorities, "kueue-admission");
+  new_event(preemptor, "Normal", "PreemptedWorkload",
+            "Preempted workload " + wl["metadata"].value("namespace", "") + "/" +
+                wl["metadata"].value("name", "") + " (UID: " + wl["metadata"].value("uid", "") +
+                ") in ClusterQueue " + cq_name + priorities,
+            "kueue-admission");
+  if (json* owner = kueue_owner_of(wl); owner && !(*owner)["spec"].value("suspend", false)) {
+    (*owner)["spec"]["suspend"] = true;
+    update(*kueue_owner_type(wl), *owner);
+    new_event(
+        *owner, "Normal", "Stopped", message,
+        owner->value("kind", "") == "JobSet" ? "jobset-kueue-controller" : "job-kueue-controller");
+  }
+}
+
+// The job reconciler, once an evicted Workload's owner has no active pod: Requeued (reason
+// Preempted) and its quota released, QuotaReserved False "Pending" (reconciler.go step 6).
+void FakeKube::Impl::kueue_requeue_evicted() {
+  const ResourceType& wl_t = kueue_type("workloads");
+  for (auto* wp : list(wl_t, "")) {
+    json& wl = *wp;
+    if (!kueue_has_condition(wl, "Evicted") || !kueue_has_condition(wl, "QuotaReserved")) continue;
+    if (kueue_owner_active(wl)) continue;
+    std::string message;
+    for (const auto& c : wl["status"]["conditions"])
+      if (c.value("type", "") == "Evicted") message = c.value("message", "");
+    json status = wl["status"];
+    kueue_set_condition(status, "Requeued", "True", "Preempted", message);
+    kueue_set_condition(status, "QuotaReserved", "False", "Pending", message);
+    kueue_set_condition(status, "Admitted", "False", "NoReservation",
+                        "The workload has no reservation");
+    status.erase("admission");
+    wl["status"] = status;
+    update(wl_t, wl);
+  }
+}
+
+const ResourceType* FakeKube::Impl::kueue_owner_type(const json& wl) {
+  const bool jobset = wl["metadata"]["ownerReferences"][0].value("kind", "") == "JobSet";
+  return jobset ? kube::find_type("jobset.x-k8s.io", "v1alpha2", "jobsets")
+                : kube::find_type("batch", "v1", "jobs");
+}
+
+json* FakeKube::Impl::kueue_owner_of(const json& wl) {
+  const json refs = wl["metadata"].value("ownerReferences", json::array());
+  if (refs.empty()) return nullptr;
+  return find(*kueue_owner_type(wl), wl["metadata"].value("namespace", ""),
+              refs[0].value("name", ""));
+}
+
+// Job.IsActive: status.active != 0; a JobSet's, any of its Jobs'.
+bool FakeKube::Impl::kueue_owner_active(const json& wl) {
+  json* owner = kueue_owner_of(wl);
+  if (!owner) return false;
+  if (owner->value("kind", "") == "Job") return (*owner)["status"].value("active", 0) > 0;
+  const std::string uid = (*owner)["metadata"].value("uid", "");
+  for (auto* job :
+       list(*kube::find_type("batch", "v1", "jobs"), (*owner)["metadata"].value("namespace", "")))
+    for (const auto& ref : (*job)["metadata"].value("ownerReferences", json::array()))
+      if (ref.value("uid", "") == uid && (*job)["status"].value("active", 0) > 0) return true;
+  return false;
 }
 
 void FakeKube::Impl::reconcile_kueue() {

@@ -1463,6 +1463,20 @@ TEST_F(BootstrapTest, AJobsOwnExit197DoesNotEndTheRunForKubernetes) {
       << child->out();
 }
 
+// 143 is the bootstrap's "stopped from outside" (a Kueue eviction), which a Job's podFailurePolicy
+// ignores: a job that ends itself with SIGTERM is a failure Kubernetes must count, not a stop.
+TEST_F(BootstrapTest, AJobsOwnSigtermIsAFailureForKubernetes) {
+  stage_context({{"t.py", {"import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n", 0644}}});
+  stage_spec("t.py", JobKind::python);
+  auto child = start();
+  EXPECT_EQ(child->wait(), 1) << child->err();
+  EXPECT_EQ(status_json()["exit_code"], 143);
+  EXPECT_EQ(status_json()["state"], "failed");
+  EXPECT_TRUE(
+      child->out().ends_with("kinetic: end of the log on stdout, exit 1, spec " + spec_sha + "\n"))
+      << child->out();
+}
+
 TEST_F(BootstrapTest, UnsafeOutputSymlinksAreLeftOutWithAWarning) {
   stage_context({{"t.py",
                   {"import os\n"

@@ -548,7 +548,8 @@ spec:
 YAML
 out=$(k apply --server-side -f "$WORK/queues.yaml" 2>&1)
 contains "a ClusterQueue" "clusterqueue.kueue.x-k8s.io/cq serverside-applied" "$out"
-queued_job() {  # NAME: a Job in lq asking for the whole quota, running until $WORK/go exists
+queued_job() {  # NAME [GATE [PRIORITY-CLASS]]: a Job in lq asking for the whole quota, running
+  # until $WORK/GATE (go) exists
   cat <<YAML
 apiVersion: batch/v1
 kind: Job
@@ -556,6 +557,7 @@ metadata:
   name: $1
   labels:
     kueue.x-k8s.io/queue-name: lq
+${3:+    kueue.x-k8s.io/priority-class: $3}
 spec:
   template:
     spec:
@@ -563,7 +565,7 @@ spec:
       containers:
       - name: main
         image: busybox
-        command: [sh, -c, "while [ ! -f $WORK/go ]; do sleep 0.05; done"]
+        command: [sh, -c, "while [ ! -f $WORK/${2:-go} ]; do sleep 0.05; done"]
         resources:
           requests:
             cpu: "1"
@@ -596,6 +598,40 @@ contains "and its owner" '"name":"second"' "$out"
 touch "$WORK/go"
 out=$(k wait --for=condition=Complete job/first job/second --timeout=30s)
 contains "both run, in turn" "job.batch/second condition met" "$out"
+# Preemption within the ClusterQueue: a higher-priority job evicts the running lower one, whose
+# Job is suspended again (its pod deleted), and which runs again once the higher one is done.
+sed 's/^  namespaceSelector: {}$/  namespaceSelector: {}\n  preemption:\n    withinClusterQueue: LowerPriority/' \
+  "$WORK/queues.yaml" >"$WORK/queues-preempting.yaml"
+k apply --server-side -f "$WORK/queues-preempting.yaml" >/dev/null
+cat <<'YAML' | k apply --server-side -f - >/dev/null
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: urgent
+value: 1000
+YAML
+queued_job low go-low >"$WORK/low.yaml"
+queued_job urgent go-urgent urgent >"$WORK/urgent.yaml"
+k create -f "$WORK/low.yaml" >/dev/null
+k wait --for=jsonpath='{.status.ready}'=1 job/low --timeout=30s >/dev/null
+k create -f "$WORK/urgent.yaml" >/dev/null
+low_workload="workloads -l kueue.x-k8s.io/job-uid=$(k get job low -o jsonpath='{.metadata.uid}')"
+# shellcheck disable=SC2086 # two words: the resource and its selector
+out=$(k wait --for=jsonpath='{.status.conditions[?(@.type=="Requeued")].reason}'=Preempted \
+  $low_workload --timeout=30s)
+contains "the low job's Workload is requeued after its eviction" "condition met" "$out"
+# shellcheck disable=SC2086
+out=$(k get $low_workload -o jsonpath='{.items[0].status.conditions[?(@.type=="Evicted")].reason} {.items[0].status.conditions[?(@.type=="Preempted")].reason}')
+contains "evicted by preemption within the ClusterQueue" "Preempted InClusterQueue" "$out"
+out=$(k get job low -o jsonpath='{.spec.suspend} {.status.conditions[?(@.type=="Suspended")].reason}')
+contains "its Job suspended again" "true JobSuspended" "$out"
+out=$(k get events --field-selector involvedObject.name=low,reason=Stopped -o jsonpath='{.items[*].message}')
+contains "Kueue's Stopped event says why" "Preempted to accommodate a workload" "$out"
+out=$(k wait --for=jsonpath='{.spec.suspend}'=false job/urgent --timeout=30s)
+contains "the urgent job is admitted" "condition met" "$out"
+touch "$WORK/go-urgent" "$WORK/go-low"
+out=$(k wait --for=condition=Complete job/urgent job/low --timeout=30s)
+contains "the urgent job runs, then the evicted one again" "job.batch/low condition met" "$out"
 
 # ---- a fresh GKE cluster: no JobSet until its release is server-side applied --------------
 # What `kinetic up` does with its own client (lib/backend/gke/jobset_release.cpp), done by

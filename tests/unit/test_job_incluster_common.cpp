@@ -45,7 +45,8 @@ TEST(InclusterCommon, KineticsExitCodesAreTheGoldensTable) {
                                           {"not_run", exit_codes::not_run},
                                           {"not_found", exit_codes::not_found},
                                           {"interrupted", exit_codes::interrupted},
-                                          {"run_over", kRunOverExitCode}};
+                                          {"run_over", kRunOverExitCode},
+                                          {"stopped", kStoppedExitCode}};
   const auto golden = exit_codes_golden()["codes"].get<std::map<std::string, int>>();
   EXPECT_EQ(golden, cpp)
       << "a code changed in core/error.h or job/manifest.h: change tests/golden/exit_codes.json "

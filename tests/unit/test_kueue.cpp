@@ -78,5 +78,31 @@ TEST(KueueQueues, APlaceInLineIsAnOrdinal) {
   EXPECT_EQ(queued_text("q", 0), "queued in q");
 }
 
+TEST(KueueQueues, AJobEvictedForAHigherOneSaysSoWhereItStands) {
+  EXPECT_EQ(queued_text("q", 1, true),
+            "queued: preempted by a higher-priority job; 1st in line in q");
+  EXPECT_EQ(queued_text("q", 0, true), "queued: preempted by a higher-priority job; waiting in q");
+}
+
+// Only the job reconciler's Stopped events that carry a preemption's message count, each by its
+// count: a Stopped event for another eviction (a deactivation, say) is not a preemption.
+TEST(KueueQueues, EvictionsForAHigherPriorityJobAreCountedFromTheJobsEvents) {
+  using json = nlohmann::json;
+  const std::string preempted =
+      "Preempted to accommodate a workload (UID: u, JobUID: j) due to prioritization in the "
+      "ClusterQueue; preemptor path: /q; preemptee path: /q";
+  EXPECT_EQ(preemption_evictions({}), 0);
+  EXPECT_EQ(preemption_evictions({json{{"reason", "Started"}, {"message", "Admitted by q"}},
+                                  json{{"reason", "Stopped"},
+                                       {"message",
+                                        "The workload is "
+                                        "deactivated"}}}),
+            0);
+  EXPECT_EQ(
+      preemption_evictions({json{{"reason", "Stopped"}, {"message", preempted}},
+                            json{{"reason", "Stopped"}, {"message", preempted}, {"count", 2}}}),
+      3);
+}
+
 }  // namespace
 }  // namespace kinetic::gke

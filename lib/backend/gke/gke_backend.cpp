@@ -556,7 +556,8 @@ std::optional<JobStatus> GkeBackend::get(const std::string& id) {
     if (items.empty()) continue;
     JobStatus st = status_from_workload(items.front());
     if (const std::string queue = waiting_queue(items.front()); !queue.empty())
-      st.queued = queued_text(queue, queue_positions(k, ns, queue)[k8s_object_name(id)]);
+      st.queued = queued_text(queue, queue_positions(k, ns, queue)[k8s_object_name(id)],
+                              requeued_after_preemption(k, ns, items.front()));
     // An active workload whose record has the run's verdict already (the bootstrap wrote it, then
     // the log's last lines; the pod's exit and the Job's condition come a beat later): the record
     // wins, so whatever saw the job end (`logs -f`, `run`, `wait`) is what `status` says next. A
@@ -608,7 +609,8 @@ std::vector<JobStatus> GkeBackend::list() {
       if (const std::string queue = waiting_queue(w); !queue.empty()) {
         auto line = lines.find(queue);
         if (line == lines.end()) line = lines.emplace(queue, queue_positions(k, ns, queue)).first;
-        st.queued = queued_text(queue, line->second[w["metadata"].value("name", "")]);
+        st.queued = queued_text(queue, line->second[w["metadata"].value("name", "")],
+                                requeued_after_preemption(k, ns, w));
       }
       // Active with a hold (--hold-on-failure): its record says whether it failed and is held.
       if (!st.terminal() &&

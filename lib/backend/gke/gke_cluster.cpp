@@ -1,7 +1,9 @@
 #include "backend/gke/gke_cluster.h"
 
 #include "backend/gke/auto_down.h"
+#include "backend/gke/cluster_access.h"
 #include "backend/gke/jobset_release.h"
+#include "backend/gke/kueue.h"
 #include "backend/gke/names.h"
 #include "backend/gke/provisioner.h"
 #include "core/error.h"
@@ -33,11 +35,24 @@ std::vector<ClusterChange> GkeCluster::add_pool(const Accelerator& accelerator,
   if (accelerator.hosts > 1)
     changes.push_back(provisioner.ensure_jobset_for_slices(
         jobset_manifests_source(jobset_manifests, *session_.env)));
+  follow_pools_with_queues(changes);
   return changes;
 }
 
 ClusterChange GkeCluster::remove_pool(const std::string& name) {
-  return Provisioner(session_, on_change_).remove_pool(name);
+  ClusterChange removed = Provisioner(session_, on_change_).remove_pool(name);
+  std::vector<ClusterChange> changes;
+  follow_pools_with_queues(changes);
+  return removed;
+}
+
+void GkeCluster::follow_pools_with_queues(std::vector<ClusterChange>& changes) {
+  Provisioner provisioner(session_, nullptr);
+  auto conn = connect_kube(session_, cluster_access(session_));
+  follow_pools(*conn.client, provisioner.list_pools(), session_.target.ns, [&](ClusterChange c) {
+    if (on_change_) on_change_(c);
+    changes.push_back(std::move(c));
+  });
 }
 
 std::vector<PoolRow> GkeCluster::pools() {

@@ -25,6 +25,9 @@ class GkeCluster : public Cluster {
   std::optional<ClusterDescription> describe() override;
 
  private:
+  // follow_pools (kueue.h) once a pool came or went: queues that are on take the pools' sizes.
+  void follow_pools_with_queues(std::vector<ClusterChange>& changes);
+
   const Session& session_;
   std::function<void(const ClusterChange&)> on_change_;
 };

@@ -10,6 +10,7 @@
 #include "backend/gke/gke_backend.h"
 #include "backend/gke/job_state.h"
 #include "backend/gke/job_watch.h"
+#include "backend/gke/kueue.h"
 #include "backend/gke/names.h"
 #include "backend/gke/slice_host.h"
 #include "backend/prefixed_log_sink.h"
@@ -191,6 +192,29 @@ AttemptRecord attempt_of(k8s::Client& k, const std::string& ns, const std::strin
   return a;
 }
 
+// The last of SEEN, when it did not succeed and Kueue evicted its Job or JobSet once more than
+// the attempts before it tell (kueue.h: an eviction for a higher-priority job): its pod was
+// stopped, not failed, and the job waits in its queue to be admitted again. Counted from the
+// evictions, not from the job's state now: it may be admitted again before this is asked.
+void note_eviction(k8s::Client& k, const std::string& ns, const std::string& id,
+                   std::vector<AttemptRecord>& seen) {
+  AttemptRecord& attempt = seen.back();
+  if (attempt.state == "succeeded") return;
+  int noted = 0;
+  for (const auto& a : seen) noted += a.error == kEvictedError ? 1 : 0;
+  for (const auto& collection : {k8s::jobs_path(ns), k8s::jobsets_path(ns)})
+    for (const auto& w : list_or_empty(k, collection, job_selector(id))) {
+      if (w["metadata"].contains("ownerReferences")) continue;
+      // Only a queued job can be evicted: any other costs no request more.
+      if (!w["metadata"].value("labels", json::object()).contains(kQueueNameLabel)) return;
+      if (preemption_evictions(k, ns, w) <= noted) return;
+      attempt.preempted = true;
+      attempt.state = "preempted";
+      attempt.error = std::string(kEvictedError);
+      return;
+    }
+}
+
 }  // namespace
 
 LogSink& GkeBackend::HostSinks::host(int h) const {
@@ -369,6 +393,7 @@ void GkeBackend::follow_attempts(const std::string& id, const std::optional<JobS
         session_.io->info("kinetic: " + cold_start_line(*p, submitted_at_[id], clock.at()));
     o.skip_pods.insert(*pod);
     seen.push_back(attempt_of(k, o.ns, *pod, static_cast<int>(seen.size()) + 1, ended));
+    note_eviction(k, o.ns, id, seen);
     if (!ended.pod && ended.held) return;
     // A single-host Job whose pod succeeded is complete: no other attempt can follow, so the
     // job's pods and Job need not be listed again (issue #14). A slice's other hosts decide its

@@ -196,7 +196,8 @@ class LeadPodWait {
     const std::string queue = top ? waiting_queue(*top) : "";
     if (queue.empty()) return false;
     const std::string name = (*top)["metadata"].value("name", "");
-    line_.update(queued_text(queue, queue_positions(client_, o_.ns, queue)[name]));
+    line_.update(queued_text(queue, queue_positions(client_, o_.ns, queue)[name],
+                             requeued_after_preemption(client_, o_.ns, *top)));
     return true;
   }
 

@@ -1,6 +1,9 @@
 #include "backend/gke/kueue.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "backend/gke/names.h"
 #include "core/error.h"
@@ -121,14 +124,24 @@ std::vector<json> queue_objects(const std::vector<PoolRow>& pools, const std::st
   return objects;
 }
 
-void ensure_queues(const Session& session, k8s::Client& kube, const std::string& source,
-                   const std::vector<PoolRow>& pools, const std::string& ns,
-                   const std::function<void(ClusterChange)>& report) {
-  const Release& release = kueue_release();
-  report(ensure_release(release, session, kube, manifests_source(release, source, *session.env)));
-  for (const json& object : queue_objects(pools, ns)) {
+namespace {
+
+std::string quota_of(const json& cluster_queue) {
+  const json groups = cluster_queue.value("spec", json::object()).value("resourceGroups", json());
+  if (!groups.is_array() || groups.empty()) return "";
+  return groups[0]["flavors"][0]["resources"][0].value("nominalQuota", "");
+}
+
+// Applies OBJECTS (queue_objects') and reports each, or, with ONLY_CHANGES, only those created
+// and the ClusterQueues whose quota changed.
+void apply_queue_objects(k8s::Client& kube, const std::vector<json>& objects, const std::string& ns,
+                         bool only_changes, const std::function<void(ClusterChange)>& report) {
+  for (const json& object : objects) {
     const std::string path = k8s::object_path(object, ns);
-    const bool existed = kube.get(path).has_value();
+    const std::optional<json> before = kube.get(path);
+    const bool changed =
+        !before || (object["kind"] == "ClusterQueue" && quota_of(*before) != quota_of(object));
+    if (only_changes && !changed) continue;
     kube.apply(path, object, "kinetic");
     std::string what = object["metadata"].value("name", "");
     if (object["kind"] == "ClusterQueue") {
@@ -140,14 +153,55 @@ void ensure_queues(const Session& session, k8s::Client& kube, const std::string&
       what += " (" + std::to_string(object.value("value", 0)) + ")";
     }
     std::string kind = object["kind"];
-    report({kind, what, existed ? "updated" : "created"});
+    report({kind, what, before ? "updated" : "created"});
+  }
+}
+
+const std::string kMine = std::string("app.kubernetes.io/managed-by=") + kKueueManagedBy;
+
+}  // namespace
+
+void ensure_queues(const Session& session, k8s::Client& kube, const std::string& source,
+                   const std::vector<PoolRow>& pools, const std::string& ns,
+                   const std::function<void(ClusterChange)>& report) {
+  const Release& release = kueue_release();
+  report(ensure_release(release, session, kube, manifests_source(release, source, *session.env)));
+  apply_queue_objects(kube, queue_objects(pools, ns), ns, false, report);
+}
+
+void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const std::string& ns,
+                  const std::function<void(ClusterChange)>& report) {
+  const std::string queues = std::string(kKueueApi) + "/clusterqueues";
+  std::vector<json> ours;
+  try {
+    ours = kube.list(queues, kMine).items;
+  } catch (const k8s::ApiError& e) {
+    // 404: no Kueue, no queues to follow the pools. 403: whoever changes the pools may not
+    // manage the queues; their administrator runs `up --queue on` (docs/capacity.md).
+    if (e.code() != 404 && e.code() != 403) throw;
+  }
+  if (ours.empty()) return;  // queues are off
+  const std::vector<json> objects = queue_objects(pools, ns);
+  apply_queue_objects(kube, objects, ns, true, report);
+  std::set<std::string> wanted;
+  for (const json& object : objects) wanted.insert(object["metadata"].value("name", ""));
+  for (const json& cq : ours) {
+    const std::string name = cq["metadata"].value("name", "");
+    if (wanted.count(name)) continue;
+    // An accelerator with no pool left: its LocalQueue first (a job still in it stays pending,
+    // as on a cluster without its queue), then the ClusterQueue and the flavor.
+    const std::pair<const char*, std::string> paths[] = {
+        {"LocalQueue", std::string(kKueueApi) + "/namespaces/" + ns + "/localqueues/" + name},
+        {"ClusterQueue", queues + "/" + name},
+        {"ResourceFlavor", std::string(kKueueApi) + "/resourceflavors/" + name}};
+    for (const auto& [kind, path] : paths)
+      if (kube.remove(path)) report({kind, name, "deleted"});
   }
 }
 
 void remove_queues(k8s::Client& kube, const std::string& ns,
                    const std::function<void(ClusterChange)>& report) {
   if (!kube.get(std::string(kKueueApi)).has_value()) return;  // no Kueue: nothing of ours
-  const std::string mine = std::string("app.kubernetes.io/managed-by=") + kKueueManagedBy;
   // LocalQueues first: a ClusterQueue a LocalQueue still points at keeps its jobs pending.
   const std::pair<const char*, std::string> collections[] = {
       {"LocalQueue", std::string(kKueueApi) + "/namespaces/" + ns + "/localqueues"},
@@ -156,7 +210,7 @@ void remove_queues(k8s::Client& kube, const std::string& ns,
       {"WorkloadPriorityClass", std::string(kKueueApi) + "/workloadpriorityclasses"},
   };
   for (const auto& [kind, collection] : collections)
-    for (const auto& item : kube.list(collection, mine).items) {
+    for (const auto& item : kube.list(collection, kMine).items) {
       const std::string name = item["metadata"].value("name", "");
       if (kube.remove(collection + "/" + name)) report({kind, name, "deleted"});
     }
@@ -212,15 +266,41 @@ std::map<std::string, int> queue_positions(k8s::Client& kube, const std::string&
   return positions;
 }
 
-std::string queued_text(const std::string& queue, int position) {
-  if (position <= 0) return "queued in " + queue;
+int preemption_evictions(const std::vector<json>& events) {
+  int evictions = 0;
+  for (const auto& e : events)
+    if (e.value("reason", "") == "Stopped" &&
+        e.value("message", "").rfind("Preempted to accommodate", 0) == 0)
+      evictions += std::max(1, e.value("count", 1));
+  return evictions;
+}
+
+bool requeued_after_preemption(k8s::Client& kube, const std::string& ns, const json& workload) {
+  return preemption_evictions(kube, ns, workload) > 0;
+}
+
+int preemption_evictions(k8s::Client& kube, const std::string& ns, const json& workload) {
+  // A list's items carry no kind: a JobSet is told by its replicatedJobs.
+  const bool jobset = workload.value("spec", json::object()).contains("replicatedJobs");
+  const std::string name = workload.value("metadata", json::object()).value("name", "");
+  return preemption_evictions(kube.list(k8s::events_path(ns), {},
+                                        std::string("involvedObject.kind=") +
+                                            (jobset ? "JobSet" : "Job") +
+                                            ",involvedObject.name=" + name)
+                                  .items);
+}
+
+std::string queued_text(const std::string& queue, int position, bool preempted) {
+  const std::string why = preempted ? "preempted by a higher-priority job; " : "";
+  if (position <= 0)
+    return preempted ? "queued: " + why + "waiting in " + queue : "queued in " + queue;
   const int tens = position % 100;
   const char* suffix = tens >= 11 && tens <= 13 ? "th"
                        : position % 10 == 1     ? "st"
                        : position % 10 == 2     ? "nd"
                        : position % 10 == 3     ? "rd"
                                                 : "th";
-  return "queued: " + std::to_string(position) + suffix + " in line in " + queue;
+  return "queued: " + why + std::to_string(position) + suffix + " in line in " + queue;
 }
 
 }  // namespace kinetic::gke

@@ -4,7 +4,9 @@
 // each accelerator the cluster has pools of, a ResourceFlavor (the accelerator's node labels), a
 // ClusterQueue whose quota is what those pools can hold at most, and a LocalQueue in the jobs'
 // namespace. `run` on such a cluster labels its Job or JobSet with the LocalQueue and creates it
-// suspended; Kueue admits it whole when the quota has room and unsuspends it.
+// suspended; Kueue admits it whole when the quota has room and unsuspends it, and may suspend it
+// again to admit a higher-priority one (an eviction, which kinetic counts as a preemption). The
+// quotas follow `pool add` and `pool remove` (follow_pools).
 // The fields are Kueue v0.17.1's kueue.x-k8s.io/v1beta2 (docs/gke-conformance.md "Kueue").
 #pragma once
 
@@ -57,6 +59,14 @@ void ensure_queues(const Session& session, k8s::Client& kube, const std::string&
                    const std::vector<PoolRow>& pools, const std::string& ns,
                    const std::function<void(ClusterChange)>& report);
 
+// After the pools changed (`pool add`, `pool remove`, `up` adding pools) on a cluster whose
+// queues are on (a ClusterQueue kinetic wrote exists; otherwise nothing is asked beyond that
+// list): each accelerator's ClusterQueue quota becomes its pools' size again, a new
+// accelerator gets its ResourceFlavor, ClusterQueue and LocalQueue in NS, and one with no pool
+// left loses them. Only what changes is reported. Kueue itself is not installed here.
+void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const std::string& ns,
+                  const std::function<void(ClusterChange)>& report);
+
 // `up --queue off`: deletes the queue objects kinetic wrote (Kueue itself stays: other tools may
 // use it; `down` deletes it with the cluster).
 void remove_queues(k8s::Client& kube, const std::string& ns,
@@ -83,7 +93,23 @@ std::string waiting_queue(const nlohmann::json& workload);
 std::map<std::string, int> queue_positions(k8s::Client& kube, const std::string& ns,
                                            const std::string& local_queue);
 
+// How many times EVENTS (those of a Job or JobSet) say Kueue stopped it to admit a higher-priority
+// workload: the job reconciler's "Stopped" events whose message is the eviction's ("Preempted to
+// accommodate a workload ...", preemption.go preemptionMessage), each by its count. Pure.
+int preemption_evictions(const std::vector<nlohmann::json>& events);
+
+// preemption_evictions of WORKLOAD (a Job or JobSet, as listed) from one list of its events.
+// Kubernetes keeps events an hour by default: an older eviction is not counted.
+int preemption_evictions(k8s::Client& kube, const std::string& ns, const nlohmann::json& workload);
+
+// Whether WORKLOAD, waiting in a queue, waits again after Kueue evicted it for a higher-priority
+// one (after an hour, it is said to be queued as any other).
+bool requeued_after_preemption(k8s::Client& kube, const std::string& ns,
+                               const nlohmann::json& workload);
+
 // "queued: 2nd in line in kinetic-v5litepod-1"; POSITION 0 (unknown): "queued in kinetic-...".
-std::string queued_text(const std::string& queue, int position);
+// PREEMPTED (evicted for a higher-priority job, now waiting again): "queued: preempted by a
+// higher-priority job; 1st in line in kinetic-...".
+std::string queued_text(const std::string& queue, int position, bool preempted = false);
 
 }  // namespace kinetic::gke

@@ -141,11 +141,18 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
   if (slice_requested || has_slice_pool())
     changes.push_back(ensure_jobset_for_slices(options.jobset_manifests));  // reported by it
 
-  // Queues last among the cluster's own objects: their quotas are the pools' sizes.
-  if (options.queue) {
+  // Queues last among the cluster's own objects: their quotas are the pools' sizes. Without
+  // --queue, pools added here change the quotas of queues that are on.
+  const bool pools_asked = std::any_of(
+      options.accelerators.begin(), options.accelerators.end(), [&](const Accelerator& a) {
+        return a.family != AcceleratorFamily::cpu || options.pool.spot;
+      });
+  if (options.queue || pools_asked) {
     auto conn = connect_kube(session_, cluster_access(session_));
     auto report = [&](ClusterChange c) { record(changes, std::move(c)); };
-    if (*options.queue)
+    if (!options.queue)
+      follow_pools(*conn.client, list_pools(), t.ns, report);
+    else if (*options.queue)
       ensure_queues(session_, *conn.client, options.kueue_manifests, list_pools(), t.ns, report);
     else
       remove_queues(*conn.client, t.ns, report);
