@@ -732,6 +732,12 @@ def deadline_passed():
     process["timed_out"] = True
     say("the run's deadline has passed; stopping the job")
     sync_checkpoints_now.set()
+    stop_child_gracefully()
+
+
+def stop_child_gracefully():
+    # SIGTERM to the job's process group, SIGKILL after the grace period if that same child is
+    # still running: a deadline's stop and an idle server's.
     if process["child"]:
         signal_group(signal.SIGTERM)
         child = process["child"]
@@ -814,11 +820,7 @@ def idle_passed(idle_after):
         return
     process["idle"] = True
     say("no request for %s; stopping the server (--idle-stop)" % format_duration(idle_after))
-    if process["child"]:
-        signal_group(signal.SIGTERM)
-        child = process["child"]
-        threading.Timer(DEADLINE_GRACE_SECONDS,
-                        lambda: process["child"] is child and signal_group(signal.SIGKILL)).start()
+    stop_child_gracefully()
 
 
 def write_termination_message(message):

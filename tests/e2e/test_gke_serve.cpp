@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "gke_fixture.h"
 #include "port_forward_job.h"
@@ -22,6 +23,24 @@ constexpr auto kNpos = std::string::npos;
 const fs::path kServeHttpExample = fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http";
 const std::string kServeNs = "/api/v1/namespaces/default";
 const std::string kServeDeployments = "/apis/apps/v1/namespaces/default/deployments";
+
+// A wait_for_pods predicate: server ID's pod OLD_POD is gone and another of its pods is Ready
+// (the Deployment replaced it).
+std::function<bool(const std::vector<nlohmann::json>&)> replaced_and_ready(
+    const std::string& id, const std::string& old_pod) {
+  return [id, old_pod](const std::vector<nlohmann::json>& all) {
+    bool old_gone = true, new_ready = false;
+    for (const auto& p : all) {
+      if (p["metadata"]["labels"].value("kinetic.dev/job", "") != id) continue;
+      if (p["metadata"]["name"] == old_pod)
+        old_gone = false;
+      else if (p["status"].contains("containerStatuses") &&
+               p["status"]["containerStatuses"][0].value("ready", false))
+        new_ready = true;
+    }
+    return old_gone && new_ready;
+  };
+}
 
 class GkeServe : public GkeFixture {
  protected:
@@ -109,21 +128,7 @@ TEST_F(GkeServe, DetachedItIsRunningAndSurvivesItsPodsDeletion) {
   ASSERT_TRUE(cloud_->kube().remove(kServeNs + "/pods/" + old_pod));
   // The Deployment makes another pod; once the old one is gone and the new one Ready, a new
   // connection through the same forward reaches the new server.
-  ASSERT_TRUE(cloud_->kube().wait_for_pods(
-      "default",
-      [&](const std::vector<nlohmann::json>& all) {
-        bool old_gone = true, new_ready = false;
-        for (const auto& p : all) {
-          if (p["metadata"]["labels"].value("kinetic.dev/job", "") != id) continue;
-          if (p["metadata"]["name"] == old_pod)
-            old_gone = false;
-          else if (p["status"].contains("containerStatuses") &&
-                   p["status"]["containerStatuses"][0].value("ready", false))
-            new_ready = true;
-        }
-        return old_gone && new_ready;
-      },
-      60000));
+  ASSERT_TRUE(cloud_->kube().wait_for_pods("default", replaced_and_ready(id, old_pod), 60000));
   std::string after;
   EXPECT_TRUE(eventually([&] {
     after = body_of(http_get(local, "/"));
@@ -158,21 +163,7 @@ TEST_F(GkeServe, ItsPodDeletedMoreOftenThanMaxPreemptionsStillServes) {
     ASSERT_EQ(pods.size(), 1u);
     const std::string old_pod = pods[0]["metadata"]["name"];
     ASSERT_TRUE(cloud_->kube().remove(kServeNs + "/pods/" + old_pod));
-    ASSERT_TRUE(cloud_->kube().wait_for_pods(
-        "default",
-        [&](const std::vector<nlohmann::json>& all) {
-          bool old_gone = true, new_ready = false;
-          for (const auto& p : all) {
-            if (p["metadata"]["labels"].value("kinetic.dev/job", "") != id) continue;
-            if (p["metadata"]["name"] == old_pod)
-              old_gone = false;
-            else if (p["status"].contains("containerStatuses") &&
-                     p["status"]["containerStatuses"][0].value("ready", false))
-              new_ready = true;
-          }
-          return old_gone && new_ready;
-        },
-        60000))
+    ASSERT_TRUE(cloud_->kube().wait_for_pods("default", replaced_and_ready(id, old_pod), 60000))
         << "no Ready pod after deletion " << deleted;
   }
   r = kin({"serve", "status", id, "-o", "json"});
