@@ -273,10 +273,20 @@ json slice_failure_policy(int retries, bool deadline) {
   preempted["onJobFailureReasons"] = json::array({"PodFailurePolicy"});
   preempted["onJobFailureMessagePatterns"] =
       json::array({"has condition DisruptionTarget matching FailJob rule"});
+  // A host stopped from outside (exit 143): Kueue suspended the JobSet to admit a higher-priority
+  // job, and the Job controller deleted the hosts' pods. The slice starts again whole once
+  // admitted; the bootstrap's --max-preemptions bounds how often.
+  json stopped = json::object();
+  stopped["name"] = "Stopped";
+  stopped["action"] = "RestartJobSetAndIgnoreMaxRestarts";
+  stopped["onJobFailureReasons"] = json::array({"PodFailurePolicy"});
+  stopped["onJobFailureMessagePatterns"] = json::array(
+      {"failed with exit code " + std::to_string(kStoppedExitCode) + " matching FailJob rule"});
   json policy = json::object();
   policy["maxRestarts"] = retries;
   rules.push_back(over);
   rules.push_back(preempted);
+  rules.push_back(stopped);
   policy["rules"] = rules;
   return policy;
 }
@@ -289,11 +299,12 @@ json slice_failure_policy(int retries, bool deadline) {
 //   and the JobSet's failure policy restarts the whole slice, telling this rule's message from
 //   the next one's.
 // Either way the bootstrap's exit code kRunOverExitCode (the preemption cap was reached, or
-// nobody follows the run) ends the Job at once. A single-host Job also ignores kStoppedExitCode:
-// a pod that a signal from outside stopped (Kueue suspended the Job to admit a higher-priority
-// one: its pods are deleted, and the Job controller counts each as failed, as it would a crash)
-// is a preemption too, and the Job waits to be resumed instead of failing. A slice's Job does not:
-// its JobSet decides (docs/capacity.md says what is not yet done for slices).
+// nobody follows the run) ends the Job at once. kStoppedExitCode, a pod that a signal from
+// outside stopped (Kueue suspended the Job, or its JobSet, to admit a higher-priority one: its
+// pods are deleted, and the Job controller counts each as failed, as it would a crash), is a
+// preemption too, and gets ON_DISRUPTION's action: a single-host Job waits to be resumed
+// instead of failing; a slice's Job fails with this rule's message, which the JobSet's
+// "Stopped" rule restarts whole (slice_failure_policy).
 json pod_failure_policy(const char* on_disruption) {
   json disrupted = json::object();
   disrupted["action"] = on_disruption;
@@ -304,15 +315,12 @@ json pod_failure_policy(const char* on_disruption) {
   over["onExitCodes"]["operator"] = "In";
   over["onExitCodes"]["values"] = json::array({kRunOverExitCode});
   json policy = json::object();
-  policy["rules"] = json::array({disrupted, over});
-  if (std::string(on_disruption) == "Ignore") {
-    json stopped = json::object();
-    stopped["action"] = "Ignore";
-    stopped["onExitCodes"]["containerName"] = "main";
-    stopped["onExitCodes"]["operator"] = "In";
-    stopped["onExitCodes"]["values"] = json::array({kStoppedExitCode});
-    policy["rules"].push_back(stopped);
-  }
+  json stopped = json::object();
+  stopped["action"] = on_disruption;
+  stopped["onExitCodes"]["containerName"] = "main";
+  stopped["onExitCodes"]["operator"] = "In";
+  stopped["onExitCodes"]["values"] = json::array({kStoppedExitCode});
+  policy["rules"] = json::array({disrupted, over, stopped});
   return policy;
 }
 

@@ -282,6 +282,61 @@ TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
   EXPECT_EQ(kin({"wait", a_id}).exit_code, 0);
 }
 
+// A slice evicted for a higher-priority one (issue #32 point 3): Kueue suspends its JobSet, the
+// JobSet its Jobs, whose hosts' pods are stopped (exit 143). That is a preemption of the whole
+// slice, not a failure of a host: the JobSet restarts whole once admitted again, and the run,
+// followed in the foreground, ends with the job's own exit code. Each host remembers its first
+// start in a file of its own, so the second start of every host ends at once.
+TEST_F(GkeQueue, AnEvictedSliceRestartsWholeOnceAdmittedAgain) {
+  auto up = kin({"up", "--accelerator", "v5litepod-16", "--queue", "on"});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                          {"contexts.acme.project", "acme-ml"},
+                                          {"contexts.acme.zone", "us-central1-a"},
+                                          {"current-context", "acme"}})
+    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+  const fs::path marks = sb.root() / "marks", go_high = sb.root() / "go-high";
+  fs::create_directories(marks);
+  sb.write("proj/train.py",
+           "import os, time\n"
+           "mark = os.path.join('" +
+               marks.string() +
+               "', os.environ['JOB_COMPLETION_INDEX'])\n"
+               "if os.path.exists(mark):\n"
+               "    print('host started again', flush=True)\n"
+               "else:\n"
+               "    open(mark, 'w').close()\n"
+               "    print('first start', flush=True)\n"
+               "    while True:\n"
+               "        time.sleep(0.05)\n");
+  sb.write("proj/urgent.py", "import os, time\nwhile not os.path.exists('" + go_high.string() +
+                                 "'):\n    time.sleep(0.05)\nprint('urgent ran')\n");
+  const int a_pid = spawn_until_output({"run", "train.py", "-a", "v5litepod-16"}, "first start");
+  ASSERT_GT(a_pid, 0) << slurp(err);
+  const auto a_jobs = nlohmann::json::parse(kin({"status", "-o", "json"}).out)["jobs"];
+  ASSERT_EQ(a_jobs.size(), 1u);
+  const std::string a_id = a_jobs[0].value("id", "");
+  ASSERT_TRUE(eventually([&] { return fs::exists(marks / "3"); })) << "every host started";
+
+  auto b = kin_b({"run", "urgent.py", "-a", "v5litepod-16", "--priority", "high", "--detach"});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const std::string b_id = first_line(b.out);
+  ASSERT_TRUE(eventually([&] {
+    return kin({"status"})
+               .out.find(a_id +
+                         "\tpending (queued: preempted by a higher-priority "
+                         "job") != std::string::npos;
+  })) << kin({"status"}).out
+      << slurp(err);
+  sb.write("go-high", "");
+  EXPECT_EQ(kin_b({"wait", b_id}).exit_code, 0);
+  EXPECT_EQ(Sandbox::wait(a_pid), 0) << slurp(err);
+  EXPECT_NE(slurp(out).find("host started again"), std::string::npos) << slurp(out) << slurp(err);
+  auto st = nlohmann::json::parse(kin({"status", a_id, "-o", "json"}).out);
+  EXPECT_EQ(st.value("state", ""), "succeeded") << st.dump();
+}
+
 // Quotas follow the pools: `pool add` and `pool remove` on a cluster whose queues are on change
 // its ClusterQueues (a new accelerator's queue made, a gone one's deleted) without another
 // `up --queue on`.

@@ -539,12 +539,32 @@ TEST(JobManifest, ASliceWithADeadlineIsNotRestartedPastIt) {
   in.retries = 2;
   in.timeout_seconds = 60;
   const json rules = build_workload(in)["spec"]["failurePolicy"]["rules"];
-  ASSERT_EQ(rules.size(), 3u) << rules.dump();
+  ASSERT_EQ(rules.size(), 4u) << rules.dump();
   EXPECT_EQ(rules[0]["action"], "FailJobSet");
   EXPECT_EQ(rules[0]["onJobFailureReasons"], json::array({"DeadlineExceeded"}));
   EXPECT_FALSE(rules[0].contains("onJobFailureMessagePatterns"));
   in.timeout_seconds.reset();
-  EXPECT_EQ(build_workload(in)["spec"]["failurePolicy"]["rules"].size(), 2u) << "no deadline";
+  EXPECT_EQ(build_workload(in)["spec"]["failurePolicy"]["rules"].size(), 3u) << "no deadline";
+}
+
+// A slice stopped from outside (Kueue evicted it: exit 143 on its hosts) is restarted whole,
+// whatever --retries says, as a preemption is: its child Job fails with the exit-code rule's
+// message, which the JobSet's Stopped rule matches (docs/capacity.md "Queueing").
+TEST(JobManifest, ASliceStoppedFromOutsideRestartsWhole) {
+  const json js = build_workload(input_for(v5litepod_16()));
+  const json& job_rules =
+      js["spec"]["replicatedJobs"][0]["template"]["spec"]["podFailurePolicy"]["rules"];
+  bool fails_on_143 = false;
+  for (const auto& r : job_rules)
+    fails_on_143 =
+        fails_on_143 || (r.value("action", "") == "FailJob" && r.contains("onExitCodes") &&
+                         r["onExitCodes"]["values"] == json::array({143}));
+  EXPECT_TRUE(fails_on_143) << job_rules.dump();
+  const json& last = js["spec"]["failurePolicy"]["rules"].back();
+  EXPECT_EQ(last["name"], "Stopped");
+  EXPECT_EQ(last["action"], "RestartJobSetAndIgnoreMaxRestarts");
+  EXPECT_EQ(last["onJobFailureMessagePatterns"],
+            json::array({"failed with exit code 143 matching FailJob rule"}));
 }
 
 // Multislice (docs/multihost.md): one replicated Job of N replicas, each a whole slice of HOSTS
