@@ -22,6 +22,17 @@ class GkeQueue : public GkeFixture {
             {"KINETIC_HOME", (sb.root() / "state-b").string()}};
   }
   CliResult kin_b(const std::vector<std::string>& args) const { return kin(args, user_b()); }
+  // The second user's context names the cluster by hand (no `up`): true when every setting took.
+  bool user_b_names_the_cluster() const {
+    bool all = true;
+    for (const auto& [key, value] :
+         std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
+                                            {"contexts.acme.project", "acme-ml"},
+                                            {"contexts.acme.zone", "us-central1-a"},
+                                            {"current-context", "acme"}})
+      all = kin_b({"config", "set", key, value}).exit_code == 0 && all;
+    return all;
+  }
   std::string job_path(const std::string& id) const {
     return "/apis/batch/v1/namespaces/default/jobs/kinetic-" + id;
   }
@@ -36,12 +47,7 @@ class GkeQueue : public GkeFixture {
   Eviction evict_a_running_job(const std::vector<std::string>& a_args) {
     Eviction e;
     EXPECT_EQ(kin(kQueueUp).exit_code, 0);
-    for (const auto& [key, value] :
-         std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
-                                            {"contexts.acme.project", "acme-ml"},
-                                            {"contexts.acme.zone", "us-central1-a"},
-                                            {"current-context", "acme"}})
-      EXPECT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+    EXPECT_TRUE(user_b_names_the_cluster());
     sb.write("proj/train.py",
              "import os, time\n"
              "ck = os.path.join(os.environ['KINETIC_CHECKPOINT_DIR'], 'step')\n"
@@ -82,12 +88,7 @@ TEST_F(GkeQueue, TwoUsersShareAQueueWithRoomForOneSliceAndTakeTurns) {
   EXPECT_NE(up.err.find("LocalQueue kinetic-v5litepod-4 (namespace default): created"),
             std::string::npos)
       << up.err;
-  for (const auto& [key, value] :
-       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
-                                          {"contexts.acme.project", "acme-ml"},
-                                          {"contexts.acme.zone", "us-central1-a"},
-                                          {"current-context", "acme"}})
-    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+  ASSERT_TRUE(user_b_names_the_cluster());
 
   // A's job holds the queue's whole quota until the test lets it end.
   const fs::path go = sb.root() / "go";
@@ -290,12 +291,7 @@ TEST_F(GkeQueue, ASliceWaitsWholeUntilTheSliceBeforeItEnds) {
 TEST_F(GkeQueue, AnEvictedSliceRestartsWholeOnceAdmittedAgain) {
   auto up = kin({"up", "--accelerator", "v5litepod-16", "--queue", "on"});
   ASSERT_EQ(up.exit_code, 0) << up.err;
-  for (const auto& [key, value] :
-       std::map<std::string, std::string>{{"contexts.acme.backend", "gke"},
-                                          {"contexts.acme.project", "acme-ml"},
-                                          {"contexts.acme.zone", "us-central1-a"},
-                                          {"current-context", "acme"}})
-    ASSERT_EQ(kin_b({"config", "set", key, value}).exit_code, 0);
+  ASSERT_TRUE(user_b_names_the_cluster());
   const fs::path marks = sb.root() / "marks", go_high = sb.root() / "go-high";
   fs::create_directories(marks);
   sb.write("proj/train.py",
