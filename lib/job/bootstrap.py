@@ -1390,7 +1390,13 @@ if process["timed_out"] or process["abandoned"] or process["idle"]:
     process["run_over"] = True  # no further attempt
 if process["stop"]:
     status.update(zip(("state", "exit_code", "error"), stopped_verdict(process["stop"], spec)))
-if status["error"]:
+if status["error"] and (process["stop"] or "").startswith("SIG"):
+    # From inside the pod a cancel, a node's preemption and a queue's eviction are the same
+    # SIGTERM: "cancelled" here would be wrong twice out of three. The line says what happened
+    # to this attempt; the follower, which reads the cluster, says which it was.
+    say("%s stopped by %s" % ("attempt %d" % attempt["number"] if attempt["number"] else "the job",
+                              process["stop"]))
+elif status["error"]:
     say(status["error"])
 
 

@@ -216,6 +216,9 @@ TEST_F(GkeQueue, AHigherPriorityJobEvictsARunningOneWhichResumesAfterIt) {
   const std::string a_out = slurp(out), a_err = slurp(err);
   EXPECT_NE(a_out.find("first attempt"), std::string::npos) << a_out;
   EXPECT_NE(a_out.find("resumed from step 7"), std::string::npos) << a_out << a_err;
+  // The evicted attempt's own line does not say it was cancelled: from the pod it cannot tell.
+  EXPECT_EQ(a_err.find("kinetic: cancelled"), std::string::npos) << a_err;
+  EXPECT_NE(a_err.find("kinetic: attempt 1 stopped by SIGTERM"), std::string::npos) << a_err;
   EXPECT_NE(a_err.find("preempted by a higher-priority job; attempt 2 now that the queue "
                        "admitted it again, resuming from the checkpoint"),
             std::string::npos)
