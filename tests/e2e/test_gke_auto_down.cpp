@@ -164,6 +164,24 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
 // check, which no longer counts its pods, deletes its Deployment (the Service and the Secret go
 // with it: owned by it), not without the right to (the fake's RBAC), and its record says why.
 // The order is the test's: it waits on the pod's message, then triggers the check.
+// A foreground serve whose server idles out ends by itself, saying why (exit 1, as a server that
+// ends), while its Deployment waits for the controller: no Ctrl-C needed, nothing hangs.
+TEST_F(GkeAutoDown, AForegroundServeEndsWhenItsServerIdlesOut) {
+  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+                .exit_code,
+            0);
+  fs::copy_file(fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http" / "server.py",
+                proj / "server.py");
+  const std::string port = std::to_string(unused_loopback_port());
+  const int pid =
+      spawn_until_output({"serve", "server.py", "-p", port, "--idle-stop", "5s"}, "Serving at");
+  ASSERT_GT(pid, 0) << slurp(err);
+  EXPECT_EQ(Sandbox::wait(pid), 1) << slurp(err);
+  EXPECT_NE(slurp(err).find("stopped after 5.0s without a request (--idle-stop)"),
+            std::string::npos)
+      << slurp(err);
+}
+
 TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
   ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
                 .exit_code,

@@ -395,6 +395,10 @@ void GkeBackend::follow_attempts(const std::string& id, const std::optional<JobS
     seen.push_back(attempt_of(k, o.ns, *pod, static_cast<int>(seen.size()) + 1, ended));
     note_eviction(k, o.ns, id, seen);
     if (!ended.pod && ended.held) return;
+    // A server's pods end and are remade by its Deployment; one that ends with a verdict
+    // (--idle-stop) is the last: its restarted container only waits to be deleted.
+    if (spec && spec->serve)
+      if (auto reported = results_status(id); reported && reported->final) return;
     // A single-host Job whose pod succeeded is complete: no other attempt can follow, so the
     // job's pods and Job need not be listed again (issue #14). A slice's other hosts decide its
     // fate too, and a failed pod may be retried: those ask the cluster.
