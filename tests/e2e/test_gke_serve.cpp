@@ -34,8 +34,7 @@ std::function<bool(const std::vector<nlohmann::json>&)> replaced_and_ready(
       if (p["metadata"]["labels"].value("kinetic.dev/job", "") != id) continue;
       if (p["metadata"]["name"] == old_pod)
         old_gone = false;
-      else if (p["status"].contains("containerStatuses") &&
-               p["status"]["containerStatuses"][0].value("ready", false))
+      else if (fakes::pod_ready(p))
         new_ready = true;
     }
     return old_gone && new_ready;

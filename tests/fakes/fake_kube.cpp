@@ -1423,6 +1423,9 @@ json FakeKube::Impl::create(const ResourceType& rt, const std::string& ns, json 
     spec["clusterIPs"] = {spec["clusterIP"]};
     if (!spec.contains("sessionAffinity")) spec["sessionAffinity"] = "None";
     obj["status"] = {{"loadBalancer", json::object()}};
+  } else if (rt.plural == "deployments") {
+    // The API server stores a new Deployment with an empty status; its controller fills it in.
+    obj["status"] = json::object();
   } else if (rt.plural == "jobsets") {
     auto& spec = obj["spec"];
     if (!spec.contains("network")) spec["network"] = json::object();

@@ -97,6 +97,15 @@ struct FakeKubeOptions {
   bool jobset_installed = true;
 };
 
+// Whether POD's first container is Ready (status.containerStatuses[0].ready), for tests waiting on
+// a pod: false while the kubelet has not reported the container yet.
+inline bool pod_ready(const nlohmann::json& pod) {
+  const auto status = pod.value("status", nlohmann::json::object());
+  const auto containers = status.value("containerStatuses", nlohmann::json::array());
+  return containers.is_array() && !containers.empty() && containers[0].is_object() &&
+         containers[0].value("ready", false);
+}
+
 class FakeKube {
  public:
   explicit FakeKube(FakeKubeOptions options = {});

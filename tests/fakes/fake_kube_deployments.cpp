@@ -99,7 +99,10 @@ void FakeKube::Impl::set_pod_ready(json& pod, bool ready) {
       c["message"] = "containers with unready status: [" + container + "]";
     }
   }
-  for (auto& cs : status["containerStatuses"]) cs["ready"] = ready;
+  // A pod the kubelet has not started has no containerStatuses yet: none is made here (a null
+  // one would be a shape no API server returns).
+  if (status.contains("containerStatuses"))
+    for (auto& cs : status["containerStatuses"]) cs["ready"] = ready;
   update(deployment_pods_type(), pod);
 }
 

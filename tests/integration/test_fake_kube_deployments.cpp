@@ -112,8 +112,7 @@ TEST_F(FakeKubeDeploymentTest, ADeletedPodIsRemadeAndTheDeploymentTakesItsPodsWi
       "default",
       [&](const std::vector<json>& pods) {
         return pods.size() == 1 && pods[0]["metadata"]["name"] != first &&
-               pods[0]["status"].contains("containerStatuses") &&
-               pods[0]["status"]["containerStatuses"][0].value("ready", false);
+               fakes::pod_ready(pods[0]);
       },
       kDeploymentWait));
   ASSERT_TRUE(wait_ready_replicas(1));
