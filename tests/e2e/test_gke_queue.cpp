@@ -1,7 +1,8 @@
 // A shared cluster (issue #32 point 3, docs/capacity.md "Queueing"): `up --queue on` installs
 // Kueue with a queue per accelerator whose quota is its pools' size, and two people's jobs on it
 // take turns whole: the second waits, suspended, with no pod holding a node, `status` says where
-// it stands in line, and it runs once the first has ended.
+// it stands in line, and it runs once the first has ended. `up --queue fair` admits another
+// namespace's job ahead of one namespace's sweep.
 #include <gtest/gtest.h>
 
 #include <map>
