@@ -496,6 +496,14 @@ TEST_F(GkeQueue, FairSharingAdmitsAnotherNamespacesJobBeforeASweepsRest) {
   ASSERT_TRUE(cq.has_value());
   EXPECT_EQ((*cq)["spec"]["admissionScope"].value("admissionMode", ""),
             "UsageBasedAdmissionFairSharing");
+  // Installed with it: the configuration was edited before the controller first started, so
+  // nothing restarted it.
+  EXPECT_FALSE((*cloud_->kube().object(
+      "/apis/apps/v1/namespaces/kueue-system/deployments/kueue-controller-manager"))
+                   ["spec"]["template"]
+                       .value("metadata", nlohmann::json::object())
+                       .value("annotations", nlohmann::json::object())
+                       .contains("kubectl.kubernetes.io/restartedAt"));
   EXPECT_TRUE(cloud_->kube().wait_for_object(job_path_in("team-b", ids[3]), running, 30000));
   EXPECT_TRUE(suspended("default", ids[1]));
   EXPECT_TRUE(suspended("default", ids[2]));
