@@ -106,7 +106,8 @@ void add_run_limits(CLI::App* c, RunOptions& o) {
                 "JOB` ends it sooner)");
   c->add_option("--priority", o.req.priority,
                 "On a cluster with queues (`kinetic up --queue on`): the job's turn, low, normal "
-                "(the default) or high; a higher one is admitted first (docs/capacity.md)")
+                "(the default) or high; a higher one is admitted first (with --queue fair, within "
+                "its namespace; docs/capacity.md)")
       ->check(CLI::IsMember({"low", "normal", "high"}));
 }
 

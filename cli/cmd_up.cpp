@@ -27,7 +27,7 @@ struct UpFlags : CommandOptions {
   std::string context_name;
   std::string jobset_manifests;
   std::string auto_down;  // --auto-down: a period or "off"
-  std::string queue;      // --queue: on or off
+  std::string queue;      // --queue: on, fair or off
   std::string kueue_manifests;
 
   void validate() const override {
@@ -70,7 +70,8 @@ int UpFlags::run(Factory& f) {
 
   UpOptions options = up_options();
   options.jobset_manifests = jobset_manifests;
-  if (!queue.empty()) options.queue = to_lower(queue) == "on";
+  if (!queue.empty()) options.queue = to_lower(queue) != "off";
+  options.queue_fair = to_lower(queue) == "fair";
   options.kueue_manifests = kueue_manifests;
   // --auto-down, else the context's setting (which --auto-down updates); neither: as it is.
   const Setting& setting = f.settings().auto_down;
@@ -144,12 +145,15 @@ void add_up(CLI::App& root, Factory&, Action& action) {
                 "KINETIC_JOBSET_MANIFESTS)");
   c->add_option("--queue", flags->queue,
                 "Share the cluster through Kueue: on installs it (a pinned release) with a queue "
-                "per accelerator, whose quota is its pools' size; off removes kinetic's queues")
-      ->type_name("on|off")
-      ->check(CLI::IsMember({"on", "off"}, CLI::ignore_case));
-  c->add_option("--kueue-manifests", flags->kueue_manifests,
-                "With --queue on, install Kueue from this copy of its release manifests (a file "
-                "or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)");
+                "per accelerator, whose quota is its pools' size; fair does too, and admits a "
+                "namespace's jobs by how little it used lately, before priority; off removes "
+                "kinetic's queues")
+      ->type_name("on|fair|off")
+      ->check(CLI::IsMember({"on", "fair", "off"}, CLI::ignore_case));
+  c->add_option(
+      "--kueue-manifests", flags->kueue_manifests,
+      "With --queue on or fair, install Kueue from this copy of its release manifests (a file "
+      "or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)");
   c->add_option("--auto-down", flags->auto_down,
                 "Delete the cluster by itself once no job has been pending or running for this "
                 "long (e.g. 2h; at least 10m; off removes it); kept in the context")
@@ -162,6 +166,7 @@ void add_up(CLI::App& root, Factory&, Action& action) {
       "  kinetic up --project acme-ml --region us-east5 --accelerator v6e-8 --spot\n"
       "  kinetic up --auto-down 2h    # deletes itself after 2 idle hours (bucket, images kept)\n"
       "  kinetic up --queue on        # several people share it: jobs wait their turn whole\n"
+      "  kinetic up --queue fair      # ...and one namespace's sweep does not starve the rest\n"
       "Running it again reconciles: what exists is reported and left alone. Multi-host TPU\n"
       "slices run as JobSets: the first multi-host pool brings the JobSet controller (a pinned\n"
       "release); a cluster of single-host pools never downloads it.");

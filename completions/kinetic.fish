@@ -230,7 +230,7 @@ complete -c kinetic -n "__kinetic_in 'up'" -l machine-type -x -d 'Machine type o
 complete -c kinetic -n "__kinetic_in 'up'" -l release-channel -x -d 'GKE release channel'
 complete -c kinetic -n "__kinetic_in 'up'" -l jobset-manifests -x -d 'For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l queue -x -d 'Share the cluster through Kueue'
-complete -c kinetic -n "__kinetic_in 'up'" -l kueue-manifests -x -d 'With --queue on, install Kueue from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)'
+complete -c kinetic -n "__kinetic_in 'up'" -l kueue-manifests -x -d 'With --queue on or fair, install Kueue from this copy of its release manifests (a file or URL; default: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)'
 complete -c kinetic -n "__kinetic_in 'up'" -l auto-down -x -d 'Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)'
 complete -c kinetic -n "__kinetic_in 'up'" -l context-name -x -d 'Name of the kinetic context to write (default: the project)'
 

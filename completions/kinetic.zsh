@@ -325,7 +325,7 @@ _kinetic() {
         '--release-channel=[GKE release channel]:release-channel: ' \
         '--jobset-manifests=[For multi-host TPU pools, install JobSet from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_JOBSET_MANIFESTS)]:jobset-manifests: ' \
         '--queue=[Share the cluster through Kueue]:queue: ' \
-        '--kueue-manifests=[With --queue on, install Kueue from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)]:kueue-manifests: ' \
+        '--kueue-manifests=[With --queue on or fair, install Kueue from this copy of its release manifests (a file or URL; default\: the pinned release on GitHub, or KINETIC_KUEUE_MANIFESTS)]:kueue-manifests: ' \
         '--auto-down=[Delete the cluster by itself once no job has been pending or running for this long (e.g. 2h; at least 10m; off removes it)]:auto-down: ' \
         '--context-name=[Name of the kinetic context to write (default\: the project)]:context-name: ' \
         '--context=[Context to use (env KINETIC_CONTEXT; default\: the current context)]:context:_kinetic_values contexts' \

@@ -52,6 +52,8 @@ struct UpOptions {
   // Queueing (`up --queue on|off`, backend/gke/kueue.h): true installs Kueue and writes a queue
   // per accelerator, false removes kinetic's queues, none leaves them as they are.
   std::optional<bool> queue;
+  // With queue true (`--queue fair`): admission fair sharing between namespaces (kueue_fair.h).
+  bool queue_fair = false;
   // Where the Kueue release manifests are read from: `--kueue-manifests` as given (empty:
   // KINETIC_KUEUE_MANIFESTS, else the pinned release).
   std::string kueue_manifests;

@@ -421,6 +421,17 @@ struct FakeKube::Impl {
   json* kueue_owner_of(const json& wl);
   bool kueue_owner_active(const json& wl);
   void reconcile_kueue();
+  // Admission fair sharing: whether the controller, as it last (re)started, read a configuration
+  // with admissionFairSharing (the pod template it saw then, dumped, tells a restart).
+  bool kueue_config_fair_sharing();
+  std::string kueue_started_template;
+  bool kueue_started_fair = false;
+  // A ClusterQueue's pending Workloads in the order it admits them: in
+  // UsageBasedAdmissionFairSharing mode (and the configuration on), by their LocalQueue's usage
+  // first; then priority, then age.
+  std::vector<json*> kueue_ordered(std::vector<json*> queue, const json* cq);
+  // "ns/lq" -> what its Workloads were admitted with, summed over every admission (no decay).
+  std::map<std::string, long> kueue_local_queue_usage;
   // The visibility API's PendingWorkloadsSummary of LOCAL_QUEUE in NS, or of CLUSTER_QUEUE when
   // LOCAL_QUEUE is empty (takes mu).
   json kueue_pending_workloads(const std::string& ns, const std::string& local_queue,

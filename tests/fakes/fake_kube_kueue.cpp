@@ -8,7 +8,9 @@
 // when it finishes or is deleted. A higher-priority Workload that does not fit evicts admitted
 // lower-priority ones of its ClusterQueue (withinClusterQueue: LowerPriority): they are suspended
 // again, and requeued with their quota released once their pods are gone. The visibility API
-// answers each pending Workload's position.
+// answers each pending Workload's position. A ClusterQueue in UsageBasedAdmissionFairSharing mode,
+// with admissionFairSharing in the configuration the controller started with, admits by its
+// LocalQueues' usage first (simplified: all it was admitted with so far, no decay).
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -149,7 +151,64 @@ bool kueue_before(const json* a, const json* b) {
   return (*a)["metadata"].value("name", "") < (*b)["metadata"].value("name", "");
 }
 
+std::string kueue_local_queue_key(const json& wl) {
+  return wl["metadata"].value("namespace", "") + "/" + wl["spec"].value("queueName", "");
+}
+
+// Whether Kueue's configuration file turns admission fair sharing on: a top-level
+// admissionFairSharing key with something under it (a commented-out one, as in the release's
+// own file, is not).
+bool kueue_config_has_fair_sharing(const std::string& config) {
+  std::size_t at = 0;
+  while ((at = config.find("admissionFairSharing:", at)) != std::string::npos) {
+    const bool line_start = at == 0 || config[at - 1] == '\n';
+    at += 21;
+    if (!line_start) continue;
+    const std::size_t end = config.find('\n', at);
+    const std::string rest = config.substr(at, end == std::string::npos ? end : end - at);
+    if (rest.find_first_not_of(" ") != std::string::npos)
+      return rest.find("null") == std::string::npos;
+    return end != std::string::npos && end + 1 < config.size() && config[end + 1] == ' ';
+  }
+  return false;
+}
+
 }  // namespace
+
+bool FakeKube::Impl::kueue_config_fair_sharing() {
+  json* d = find(*kube::find_type("apps", "v1", "deployments"), "kueue-system",
+                 "kueue-controller-manager");
+  if (!d) return false;
+  // The controller reads its file once at start (cmd/kueue/main.go), from a subPath mount that
+  // is never refreshed: a new pod template is a new pod, which reads it again.
+  const std::string started = (*d)["spec"].value("template", json::object()).dump();
+  if (started != kueue_started_template) {
+    kueue_started_template = started;
+    json* cm =
+        find(*kube::find_type("", "v1", "configmaps"), "kueue-system", "kueue-manager-config");
+    kueue_started_fair =
+        cm && kueue_config_has_fair_sharing(
+                  (*cm).value("data", json::object()).value("controller_manager_config.yaml", ""));
+  }
+  return kueue_started_fair;
+}
+
+std::vector<json*> FakeKube::Impl::kueue_ordered(std::vector<json*> queue, const json* cq) {
+  std::sort(queue.begin(), queue.end(), kueue_before);
+  // Kueue ignores the mode when its configuration has no admissionFairSharing
+  // (pkg/util/admissionfairsharing ResourceWeights).
+  const bool fair =
+      cq && (*cq)["spec"].value("admissionScope", json::object()).is_object() &&
+      (*cq)["spec"].value("admissionScope", json::object()).value("admissionMode", "") ==
+          "UsageBasedAdmissionFairSharing" &&
+      kueue_config_fair_sharing();
+  if (!fair) return queue;
+  std::stable_sort(queue.begin(), queue.end(), [&](const json* a, const json* b) {
+    return kueue_local_queue_usage[kueue_local_queue_key(*a)] <
+           kueue_local_queue_usage[kueue_local_queue_key(*b)];
+  });
+  return queue;
+}
 
 bool FakeKube::Impl::kueue_running() {
   if (!find(*kube::find_type("apiextensions.k8s.io", "v1", "customresourcedefinitions"), "",
@@ -337,9 +396,12 @@ void FakeKube::Impl::kueue_admit() {
     pending[cq].push_back(&wl);
   }
   for (auto& [cq_name, queue] : pending) {
-    std::sort(queue.begin(), queue.end(), kueue_before);
     json* cq = find(kueue_type("clusterqueues"), "", cq_name);
-    for (json* wp : queue) {
+    // One at a time, the order taken again after each: an admission adds to its LocalQueue's
+    // usage, which in fair sharing moves the rest of that queue back.
+    while (!queue.empty()) {
+      json* wp = kueue_ordered(queue, cq).front();
+      queue.erase(std::find(queue.begin(), queue.end(), wp));
       json& wl = *wp;
       json status = wl["status"];
       const auto request = kueue_workload_requests(wl);
@@ -395,6 +457,8 @@ void FakeKube::Impl::kueue_reserve(json& wl, const std::string& cq_name,
                            {"count", count}});
   }
   status["admission"] = {{"clusterQueue", cq_name}, {"podSetAssignments", assignments}};
+  for (const auto& [resource, amount] : kueue_workload_requests(wl))
+    kueue_local_queue_usage[kueue_local_queue_key(wl)] += amount;
   kueue_set_condition(status, "QuotaReserved", "True", "QuotaReserved",
                       "Quota reserved in ClusterQueue " + cq_name);
   kueue_set_condition(status, "Admitted", "True", "Admitted", "The workload is admitted");
@@ -571,6 +635,7 @@ bool FakeKube::Impl::kueue_owner_active(const json& wl) {
 }
 
 void FakeKube::Impl::reconcile_kueue() {
+  (void)kueue_config_fair_sharing();  // the controller (re)started: its configuration read now
   kueue_sync_workloads();
   kueue_admit();
 }
@@ -600,7 +665,7 @@ json FakeKube::Impl::kueue_pending_workloads(const std::string& ns, const std::s
                     wl["spec"].value("queueName", ""));
     if (lq && (*lq)["spec"].value("clusterQueue", "") == cq_name) queue.push_back(&wl);
   }
-  std::sort(queue.begin(), queue.end(), kueue_before);
+  queue = kueue_ordered(queue, find(kueue_type("clusterqueues"), "", cq_name));
   json items = json::array();
   std::map<std::string, int> in_local;
   // newPendingWorkload (pkg/visibility/storage/utils.go) copies these four fields of each.

@@ -632,6 +632,23 @@ contains "the urgent job is admitted" "condition met" "$out"
 touch "$WORK/go-urgent" "$WORK/go-low"
 out=$(k wait --for=condition=Complete job/urgent job/low --timeout=30s)
 contains "the urgent job runs, then the evicted one again" "job.batch/low condition met" "$out"
+# Fair sharing (`kinetic up --queue fair`, lib/backend/gke/kueue_fair.cpp): the ClusterQueue's
+# admissionScope as kubectl reads it, and Kueue's controller restarted by kubectl's own `rollout
+# restart`, whose pod template annotation kinetic writes to make the controller read its
+# configuration again.
+out=$(k patch clusterqueue cq --type merge \
+  -p '{"spec":{"admissionScope":{"admissionMode":"UsageBasedAdmissionFairSharing"}}}' 2>&1)
+contains "a ClusterQueue in fair sharing mode" "clusterqueue.kueue.x-k8s.io/cq patched" "$out"
+out=$(k get clusterqueue cq -o jsonpath='{.spec.admissionScope.admissionMode}')
+contains "kubectl reads its admission mode" "UsageBasedAdmissionFairSharing" "$out"
+out=$(k -n kueue-system rollout restart deployment/kueue-controller-manager 2>&1)
+contains "kubectl restarts Kueue's controller" \
+  "deployment.apps/kueue-controller-manager restarted" "$out"
+out=$(k -n kueue-system get deployment kueue-controller-manager \
+  -o jsonpath='{.spec.template.metadata.annotations}')
+contains "with the annotation kinetic writes" "kubectl.kubernetes.io/restartedAt" "$out"
+out=$(k -n kueue-system rollout status deployment/kueue-controller-manager --timeout=30s)
+contains "and it is available again" "successfully rolled out" "$out"
 
 # ---- a fresh GKE cluster: no JobSet until its release is server-side applied --------------
 # What `kinetic up` does with its own client (lib/backend/gke/jobset_release.cpp), done by

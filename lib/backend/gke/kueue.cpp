@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "backend/gke/kueue_fair.h"
 #include "backend/gke/names.h"
 #include "core/error.h"
 
@@ -46,22 +47,26 @@ json flavor_object(const Accelerator& a) {
           {"spec", {{"nodeLabels", labels}}}};
 }
 
-json cluster_queue_object(const AcceleratorQuota& q) {
+json cluster_queue_object(const AcceleratorQuota& q, bool fair) {
   const std::string name = queue_name(q.accelerator.name);
   const std::string resource = q.accelerator.resource_name;
   json flavor = {{"name", name},
                  {"resources", {{{"name", resource}, {"nominalQuota", std::to_string(q.chips)}}}}};
-  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
-          {"kind", "ClusterQueue"},
-          {"metadata", queue_metadata(name)},
-          {"spec",
-           {// Every namespace's LocalQueue may point here, as xpk's does.
-            {"namespaceSelector", json::object()},
-            // A job that does not fit does not hold back a smaller one behind it (Kueue's
-            // default, said so that the page that explains it can be trusted).
-            {"queueingStrategy", "BestEffortFIFO"},
-            {"preemption", {{"withinClusterQueue", "LowerPriority"}}},
-            {"resourceGroups", {{{"coveredResources", {resource}}, {"flavors", {flavor}}}}}}}};
+  json cq = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+             {"kind", "ClusterQueue"},
+             {"metadata", queue_metadata(name)},
+             {"spec",
+              {// Every namespace's LocalQueue may point here, as xpk's does.
+               {"namespaceSelector", json::object()},
+               // A job that does not fit does not hold back a smaller one behind it (Kueue's
+               // default, said so that the page that explains it can be trusted).
+               {"queueingStrategy", "BestEffortFIFO"},
+               {"preemption", {{"withinClusterQueue", "LowerPriority"}}},
+               {"resourceGroups", {{{"coveredResources", {resource}}, {"flavors", {flavor}}}}}}}};
+  // Waiting jobs ordered by their LocalQueue's (their namespace's) recent usage first
+  // (apis/kueue/v1beta2/clusterqueue_types.go AdmissionScope; kueue_fair.h).
+  if (fair) cq["spec"]["admissionScope"] = {{"admissionMode", kFairAdmissionMode}};
+  return cq;
 }
 
 json priority_class_object(const std::string& level, int value) {
@@ -112,13 +117,14 @@ const std::vector<std::pair<std::string, int>>& priority_levels() {
   return levels;
 }
 
-std::vector<json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns) {
+std::vector<json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns,
+                                bool fair) {
   std::vector<json> objects;
   for (const auto& [level, value] : priority_levels())
     objects.push_back(priority_class_object(level, value));
   for (const auto& [name, quota] : quotas_of(pools)) {
     objects.push_back(flavor_object(quota.accelerator));
-    objects.push_back(cluster_queue_object(quota));
+    objects.push_back(cluster_queue_object(quota, fair));
     objects.push_back(local_queue_object(quota.accelerator, ns));
   }
   return objects;
@@ -126,10 +132,30 @@ std::vector<json> queue_objects(const std::vector<PoolRow>& pools, const std::st
 
 namespace {
 
+std::string admission_mode_of(const json& cluster_queue) {
+  const json spec = cluster_queue.value("spec", json::object());
+  const json scope = spec.value("admissionScope", json::object());
+  return scope.is_object() ? scope.value("admissionMode", "") : "";
+}
+
 std::string quota_of(const json& cluster_queue) {
   const json groups = cluster_queue.value("spec", json::object()).value("resourceGroups", json());
   if (!groups.is_array() || groups.empty()) return "";
   return groups[0]["flavors"][0]["resources"][0].value("nominalQuota", "");
+}
+
+// A LocalQueue's namespace, made when `up --namespace NS --queue` names one this cluster does not
+// have yet (as a job's first `run` there would: job_identity.cpp).
+void ensure_local_queue_namespace(k8s::Client& kube, const std::string& ns,
+                                  const std::function<void(ClusterChange)>& report) {
+  if (kube.get("/api/v1/namespaces/" + ns)) return;
+  try {
+    kube.create("/api/v1/namespaces",
+                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+    report({"namespace", ns, "created"});
+  } catch (const k8s::ApiError& e) {
+    if (e.code() != 409) throw;  // made meanwhile
+  }
 }
 
 // Applies OBJECTS (queue_objects') and reports each, or, with ONLY_CHANGES, only those created
@@ -139,14 +165,24 @@ void apply_queue_objects(k8s::Client& kube, const std::vector<json>& objects, co
   for (const json& object : objects) {
     const std::string path = k8s::object_path(object, ns);
     const std::optional<json> before = kube.get(path);
+    const bool cluster_queue = object["kind"] == "ClusterQueue";
     const bool changed =
-        !before || (object["kind"] == "ClusterQueue" && quota_of(*before) != quota_of(object));
+        !before || (cluster_queue && (quota_of(*before) != quota_of(object) ||
+                                      admission_mode_of(*before) != admission_mode_of(object)));
     if (only_changes && !changed) continue;
-    kube.apply(path, object, "kinetic");
+    if (!before && object["kind"] == "LocalQueue") ensure_local_queue_namespace(kube, ns, report);
+    json applied = object;
+    // `--queue on` after `--queue fair`: the mode is said to be gone, so that it goes whichever
+    // manager set it (an apply that leaves a field out drops only what kinetic owned).
+    if (cluster_queue && before && admission_mode_of(object).empty() &&
+        !admission_mode_of(*before).empty())
+      applied["spec"]["admissionScope"] = nullptr;
+    kube.apply(path, applied, "kinetic");
     std::string what = object["metadata"].value("name", "");
     if (object["kind"] == "ClusterQueue") {
       const json& quota = object["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0];
-      what += " (" + quota.value("nominalQuota", "") + " " + quota.value("name", "") + ")";
+      what += " (" + quota.value("nominalQuota", "") + " " + quota.value("name", "") +
+              (admission_mode_of(object).empty() ? "" : ", fair sharing between namespaces") + ")";
     } else if (object["kind"] == "LocalQueue") {
       what += " (namespace " + ns + ")";
     } else if (object["kind"] == "WorkloadPriorityClass") {
@@ -162,11 +198,19 @@ const std::string kMine = std::string("app.kubernetes.io/managed-by=") + kKueueM
 }  // namespace
 
 void ensure_queues(const Session& session, k8s::Client& kube, const std::string& source,
-                   const std::vector<PoolRow>& pools, const std::string& ns,
+                   const std::vector<PoolRow>& pools, const std::string& ns, bool fair,
                    const std::function<void(ClusterChange)>& report) {
   const Release& release = kueue_release();
-  report(ensure_release(release, session, kube, manifests_source(release, source, *session.env)));
-  apply_queue_objects(kube, queue_objects(pools, ns), ns, false, report);
+  // At install, the configuration is edited before it is applied: the controller starts with
+  // it. An installed one is restarted only if its configuration lacks it.
+  std::function<void(json&)> edit;
+  if (fair) edit = edit_for_fair_sharing;
+  report(ensure_release(release, session, kube, manifests_source(release, source, *session.env),
+                        edit));
+  // `--queue on` leaves the configuration as it is: without the mode on a ClusterQueue, Kueue's
+  // admissionFairSharing changes nothing.
+  if (fair) ensure_fair_sharing_config(session, kube, report);
+  apply_queue_objects(kube, queue_objects(pools, ns, fair), ns, false, report);
 }
 
 void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const std::string& ns,
@@ -181,7 +225,11 @@ void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const st
     if (e.code() != 404 && e.code() != 403) throw;
   }
   if (ours.empty()) return;  // queues are off
-  const std::vector<json> objects = queue_objects(pools, ns);
+  // The queues stay in the mode `up` set them in.
+  const bool fair = std::any_of(ours.begin(), ours.end(), [](const json& cq) {
+    return admission_mode_of(cq) == kFairAdmissionMode;
+  });
+  const std::vector<json> objects = queue_objects(pools, ns, fair);
   apply_queue_objects(kube, objects, ns, true, report);
   std::set<std::string> wanted;
   for (const json& object : objects) wanted.insert(object["metadata"].value("name", ""));

@@ -33,6 +33,8 @@ inline constexpr const char* kKueueApi = "/apis/kueue.x-k8s.io/v1beta2";
 inline constexpr const char* kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 // pkg/controller/constants/constants.go WorkloadPriorityClassLabel: the job's priority class.
 inline constexpr const char* kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
+// apis/kueue/v1beta2/clusterqueue_types.go: a ClusterQueue admits by its LocalQueues' usage first.
+inline constexpr const char* kFairAdmissionMode = "UsageBasedAdmissionFairSharing";
 // Marks the queue objects kinetic wrote, so that `up --queue off` removes only those.
 inline constexpr const char* kKueueManagedBy = "kinetic";
 
@@ -50,20 +52,24 @@ const std::vector<std::pair<std::string, int>>& priority_levels();
 // What `up --queue on` writes for POOLS (kinetic's accelerator pools; a pool without kinetic's
 // accelerator label is left out): the WorkloadPriorityClasses of priority_levels(), and per
 // accelerator a ResourceFlavor, a ClusterQueue with nominalQuota = the pools' max nodes times
-// the chips a node has, and a LocalQueue in NS. Pure.
-std::vector<nlohmann::json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns);
+// the chips a node has, and a LocalQueue in NS. FAIR (`--queue fair`): each ClusterQueue in
+// kFairAdmissionMode, fair sharing between the namespaces' LocalQueues. Pure.
+std::vector<nlohmann::json> queue_objects(const std::vector<PoolRow>& pools, const std::string& ns,
+                                          bool fair = false);
 
 // Installs Kueue from SOURCE (the flag as given; empty: KINETIC_KUEUE_MANIFESTS, else the
-// release) and applies queue_objects(POOLS, NS). Each change is reported through REPORT.
+// release) and applies queue_objects(POOLS, NS, FAIR); with FAIR, Kueue's configuration gets
+// admissionFairSharing first (kueue_fair.h). Each change is reported through REPORT.
 void ensure_queues(const Session& session, k8s::Client& kube, const std::string& source,
-                   const std::vector<PoolRow>& pools, const std::string& ns,
+                   const std::vector<PoolRow>& pools, const std::string& ns, bool fair,
                    const std::function<void(ClusterChange)>& report);
 
 // After the pools changed (`pool add`, `pool remove`, `up` adding pools) on a cluster whose
 // queues are on (a ClusterQueue kinetic wrote exists; otherwise nothing is asked beyond that
 // list): each accelerator's ClusterQueue quota becomes its pools' size again, a new
 // accelerator gets its ResourceFlavor, ClusterQueue and LocalQueue in NS, and one with no pool
-// left loses them. Only what changes is reported. Kueue itself is not installed here.
+// left loses them; the mode (fair or not) stays as `up` set it. Only what changes is reported.
+// Kueue itself is not installed here.
 void follow_pools(k8s::Client& kube, const std::vector<PoolRow>& pools, const std::string& ns,
                   const std::function<void(ClusterChange)>& report);
 

@@ -153,7 +153,8 @@ std::vector<ClusterChange> Provisioner::up(const UpOptions& options) {
     if (!options.queue)
       follow_pools(*conn.client, list_pools(), t.ns, report);
     else if (*options.queue)
-      ensure_queues(session_, *conn.client, options.kueue_manifests, list_pools(), t.ns, report);
+      ensure_queues(session_, *conn.client, options.kueue_manifests, list_pools(), t.ns,
+                    options.queue_fair, report);
     else
       remove_queues(*conn.client, t.ns, report);
   }

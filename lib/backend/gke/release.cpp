@@ -103,6 +103,8 @@ bool controller_available(const json& deployment) {
   return status.value("availableReplicas", 0) > 0;
 }
 
+}  // namespace
+
 std::string deployment_path(const Release& release) {
   return "/apis/apps/v1/namespaces/" + release.ns + "/deployments/" + release.deployment;
 }
@@ -128,8 +130,6 @@ void wait_for_controller(const Release& release, const Session& session, k8s::Cl
   }
   if (session.progress) session.progress->clear();
 }
-
-}  // namespace
 
 std::string manifests_source(const Release& release, const std::string& flag, const Env& env) {
   if (!flag.empty()) return flag;
@@ -185,7 +185,7 @@ std::string installed_release_version(const Release& release, k8s::Client& kube)
 }
 
 ClusterChange ensure_release(const Release& release, const Session& session, k8s::Client& kube,
-                             const std::string& source) {
+                             const std::string& source, const std::function<void(json&)>& edit) {
   const std::string installed = installed_release_version(release, kube);
   const bool crd =
       kube.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/" + release.crd)
@@ -210,6 +210,7 @@ ClusterChange ensure_release(const Release& release, const Session& session, k8s
                    [&](const json& a, const json& b) { return rank(a) < rank(b); });
   for (auto& object : objects) {
     object["metadata"]["annotations"][release.version_annotation] = release.version;
+    if (edit) edit(object);
     if (session.progress)
       session.progress->update(release.name + " " + release.version + ": applying " +
                                    object.value("kind", "") + " " +

@@ -6,6 +6,7 @@
 // what they share is here, what each is lives in its own file.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,17 @@ std::vector<nlohmann::json> parse_yaml_objects(const std::string& yaml, const st
 std::string installed_release_version(const Release& release, k8s::Client& kube);
 
 // Installs or upgrades RELEASE from SOURCE unless it is there already, then waits for its
-// controller. The change says "installed", "exists" or "upgraded from vX".
+// controller. EDIT, when given, changes each object before it is applied (Kueue's configuration
+// for fair sharing, kueue_fair.h). The change says "installed", "exists" or "upgraded from vX".
 ClusterChange ensure_release(const Release& release, const Session& session, k8s::Client& kube,
-                             const std::string& source);
+                             const std::string& source,
+                             const std::function<void(nlohmann::json&)>& edit = {});
+
+// The API path of RELEASE's controller Deployment.
+std::string deployment_path(const Release& release);
+
+// Waits (at most 10 minutes) until RELEASE's controller Deployment has seen its last change and
+// is available; throws Error(Errc::api) saying where to look otherwise.
+void wait_for_controller(const Release& release, const Session& session, k8s::Client& kube);
 
 }  // namespace kinetic::gke
