@@ -225,6 +225,17 @@ json Client::apply(const std::string& path, const json& object, const std::strin
   return parse_body(r, what);
 }
 
+json Client::merge_patch(const std::string& path, const json& patch) {
+  std::string what = "patching " + path;
+  auto req = json_request("PATCH", server_ + path);
+  req.headers.emplace_back("Content-Type", "application/merge-patch+json");
+  req.body = patch.dump();
+  req.idempotent = true;  // the same patch twice leaves the object as once
+  auto r = transport_.send(req);
+  if (!ok(r.status)) fail(r, what);
+  return parse_body(r, what);
+}
+
 std::optional<json> Client::get(const std::string& path) {
   std::string what = "reading " + path;
   auto r = transport_.send(json_request("GET", server_ + path));

@@ -76,6 +76,9 @@ class Client {
   // as stored.
   nlohmann::json apply(const std::string& path, const nlohmann::json& object,
                        const std::string& field_manager);
+  // JSON merge patch (RFC 7386) of PATH: PATCH's fields replace the object's, and a null removes
+  // one, which a server-side apply to a custom resource cannot do (its schema refuses null).
+  nlohmann::json merge_patch(const std::string& path, const nlohmann::json& patch);
   // GET PATH; nullopt on 404.
   std::optional<nlohmann::json> get(const std::string& path);
   ObjectList list(const std::string& collection, const std::string& label_selector = {},

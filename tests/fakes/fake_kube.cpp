@@ -170,6 +170,17 @@ ApiError not_found(const ResourceType& rt, const std::string& name) {
   return {404, "NotFound", rt.qualified() + " \"" + name + "\" not found", details};
 }
 
+// Where OBJECT first holds a null ("spec.admissionScope"), or "".
+std::string first_null_field(const json& object, const std::string& at) {
+  if (object.is_null()) return at;
+  if (!object.is_object()) return "";
+  for (const auto& [key, value] : object.items()) {
+    std::string found = first_null_field(value, at.empty() ? key : at + "." + key);
+    if (!found.empty()) return found;
+  }
+  return "";
+}
+
 ApiError bad_request(const std::string& message) {
   return {400, "BadRequest", message};
 }
@@ -198,6 +209,19 @@ ApiError invalid(const ResourceType& rt, const std::string& name,
   details["kind"] = rt.kind;
   details["causes"] = jc;
   return {422, "Invalid", msg, details};
+}
+
+// A custom resource's schema (a CRD's structural schema) refuses null for a field it does not
+// mark nullable, in a server-side apply too (kubernetes/kubernetes issues 103011, 117447): the
+// fake knows no schema and refuses every null.
+void refuse_null_fields(const ResourceType& rt, const std::string& name, const std::string& body) {
+  const json object = json::parse(body, nullptr, false);
+  if (object.is_discarded()) return;
+  const std::string field = first_null_field(object, "");
+  if (!field.empty())
+    throw invalid(rt, name,
+                  {{field, "Invalid value: \"null\": " + field +
+                               " in body must be of type object: \"null\""}});
 }
 
 // ---- time and ids ----------------------------------------------------------------------------
@@ -1918,6 +1942,7 @@ void FakeKube::Impl::serve(const httplib::Request& req, httplib::Response& res,
                          {{{"reason", "FieldValueRequired"},
                            {"message", "Required value: is required for apply patch"},
                            {"field", "fieldManager"}}}}}};
+  if (apply && rt.group.ends_with("x-k8s.io")) refuse_null_fields(rt, name, body);
   if (apply && !find(rt, ns, name)) {
     // Server-side apply creates what does not exist yet (JSON is YAML: the fake reads JSON).
     json obj = json::parse(body, nullptr, false);

@@ -171,13 +171,13 @@ void apply_queue_objects(k8s::Client& kube, const std::vector<json>& objects, co
                                       admission_mode_of(*before) != admission_mode_of(object)));
     if (only_changes && !changed) continue;
     if (!before && object["kind"] == "LocalQueue") ensure_local_queue_namespace(kube, ns, report);
-    json applied = object;
-    // `--queue on` after `--queue fair`: the mode is said to be gone, so that it goes whichever
-    // manager set it (an apply that leaves a field out drops only what kinetic owned).
+    kube.apply(path, object, "kinetic");
+    // `--queue on` after `--queue fair`: the mode goes whichever manager set it (an apply that
+    // leaves a field out drops only what kinetic owned). A merge patch's null removes it; an
+    // apply's null is refused by the ClusterQueue's schema (gke-conformance.md).
     if (cluster_queue && before && admission_mode_of(object).empty() &&
         !admission_mode_of(*before).empty())
-      applied["spec"]["admissionScope"] = nullptr;
-    kube.apply(path, applied, "kinetic");
+      kube.merge_patch(path, {{"spec", {{"admissionScope", nullptr}}}});
     std::string what = object["metadata"].value("name", "");
     if (object["kind"] == "ClusterQueue") {
       const json& quota = object["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0];
