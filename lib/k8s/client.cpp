@@ -211,26 +211,23 @@ json Client::create(const std::string& collection, const json& object) {
 }
 
 json Client::apply(const std::string& path, const json& object, const std::string& field_manager) {
-  std::string what = "applying " + path;
   std::string url = server_ + path;
   add_query(url, "fieldManager", field_manager);
   add_query(url, "force", "true");
-  auto req = json_request("PATCH", url);
   // JSON is YAML: the apply patch type takes either.
-  req.headers.emplace_back("Content-Type", "application/apply-patch+yaml");
-  req.body = object.dump();
-  req.idempotent = true;  // applying the same object twice leaves it as once
-  auto r = transport_.send(req);
-  if (!ok(r.status)) fail(r, what);
-  return parse_body(r, what);
+  return patch(url, "application/apply-patch+yaml", object, "applying " + path);
 }
 
-json Client::merge_patch(const std::string& path, const json& patch) {
-  std::string what = "patching " + path;
-  auto req = json_request("PATCH", server_ + path);
-  req.headers.emplace_back("Content-Type", "application/merge-patch+json");
-  req.body = patch.dump();
-  req.idempotent = true;  // the same patch twice leaves the object as once
+json Client::merge_patch(const std::string& path, const json& patch_body) {
+  return patch(server_ + path, "application/merge-patch+json", patch_body, "patching " + path);
+}
+
+json Client::patch(const std::string& url, const char* content_type, const json& body,
+                   const std::string& what) {
+  auto req = json_request("PATCH", url);
+  req.headers.emplace_back("Content-Type", content_type);
+  req.body = body.dump();
+  req.idempotent = true;  // the same apply or patch twice leaves the object as once
   auto r = transport_.send(req);
   if (!ok(r.status)) fail(r, what);
   return parse_body(r, what);

@@ -78,7 +78,7 @@ class Client {
                        const std::string& field_manager);
   // JSON merge patch (RFC 7386) of PATH: PATCH's fields replace the object's, and a null removes
   // one, which a server-side apply to a custom resource cannot do (its schema refuses null).
-  nlohmann::json merge_patch(const std::string& path, const nlohmann::json& patch);
+  nlohmann::json merge_patch(const std::string& path, const nlohmann::json& patch_body);
   // GET PATH; nullopt on 404.
   std::optional<nlohmann::json> get(const std::string& path);
   ObjectList list(const std::string& collection, const std::string& label_selector = {},
@@ -97,6 +97,10 @@ class Client {
             const std::function<bool(std::string_view chunk)>& on_chunk);
 
  private:
+  // PATCH URL with BODY as CONTENT_TYPE (an apply or a merge patch); WHAT names it in errors.
+  nlohmann::json patch(const std::string& url, const char* content_type, const nlohmann::json& body,
+                       const std::string& what);
+
   http::Transport& transport_;
   std::string server_;
 };

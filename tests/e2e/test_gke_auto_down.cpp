@@ -68,6 +68,16 @@ class GkeAutoDown : public GkeFixture {
     return false;
   }
   // Waits until a pod of server ID has ended with the bootstrap's idle-stop message.
+  // `up --auto-down` and examples/serve-http in the project folder; the port the server is to
+  // listen on, or "" when `up` failed.
+  std::string up_with_the_serve_example() {
+    if (kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
+            .exit_code != 0)
+      return "";
+    fs::copy_file(fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http" / "server.py",
+                  proj / "server.py");
+    return std::to_string(unused_loopback_port());
+  }
   bool wait_for_idle_stop(const std::string& id) {
     return cloud_->kube().wait_for_pods(
         "default",
@@ -159,20 +169,11 @@ TEST_F(GkeAutoDown, TheClusterDeletesItselfOnceIdleForThePeriodAndKeepsBucketAnd
   EXPECT_FALSE(granted());
 }
 
-// `serve --idle-stop` on gke (docs/serving.md "Idle stop"): the server's bootstrap stops it once
-// nobody has connected for D and says so in its container's termination message; the next
-// check, which no longer counts its pods, deletes its Deployment (the Service and the Secret go
-// with it: owned by it), not without the right to (the fake's RBAC), and its record says why.
-// The order is the test's: it waits on the pod's message, then triggers the check.
 // A foreground serve whose server idles out ends by itself, saying why (exit 1, as a server that
 // ends), while its Deployment waits for the controller: no Ctrl-C needed, nothing hangs.
 TEST_F(GkeAutoDown, AForegroundServeEndsWhenItsServerIdlesOut) {
-  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
-                .exit_code,
-            0);
-  fs::copy_file(fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http" / "server.py",
-                proj / "server.py");
-  const std::string port = std::to_string(unused_loopback_port());
+  const std::string port = up_with_the_serve_example();
+  ASSERT_FALSE(port.empty());
   const int pid =
       spawn_until_output({"serve", "server.py", "-p", port, "--idle-stop", "5s"}, "Serving at");
   ASSERT_GT(pid, 0) << slurp(err);
@@ -182,13 +183,14 @@ TEST_F(GkeAutoDown, AForegroundServeEndsWhenItsServerIdlesOut) {
       << slurp(err);
 }
 
+// `serve --idle-stop` on gke (docs/serving.md "Idle stop"): the server's bootstrap stops it once
+// nobody has connected for D and says so in its container's termination message; the next
+// check, which no longer counts its pods, deletes its Deployment (the Service and the Secret go
+// with it: owned by it), not without the right to (the fake's RBAC), and its record says why.
+// The order is the test's: it waits on the pod's message, then triggers the check.
 TEST_F(GkeAutoDown, AnIdleStoppedServerIsDeletedAndNoLongerKeepsTheCluster) {
-  ASSERT_EQ(kin({"up", "--project", "acme-ml", "--zone", "us-central1-a", "--auto-down", "10m"})
-                .exit_code,
-            0);
-  fs::copy_file(fs::path(KINETIC_SOURCE_DIR) / "examples" / "serve-http" / "server.py",
-                proj / "server.py");
-  const std::string port = std::to_string(unused_loopback_port());
+  const std::string port = up_with_the_serve_example();
+  ASSERT_FALSE(port.empty());
   // 5 s leaves `serve --detach` time to see it answer first (a try every 2 s at most).
   auto r =
       kin({"serve", "server.py", "-p", port, "-e", "GREETING=hi", "--idle-stop", "5s", "--detach"});
