@@ -38,6 +38,17 @@ class GkeFixture : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
 
+  // Whether job ID's Job is Complete or Failed in the cluster: a run returns once the log has
+  // ended, which may come before the kubelet reports the container's exit (the Job is then
+  // still active, and what reads the cluster, such as cleanup, sees a live job).
+  bool job_finished_in_cluster(const std::string& id) const {
+    auto job = cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id);
+    if (!job) return false;
+    for (const auto& c : (*job)["status"].value("conditions", nlohmann::json::array()))
+      if ((c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") return true;
+    return false;
+  }
+
   // The fake cloud's environment, with the waits for a verdict from the cluster at zero.
   std::map<std::string, std::string> env(std::map<std::string, std::string> extra = {}) const {
     auto e = cloud_->client_env();

@@ -268,6 +268,9 @@ TEST_F(GkeEndToEnd, CleanupKeepLastKeepsTheLatestRecordsWhole) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     ids.push_back(job_id_in(r.err));
   }
+  // Cleanup never touches a live job: both must have ended in the cluster, not only in the log.
+  ASSERT_TRUE(eventually(
+      [&] { return job_finished_in_cluster(ids[0]) && job_finished_in_cluster(ids[1]); }));
   auto c = kin({"cleanup", "--keep-last", "1", "-o", "json"});
   ASSERT_EQ(c.exit_code, 0) << c.err;
   std::set<std::string> jobs, records;

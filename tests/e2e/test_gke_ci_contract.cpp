@@ -17,14 +17,6 @@ class GkeCiContract : public GkeFixture {
     write_ci_jobs(sb, "proj");
   }
   void TearDown() override { cloud_->kube().release_exit_reports(); }
-
-  bool job_finished_in_cluster(const std::string& id) const {
-    auto job = cloud_->kube().object("/apis/batch/v1/namespaces/default/jobs/kinetic-" + id);
-    if (!job) return false;
-    for (const auto& c : (*job)["status"].value("conditions", nlohmann::json::array()))
-      if ((c["type"] == "Complete" || c["type"] == "Failed") && c["status"] == "True") return true;
-    return false;
-  }
 };
 
 // The race ordered: the log ends (the bootstrap wrote its verdict, then the log's last lines)
