@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 from . import _data, _engine
 from ._errors import (EXIT_INTERRUPTED, JobCancelledError, KineticError, job_id_in,
                       last_error_line)
-from ._submit import duration_flag
+from ._submit import duration_flag, named_env_flags
 
 # How long stop() waits for kinetic to stop a foreground server and remove it.
 STOP_TIMEOUT_S = 300
@@ -62,19 +62,6 @@ def _value_flags(pairs: Sequence[tuple]) -> List[str]:
     return out
 
 
-def _env_flags(env: Optional[Sequence[str]], capture_env_vars: Optional[Sequence[str]]) -> List[str]:
-    import os
-    out: List[str] = []
-    for name in env or []:
-        if name not in os.environ:
-            raise ValueError(f"env={list(env)!r}: {name} is not set in this process's "
-                             "environment; set it (os.environ) or drop it from env=")
-        out += ["--env", name]  # the value goes through kinetic's environment, never argv
-    for glob in capture_env_vars or []:
-        out += ["--capture-env", glob]
-    return out
-
-
 def _duration(name: str, value: Union[None, int, float, str]) -> Optional[str]:
     if value is None:
         return None
@@ -106,7 +93,7 @@ def serve_argv(flags: _engine.GlobalFlags, file: Optional[str], *, port: int, ac
                           ("--idle-stop", _duration("idle_stop", idle_stop)),
                           ("--ready-timeout", _duration("ready_timeout", ready_timeout)),
                           ("--from", getattr(from_job, "job_id", from_job))])
-    argv += _env_flags(env, capture_env_vars)
+    argv += named_env_flags(env, capture_env_vars)
     for mount in _data.volume_mounts(volumes):
         argv += ["--data", mount.flag()]
     for key, value in (labels or {}).items():

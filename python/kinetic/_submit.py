@@ -78,15 +78,20 @@ def image_flags(options: RunOptions) -> List[str]:
 
 
 def env_flags(options: RunOptions) -> List[str]:
+    return named_env_flags(options.env, options.capture_env_vars)
+
+
+def named_env_flags(env: Optional[Sequence[str]],
+                    capture_env_vars: Optional[Sequence[str]]) -> List[str]:
     """--env NAME: kinetic takes the value from its own environment (a copy of ours), so it
-    never appears in argv."""
+    never appears in argv; --capture-env GLOB each (``run`` and ``serve`` alike)."""
     out: List[str] = []
-    for name in options.env or []:
+    for name in env or []:
         if name not in os.environ:
-            raise ValueError(f"env={options.env!r}: {name} is not set in this process's "
+            raise ValueError(f"env={list(env)!r}: {name} is not set in this process's "
                              "environment; set it (os.environ) or drop it from env=")
         out += ["--env", name]
-    for glob in options.capture_env_vars or []:
+    for glob in capture_env_vars or []:
         out += ["--capture-env", glob]
     return out
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/fs.h"
+#include "fakes/fake_loopback_port.h"
 
 namespace kinetic::test {
 
@@ -71,10 +72,9 @@ namespace kinetic::test {
 bool eventually(const std::function<bool()>& cond, double limit_seconds = 30);
 // True while a process with PID exists (and is not a zombie).
 bool process_alive(int pid);
-// A port of 127.0.0.1 nothing listens on now (bound, read and closed): for a job's or a
-// server's port (the fake's pods share this machine's network). Another process could take it
-// meanwhile; nothing in these tests listens on a fixed port.
-int unused_loopback_port();
+// A port of 127.0.0.1 nothing listens on now, for a job's or a server's port (the fake's pods
+// share this machine's network); nothing in these tests listens on a fixed port.
+using fakes::unused_loopback_port;
 // The job id in a "kinetic: job-xxxxxxxx ..." line of S, or "".
 std::string job_id_in(const std::string& s);
 }  // namespace kinetic::test

@@ -7,11 +7,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,7 +31,9 @@
 #include "backend/backend.h"
 #include "core/duration.h"
 #include "core/fs.h"
+#include "core/socket.h"
 #include "fakes/fake_gcs.h"
+#include "fakes/fake_loopback_port.h"
 #include "fakes/fake_oauth.h"
 #include "integration/call_file.h"
 #include "integration/command_output.h"
@@ -1197,19 +1197,6 @@ TEST_F(BootstrapTest, PastThePreemptionCapTheRunIsOverWithoutRunningTheJob) {
   EXPECT_EQ(st["attempt_history"][2]["preempted"], true) << st.dump();
 }
 
-// A loopback port nothing listens on, for a server the test starts.
-int bootstrap_server_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A server's pods are its Deployment's to restart (docs/serving.md "Servers on gke"): however
 // many were deleted before, a new one serves, where a run past its cap is over (exit 197); and
 // its end is never the run's verdict (another pod follows).
@@ -1258,7 +1245,7 @@ std::string server_holding_connections(int port, double hold) {
 // listened, stops the server and records the idle-stop verdict (the local supervisor's words),
 // final, and leaves the termination message the auto-down controller looks for.
 TEST_F(BootstrapTest, AnIdleServerIsStoppedAndSaysSoInItsTerminationMessage) {
-  const int port = bootstrap_server_port();
+  const int port = fakes::unused_loopback_port();
   serve = ServeSpec{.port = port, .idle_stop_seconds = 1};
   stage_context({{"t.py", {server_holding_connections(port, 0), 0644}}});
   stage_spec("t.py", JobKind::python);
@@ -1279,19 +1266,15 @@ TEST_F(BootstrapTest, AnIdleServerIsStoppedAndSaysSoInItsTerminationMessage) {
 // A connection held open is activity for as long as it is open: the server is stopped only D
 // after it closed. The server itself holds the connection for three times D, and says so.
 TEST_F(BootstrapTest, AConnectionHeldOpenKeepsAServerUp) {
-  const int port = bootstrap_server_port();
+  const int port = fakes::unused_loopback_port();
   serve = ServeSpec{.port = port, .idle_stop_seconds = 1};
   stage_context({{"t.py", {server_holding_connections(port, 3), 0644}}});
   stage_spec("t.py", JobKind::python);
   auto child = start({{"KINETIC_TERMINATION_LOG", (tmp / "termination-log").string()}});
   ASSERT_TRUE(child->read_until(
       [](const std::string& out) { return out.find("listening") != std::string::npos; }));
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  const int fd = connect_loopback(port);
+  ASSERT_GE(fd, 0);
   EXPECT_EQ(child->wait(), 130) << child->err();
   ::close(fd);
   EXPECT_NE(child->out().find("held a connection 3.0s"), std::string::npos)
